@@ -1,0 +1,105 @@
+package v1alpha1
+
+// Annotations and labels.
+const (
+	// PlannedFailoverAnnotation asks for a planned failover: <site>[:maxLagWait=<duration>].
+	PlannedFailoverAnnotation = "bloodraven.shipstream.io/planned-failover"
+	// LabelGroup is set on every object the operator makes for a group.
+	LabelGroup = "bloodraven.shipstream.io/group"
+	// LabelSite names the site a Pod or object belongs to.
+	LabelSite = "bloodraven.shipstream.io/site"
+	// LabelRole is primary on the active site's Pods and replica elsewhere.
+	LabelRole = "bloodraven.shipstream.io/role"
+	// RolePrimary and RoleReplica are LabelRole's values.
+	RolePrimary = "primary"
+	RoleReplica = "replica"
+	// TaintLostPrimary is put on a losing site's nodes after a failover.
+	TaintLostPrimary = "bloodraven.shipstream.io/lost-primary"
+)
+
+// Condition types.
+const (
+	ConditionReady           = "Ready"
+	ConditionDegraded        = "Degraded"
+	ConditionFailoverBlocked = "FailoverBlocked"
+)
+
+// Condition reasons.
+const (
+	ReasonHealthy           = "Healthy"
+	ReasonNotReady          = "NotReady"
+	ReasonPeerDown          = "PeerDown"
+	ReasonReplicaLagging    = "ReplicaLagging"
+	ReasonReplicationBroken = "ReplicationBroken"
+	ReasonNoPrimary         = "NoPrimary"
+	ReasonTotalLoss         = "TotalLoss"
+	ReasonSplitBrain        = "SplitBrain"
+	ReasonFailoverRunning   = "FailoverRunning"
+	ReasonNotBlocked        = "NotBlocked"
+	ReasonCooldown          = "Cooldown"
+	ReasonNoCandidate       = "NoEligibleCandidate"
+	ReasonDivergence        = "Divergence"
+	ReasonFenceUnconfirmed  = "OldPrimaryNotConfirmedFenced"
+)
+
+// Planned failover phases.
+const (
+	PhasePending                 PlannedFailoverPhase = "Pending"
+	PhaseValidating              PlannedFailoverPhase = "Validating"
+	PhaseDeferred                PlannedFailoverPhase = "Deferred"
+	PhaseDraining                PlannedFailoverPhase = "Draining"
+	PhaseWaitingForLag           PlannedFailoverPhase = "WaitingForLag"
+	PhaseWaitingForDragonflySync PlannedFailoverPhase = "WaitingForDragonflySync"
+	PhasePromotingDragonfly      PlannedFailoverPhase = "PromotingDragonfly"
+	PhasePromoting               PlannedFailoverPhase = "Promoting"
+	PhaseResuming                PlannedFailoverPhase = "Resuming"
+	PhaseSucceeded               PlannedFailoverPhase = "Succeeded"
+	PhaseFailed                  PlannedFailoverPhase = "Failed"
+)
+
+// Terminal reports whether a planned failover in this phase is over.
+func (p PlannedFailoverPhase) Terminal() bool {
+	return p == PhaseSucceeded || p == PhaseFailed
+}
+
+// Planned failover reasons.
+const (
+	ReasonUnknownSite          = "UnknownSite"
+	ReasonTargetUnhealthy      = "TargetUnhealthy"
+	ReasonCooldownActive       = "CooldownActive"
+	ReasonCancelled            = "Cancelled"
+	ReasonConcurrentOperation  = "ConcurrentOperation"
+	ReasonLagTimeout           = "LagTimeout"
+	ReasonSourceCrashed        = "SourceCrashed"
+	ReasonExecuteFailed        = "ExecuteFailed"
+	ReasonInvalidRequest       = "InvalidRequest"
+	ReasonAlreadyActive        = "AlreadyActive"
+	ReasonDragonflySyncTimeout = "DragonflySyncTimeout"
+	ReasonDragonflyPromoFailed = "DragonflyPromotionFailed"
+)
+
+// Event reasons.
+const (
+	EventFailoverStarted            = "FailoverStarted"
+	EventFailoverExecuted           = "FailoverExecuted"
+	EventFailoverBlocked            = "FailoverBlocked"
+	EventDNSFlipped                 = "DNSFlipped"
+	EventDNSFlipFailed              = "DNSFlipFailed"
+	EventPrimaryReasserted          = "PrimaryReasserted"
+	EventExtraWriterFenced          = "ExtraWriterFenced"
+	EventSiteStateChanged           = "SiteStateChanged"
+	EventTransactionsLost           = "TransactionsLost"
+	EventDivergenceDetected         = "DivergenceDetected"
+	EventPlannedFailoverStarted     = "PlannedFailoverStarted"
+	EventPlannedFailoverSkipped     = "PlannedFailoverSkipped"
+	EventPlannedFailoverRejected    = "PlannedFailoverRejected"
+	EventPlannedFailoverDeferred    = "PlannedFailoverDeferred"
+	EventPlannedFailoverDraining    = "PlannedFailoverDraining"
+	EventPlannedFailoverLagOK       = "PlannedFailoverLagOK"
+	EventPlannedFailoverCompleted   = "PlannedFailoverCompleted"
+	EventPlannedFailoverFailed      = "PlannedFailoverFailed"
+	EventDragonflyPromotionStarted  = "DragonflyPromotionStarted"
+	EventDragonflyPromotionComplete = "DragonflyPromotionCompleted"
+	EventDragonflyPromotionFailed   = "DragonflyPromotionFailed"
+	EventDragonflySyncTimeout       = "DragonflySyncTimeout"
+)

@@ -1,0 +1,234 @@
+package v1alpha1
+
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+// SiteState is a site's debounced state as the operator sees it.
+// +kubebuilder:validation:Enum=writable;read-only;unreachable;unknown
+type SiteState string
+
+const (
+	// StateWritable means mysqld answers and accepts writes.
+	StateWritable SiteState = "writable"
+	// StateReadOnly means mysqld answers and is fenced.
+	StateReadOnly SiteState = "read-only"
+	// StateUnreachable means failureThreshold probes in a row failed.
+	StateUnreachable SiteState = "unreachable"
+	// StateUnknown means there is not yet enough evidence either way.
+	StateUnknown SiteState = "unknown"
+)
+
+// FailoverKind tells an emergency failover from a planned one.
+// +kubebuilder:validation:Enum=emergency;planned
+type FailoverKind string
+
+const (
+	// KindEmergency is an automatic failover after the primary was lost.
+	KindEmergency FailoverKind = "emergency"
+	// KindPlanned is a switchover asked for with the planned-failover annotation.
+	KindPlanned FailoverKind = "planned"
+)
+
+// MysqlFailoverGroupStatus is the topology authority.
+type MysqlFailoverGroupStatus struct {
+	// ActiveSite is the one site allowed to accept writes.
+	// +optional
+	ActiveSite string `json:"activeSite,omitempty"`
+
+	// TopologyGeneration goes up by one on every change of primary. Sidecars
+	// adopt the view with the highest generation.
+	// +optional
+	TopologyGeneration int64 `json:"topologyGeneration,omitempty"`
+
+	// ObservedGeneration is the spec generation last reconciled.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Sites holds the last observation of every site.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	Sites []SiteStatus `json:"sites,omitempty"`
+
+	// Conditions are Ready, Degraded and FailoverBlocked.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// Failover is the emergency failover in flight, persisted before each step
+	// so that a restarted operator resumes it.
+	// +optional
+	Failover *FailoverIntent `json:"failover,omitempty"`
+
+	// LastFailover records the most recent completed failover of either kind.
+	// +optional
+	LastFailover *FailoverRecord `json:"lastFailover,omitempty"`
+
+	// PromotionGtidExecuted is the new primary's executed GTID set when it was promoted.
+	// +optional
+	PromotionGtidExecuted string `json:"promotionGtidExecuted,omitempty"`
+
+	// PlannedFailover is the state of the latest planned failover.
+	// +optional
+	PlannedFailover *PlannedFailoverStatus `json:"plannedFailover,omitempty"`
+}
+
+// SiteStatus is one site's last observation.
+type SiteStatus struct {
+	// Name of the site.
+	Name string `json:"name"`
+	// State is the debounced state.
+	// +optional
+	State SiteState `json:"state,omitempty"`
+	// GtidExecuted is the site's executed GTID set (MariaDB: gtid_binlog_pos).
+	// +optional
+	GtidExecuted string `json:"gtidExecuted,omitempty"`
+	// Replicating is true when both replication threads run.
+	// +optional
+	Replicating bool `json:"replicating,omitempty"`
+	// SecondsBehindSource is the replica's lag, absent when unknown.
+	// +optional
+	SecondsBehindSource *int64 `json:"secondsBehindSource,omitempty"`
+	// ReplicationError is the last IO or SQL thread error.
+	// +optional
+	ReplicationError string `json:"replicationError,omitempty"`
+	// LastTransitionTime is when State last changed.
+	// +optional
+	LastTransitionTime *metav1.Time `json:"lastTransitionTime,omitempty"`
+	// Fenced is true when an administrator fenced the site or Bloodraven holds it read-only.
+	// +optional
+	Fenced bool `json:"fenced,omitempty"`
+	// DivergentGtid lists transactions this site has that the active site never saw.
+	// A site with divergent GTIDs never rejoins by itself.
+	// +optional
+	DivergentGtid string `json:"divergentGtid,omitempty"`
+}
+
+// FailoverStep is how far an emergency failover got.
+// +kubebuilder:validation:Enum=Intent;Fencing;Promoting;Routing;Repointing
+type FailoverStep string
+
+const (
+	// StepIntent: generation and target persisted and published.
+	StepIntent FailoverStep = "Intent"
+	// StepFencing: waiting until the old primary is confirmed unable to write.
+	StepFencing FailoverStep = "Fencing"
+	// StepPromoting: relay log drained, target being made writable.
+	StepPromoting FailoverStep = "Promoting"
+	// StepRouting: labels, Services and DNS being flipped.
+	StepRouting FailoverStep = "Routing"
+	// StepRepointing: other replicas being pointed at the new primary.
+	StepRepointing FailoverStep = "Repointing"
+)
+
+// FailoverIntent is an emergency failover in flight.
+type FailoverIntent struct {
+	// From is the site that lost the primary role.
+	From string `json:"from"`
+	// To is the site being promoted.
+	To string `json:"to"`
+	// Generation is the topology generation this failover publishes.
+	Generation int64 `json:"generation"`
+	// Step is the last step persisted.
+	Step FailoverStep `json:"step"`
+	// StartTime is when the intent was persisted.
+	StartTime metav1.Time `json:"startTime"`
+	// FenceDeadline is when the old primary's lease runs out if nothing confirms its fence sooner.
+	// +optional
+	FenceDeadline *metav1.Time `json:"fenceDeadline,omitempty"`
+	// FenceConfirmedBy says how the old primary was confirmed unable to write.
+	// +optional
+	FenceConfirmedBy string `json:"fenceConfirmedBy,omitempty"`
+	// SourceGtidExecuted is the old primary's last known GTID set, used to count lost transactions.
+	// +optional
+	SourceGtidExecuted string `json:"sourceGtidExecuted,omitempty"`
+}
+
+// FailoverRecord describes a completed failover.
+type FailoverRecord struct {
+	// Time the failover completed.
+	Time metav1.Time `json:"time"`
+	// From is the former primary site.
+	From string `json:"from"`
+	// To is the new primary site.
+	To string `json:"to"`
+	// Kind is emergency or planned.
+	Kind FailoverKind `json:"kind"`
+	// TransactionsLost counts the old primary's transactions the new primary never received.
+	// Absent until the old primary can be read again.
+	// +optional
+	TransactionsLost *int64 `json:"transactionsLost,omitempty"`
+	// LostGtidSet names those transactions.
+	// +optional
+	LostGtidSet string `json:"lostGtidSet,omitempty"`
+}
+
+// PlannedFailoverPhase is a step of the planned-failover state machine.
+// +kubebuilder:validation:Enum=Pending;Validating;Deferred;Draining;WaitingForLag;WaitingForDragonflySync;PromotingDragonfly;Promoting;Resuming;Succeeded;Failed
+type PlannedFailoverPhase string
+
+// PlannedFailoverStatus is the status block of a planned failover.
+type PlannedFailoverStatus struct {
+	// Phase is the current phase.
+	Phase PlannedFailoverPhase `json:"phase"`
+	// Request is the annotation value this block answers.
+	// +optional
+	Request string `json:"request,omitempty"`
+	// Target is the site being promoted.
+	// +optional
+	Target string `json:"target,omitempty"`
+	// SourcePrimary is the site that was active when the request started.
+	// +optional
+	SourcePrimary string `json:"sourcePrimary,omitempty"`
+	// SourceGtidAtFence is the source's executed GTID set once it was fenced.
+	// +optional
+	SourceGtidAtFence string `json:"sourceGtidAtFence,omitempty"`
+	// TargetGtidAtPromotion is the target's executed GTID set when it was promoted.
+	// +optional
+	TargetGtidAtPromotion string `json:"targetGtidAtPromotion,omitempty"`
+	// StartTime is when the request was first observed.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// PhaseStartTime is when the current phase began.
+	// +optional
+	PhaseStartTime *metav1.Time `json:"phaseStartTime,omitempty"`
+	// CompletionTime is when the request ended.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	// DurationSeconds is CompletionTime minus StartTime.
+	// +optional
+	DurationSeconds int64 `json:"durationSeconds,omitempty"`
+	// TransactionsLost is 0 for every successful planned failover.
+	// +optional
+	TransactionsLost *int64 `json:"transactionsLost,omitempty"`
+	// Reason is a CamelCase word saying why the request failed or waits.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// Message explains the phase to a person.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// RetryAfter is when a Deferred request is validated again.
+	// +optional
+	RetryAfter *metav1.Time `json:"retryAfter,omitempty"`
+	// MaxLagWait is the lag budget in force for this request.
+	// +optional
+	MaxLagWait *metav1.Duration `json:"maxLagWait,omitempty"`
+	// Dragonfly reports the cache's part of the switchover.
+	// +optional
+	Dragonfly *DragonflyPromotionStatus `json:"dragonfly,omitempty"`
+}
+
+// DragonflyPromotionStatus reports Dragonfly co-promotion.
+type DragonflyPromotionStatus struct {
+	// Enabled mirrors spec.dragonfly.enabled when the request started.
+	Enabled bool `json:"enabled"`
+	// SessionsPreserved is false when the cache was promoted without catching up.
+	// +optional
+	SessionsPreserved *bool `json:"sessionsPreserved,omitempty"`
+	// PromotionMethod is REPLTAKEOVER, or REPLICAOF NO ONE on Redis.
+	// +optional
+	PromotionMethod string `json:"promotionMethod,omitempty"`
+	// SyncWaitSeconds is how long the target took to catch up.
+	// +optional
+	SyncWaitSeconds int64 `json:"syncWaitSeconds,omitempty"`
+}
