@@ -17,11 +17,14 @@ const maxTokenInError = 64
 // SyntaxError describes bad GTID text. It unwraps to ErrSyntax.
 type SyntaxError struct {
 	Offset int    // byte offset of Token in the input
-	Token  string // the offending token (possibly truncated)
+	Token  string // the offending token (possibly truncated); "" at end of input
 	Msg    string // what is wrong with it
 }
 
 func (e *SyntaxError) Error() string {
+	if e.Token == "" {
+		return fmt.Sprintf("gtid: syntax error at offset %d (end of input): %s", e.Offset, e.Msg)
+	}
 	return fmt.Sprintf("gtid: syntax error at offset %d, token %q: %s", e.Offset, e.Token, e.Msg)
 }
 

@@ -42,10 +42,10 @@ func (sc *scanner) token() (string, int) {
 	return sc.s[start:sc.i], start
 }
 
-// describe names the next thing in the input for error messages.
+// describe returns the next byte as a token for error messages ("" at the end).
 func (sc *scanner) describe() string {
 	if sc.peek() == 0 {
-		return "end of input"
+		return ""
 	}
 	return string(sc.s[sc.i])
 }

@@ -156,3 +156,16 @@ func TestSourcesAndIntervals(t *testing.T) {
 		t.Error("Intervals of an absent source is not nil")
 	}
 }
+
+func TestSyntaxErrorEndOfInput(t *testing.T) {
+	_, err := gtid.ParseSet(u1 + ":1,")
+	want := "gtid: syntax error at offset 39 (end of input): expected a source id (uuid or domain-server)"
+	if err == nil || err.Error() != want {
+		t.Errorf("error = %v, want %q", err, want)
+	}
+	_, err = gtid.ParseSet(u1 + ":5-1")
+	want = `gtid: syntax error at offset 37, token "5-1": interval end 1 is below its start 5`
+	if err == nil || err.Error() != want {
+		t.Errorf("error = %v, want %q", err, want)
+	}
+}
