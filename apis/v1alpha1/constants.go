@@ -103,3 +103,15 @@ const (
 	EventDragonflyPromotionFailed   = "DragonflyPromotionFailed"
 	EventDragonflySyncTimeout       = "DragonflySyncTimeout"
 )
+
+// Decision reasons added by pkg/topology.
+const (
+	// ReasonStaleWriter: a site other than the active site is writable (one writer, the wrong one).
+	ReasonStaleWriter = "StaleWriter"
+	// ReasonAdminFenced: an administrator fenced the site the decision would make writable.
+	ReasonAdminFenced = "AdminFenced"
+	// ReasonPlannedInFlight: a planned failover holds the topology; automatic changes wait.
+	ReasonPlannedInFlight = "PlannedFailoverInFlight"
+	// ReasonPrimaryUnreachable: the active site is unreachable and a candidate may be promoted.
+	ReasonPrimaryUnreachable = "PrimaryUnreachable"
+)

@@ -1,0 +1,179 @@
+package topology
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+)
+
+// Decide looks at one snapshot of the group and returns exactly one Decision.
+// It is pure: the same Input always gives the same Decision. It errs only on
+// malformed input (see Input.Validate).
+//
+// In order: extra writers are fenced first (FenceExtraWriters, or SplitBrain
+// when no active site is recorded); then every site unreachable is TotalLoss;
+// then the active site's state picks the branch: writable gives Healthy or
+// Degraded, read-only gives NoPrimary (or the promotion of a failover in
+// flight), unknown waits (Degraded/NotReady), and unreachable leads to
+// Failover or FailoverBlocked.
+func Decide(in Input) (Decision, error) {
+	if err := in.Validate(); err != nil {
+		return Decision{}, fmt.Errorf("decide: %w", err)
+	}
+	active := authority(in)
+	if d, ok := decideWriters(in, active); ok {
+		return d, nil
+	}
+	if allUnreachable(in) {
+		return Decision{Kind: KindTotalLoss, Reason: v1alpha1.ReasonTotalLoss, Active: active,
+			Message: "every site is unreachable"}, nil
+	}
+	a, _ := in.Site(active)
+	var d Decision
+	switch a.State {
+	case v1alpha1.StateWritable:
+		d = decideHealth(in, a)
+	case v1alpha1.StateReadOnly:
+		d = decideReadOnlyActive(in, a)
+	case v1alpha1.StateUnknown:
+		d = Decision{Kind: KindDegraded, Reason: v1alpha1.ReasonNotReady,
+			Message: fmt.Sprintf("active site %s is not observed yet", a.Name)}
+	default:
+		d = decideFailover(in, a)
+	}
+	d.Active = active
+	return d, nil
+}
+
+// authority is the site that wins when sites disagree: status.activeSite; when
+// that is empty, the newest failover target that is writable, then the
+// highest-priority writable site, then the newest failover target, then the
+// highest-priority primary candidate.
+func authority(in Input) string {
+	if in.ActiveSite != "" {
+		return in.ActiveSite
+	}
+	writers := names(in.Sites, func(s SiteView) bool { return s.State == v1alpha1.StateWritable })
+	for i := len(in.History) - 1; i >= 0; i-- {
+		if slices.Contains(writers, in.History[i].To) {
+			return in.History[i].To
+		}
+	}
+	if len(writers) > 0 {
+		return writers[0]
+	}
+	for i := len(in.History) - 1; i >= 0; i-- {
+		if _, ok := in.Site(in.History[i].To); ok {
+			return in.History[i].To
+		}
+	}
+	for _, s := range in.Sites {
+		if s.candidateRole() {
+			return s.Name
+		}
+	}
+	return in.Sites[0].Name
+}
+
+// decideWriters fences every writer but the authority.
+func decideWriters(in Input, active string) (Decision, bool) {
+	writers := names(in.Sites, func(s SiteView) bool { return s.State == v1alpha1.StateWritable })
+	extras := names(in.Sites, func(s SiteView) bool {
+		return s.State == v1alpha1.StateWritable && s.Name != active
+	})
+	if len(extras) == 0 {
+		return Decision{}, false
+	}
+	d := Decision{Kind: KindFenceExtraWriters, Reason: v1alpha1.ReasonStaleWriter,
+		Active: active, Target: active, Fence: extras}
+	if len(writers) > 1 {
+		d.Reason = v1alpha1.ReasonSplitBrain
+	}
+	if in.ActiveSite == "" {
+		d.Kind = KindSplitBrain
+		d.Message = fmt.Sprintf("no active site recorded and %s write: keeping %s (failover history, then priority)",
+			strings.Join(writers, ", "), active)
+		return d, true
+	}
+	d.Message = fmt.Sprintf("%s writable besides active site %s: fence first", strings.Join(extras, ", "), active)
+	return d, true
+}
+
+func allUnreachable(in Input) bool {
+	for _, s := range in.Sites {
+		if s.State != v1alpha1.StateUnreachable {
+			return false
+		}
+	}
+	return true
+}
+
+// decideReadOnlyActive handles a reachable active site that does not write:
+// the promotion of an emergency failover in flight, or a re-assertion.
+func decideReadOnlyActive(in Input, a SiteView) Decision {
+	if in.InFlight != nil && in.InFlight.To == a.Name {
+		return gatePromotion(in, a.Name, KindFailover, v1alpha1.ReasonFailoverRunning)
+	}
+	return gatePromotion(in, a.Name, KindNoPrimary, v1alpha1.ReasonNoPrimary)
+}
+
+// decideFailover handles an unreachable active site.
+func decideFailover(in Input, a SiteView) Decision {
+	if in.PlannedInFlight {
+		return blocked(KindFailover, v1alpha1.ReasonPlannedInFlight, "", "a planned failover holds the topology")
+	}
+	if last := in.LastFailover(); in.InFlight == nil && last != nil && in.Now.Before(last.Time.Add(in.Cooldown)) {
+		d := blocked(KindFailover, v1alpha1.ReasonCooldown, "",
+			fmt.Sprintf("active site %s unreachable, but the last failover was at %s", a.Name, last.Time.Format("15:04:05")))
+		d.RetryAfter = last.Time.Add(in.Cooldown)
+		return d
+	}
+	c := SelectCandidate(in.Sites)
+	switch {
+	case c.Site == "" && len(c.Divergent) == 0:
+		return blocked(KindFailover, v1alpha1.ReasonNoCandidate, "",
+			fmt.Sprintf("active site %s unreachable and no primary-candidate site is reachable, read-only, unfenced and not diverged", a.Name))
+	case c.Site == "":
+		d := blocked(KindFailover, v1alpha1.ReasonDivergence, "", "no candidate holds every other candidate's transactions")
+		d.Divergent = c.Divergent
+		return d
+	}
+	return gatePromotion(in, c.Site, KindFailover, v1alpha1.ReasonPrimaryUnreachable)
+}
+
+// gatePromotion returns a decision of kind want making target writable, or
+// the reason it may not happen now.
+func gatePromotion(in Input, target string, want Kind, reason string) Decision {
+	if in.PlannedInFlight {
+		return blocked(want, v1alpha1.ReasonPlannedInFlight, target, "a planned failover holds the topology")
+	}
+	if t, _ := in.Site(target); t.AdminFenced {
+		return blocked(want, v1alpha1.ReasonAdminFenced, target,
+			fmt.Sprintf("%s is fenced by an administrator", target))
+	}
+	unconfirmed := names(in.Sites, func(s SiteView) bool { return s.Name != target && !s.safe() })
+	if len(unconfirmed) > 0 {
+		d := blocked(want, v1alpha1.ReasonFenceUnconfirmed, target,
+			fmt.Sprintf("%s not confirmed unable to write; %s stays read-only", strings.Join(unconfirmed, ", "), target))
+		d.Unconfirmed = unconfirmed
+		return d
+	}
+	return Decision{Kind: want, Reason: reason, Target: target,
+		Message: fmt.Sprintf("make %s writable: every other site is read-only or confirmed fenced", target)}
+}
+
+func blocked(want Kind, reason, target, msg string) Decision {
+	return Decision{Kind: KindFailoverBlocked, Reason: reason, Wanted: want, Target: target, Message: msg}
+}
+
+func names(sites []SiteView, keep func(SiteView) bool) []string {
+	var out []string
+	for _, s := range sites {
+		if keep(s) {
+			out = append(out, s.Name)
+		}
+	}
+	return out
+}

@@ -1,0 +1,100 @@
+package topology
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/shipstream/bloodraven/pkg/gtid"
+)
+
+// Kind is what a Decision asks for.
+type Kind string
+
+// The decision kinds.
+const (
+	// KindHealthy: the active site writes, every peer replicates in time.
+	KindHealthy Kind = "Healthy"
+	// KindDegraded: the active site writes, but a peer is down, unknown,
+	// diverged, lagging or not replicating. Reason says which.
+	KindDegraded Kind = "Degraded"
+	// KindFenceExtraWriters: a site other than the active site is writable.
+	// Fence every site in Fence before doing anything else.
+	KindFenceExtraWriters Kind = "FenceExtraWriters"
+	// KindSplitBrain: the authority was lost (no active site) and several sites
+	// write. Target is the winner (failover history first, then site priority);
+	// persist it as the active site and fence every site in Fence.
+	KindSplitBrain Kind = "SplitBrain"
+	// KindFailover: make Target writable. Every other site is read-only or
+	// confirmed fenced. Without an intent in flight, persist and publish one first.
+	KindFailover Kind = "Failover"
+	// KindFailoverBlocked: a failover (or re-assertion, see Wanted) is needed
+	// but may not run now. Reason says why.
+	KindFailoverBlocked Kind = "FailoverBlocked"
+	// KindNoPrimary: every site is read-only or confirmed fenced, and the active
+	// site is reachable: re-assert it (make Target writable). Never elect another.
+	KindNoPrimary Kind = "NoPrimary"
+	// KindTotalLoss: every site is unreachable.
+	KindTotalLoss Kind = "TotalLoss"
+)
+
+// Divergence names transactions a site has that the chosen site lacks.
+type Divergence struct {
+	Site  string
+	GTIDs gtid.Set
+}
+
+// Decision is Decide's answer: exactly one kind, with a reason.
+type Decision struct {
+	Kind Kind
+	// Reason is a v1alpha1 condition reason constant.
+	Reason string
+	// Active is the authoritative site Decide used: Input.ActiveSite, or the
+	// site it resolved when that was empty.
+	Active string
+	// Target is the site to keep (fence kinds), to make writable (Failover,
+	// NoPrimary) or the candidate a blocked failover would promote.
+	Target string
+	// Fence lists the sites to fence, in spec order.
+	Fence []string
+	// Unconfirmed lists the sites that block a promotion because they are
+	// neither read-only nor confirmed fenced (ReasonFenceUnconfirmed).
+	Unconfirmed []string
+	// Divergent names divergent transactions, per site.
+	Divergent []Divergence
+	// Wanted is, for FailoverBlocked, the kind that was blocked.
+	Wanted Kind
+	// RetryAfter is, for a cooldown block, when the cooldown ends.
+	RetryAfter time.Time
+	// Message explains the decision to a person.
+	Message string
+}
+
+func (d Decision) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s/%s", d.Kind, d.Reason)
+	if d.Target != "" {
+		fmt.Fprintf(&b, " target=%s", d.Target)
+	}
+	if len(d.Fence) > 0 {
+		fmt.Fprintf(&b, " fence=%s", strings.Join(d.Fence, ","))
+	}
+	if len(d.Unconfirmed) > 0 {
+		fmt.Fprintf(&b, " unconfirmed=%s", strings.Join(d.Unconfirmed, ","))
+	}
+	for _, dv := range d.Divergent {
+		fmt.Fprintf(&b, " divergent[%s]=%s", dv.Site, dv.GTIDs)
+	}
+	if d.Wanted != "" {
+		fmt.Fprintf(&b, " wanted=%s", d.Wanted)
+	}
+	return b.String()
+}
+
+// MakesWritable returns the site this decision makes writable, if any.
+func (d Decision) MakesWritable() (string, bool) {
+	if d.Kind == KindFailover || d.Kind == KindNoPrimary {
+		return d.Target, true
+	}
+	return "", false
+}

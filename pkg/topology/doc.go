@@ -1,0 +1,15 @@
+// Package topology owns observation and decision for a failover group: the
+// per-site debouncer that turns raw probe results into a debounced SiteState,
+// and Decide, the pure function that looks at every site at once and returns
+// exactly one Decision with a reason.
+//
+// It does no I/O, starts no goroutines and never reads the wall clock: every
+// time it needs arrives as an argument (Debouncer.Observe's now, Input.Now).
+// Acting on a decision (fencing, promoting, persisting status) belongs to
+// pkg/failover and pkg/controller.
+//
+// The safety rule every decision keeps: a site is only ever made writable when
+// every other site is observed read-only or has been confirmed unable to accept
+// writes (SiteView.FenceConfirmed), and extra writers are fenced before
+// anything else is considered.
+package topology

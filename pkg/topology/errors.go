@@ -1,0 +1,21 @@
+package topology
+
+import "errors"
+
+// Sentinel errors; check them with errors.Is.
+var (
+	// ErrThreshold means a debounce threshold is below one.
+	ErrThreshold = errors.New("topology: threshold must be at least 1")
+	// ErrProbe means a probe result is not one of the Probe constants.
+	ErrProbe = errors.New("topology: unknown probe result")
+	// ErrNoSites means an Input lists no site.
+	ErrNoSites = errors.New("topology: input has no sites")
+	// ErrDuplicateSite means two SiteViews share a name.
+	ErrDuplicateSite = errors.New("topology: duplicate site")
+	// ErrUnknownSite means a name in the Input is not one of its sites.
+	ErrUnknownSite = errors.New("topology: unknown site")
+	// ErrBadState means a SiteView's State is not a v1alpha1.SiteState.
+	ErrBadState = errors.New("topology: bad site state")
+	// ErrBadRole means a SiteView's Role is not a v1alpha1.SiteRole.
+	ErrBadRole = errors.New("topology: bad site role")
+)

@@ -1,0 +1,158 @@
+package topology
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/gtid"
+)
+
+// Replication is a replica's replication health as its last probe showed it.
+type Replication struct {
+	// Running is true when both replication threads run (IO connected, SQL applying).
+	Running bool
+	// Error is the last IO or SQL thread error, empty when none.
+	Error string
+	// Lag is how far the replica is behind its source (Seconds_Behind_Source).
+	Lag time.Duration
+}
+
+// SiteView is everything Decide knows about one site.
+type SiteView struct {
+	// Name is the site's name from spec.sites.
+	Name string
+	// Role says what the site may become; empty means primary-candidate.
+	Role v1alpha1.SiteRole
+	// State is the debounced state from the site's Debouncer.
+	State v1alpha1.SiteState
+	// Executed is the site's executed GTID set as last observed.
+	Executed gtid.Set
+	// Replication is the site's replication health (ignored on the writer).
+	Replication Replication
+	// AdminFenced is true when an administrator fenced the site; it is never
+	// promoted nor re-asserted while fenced.
+	AdminFenced bool
+	// Diverged is true when the site is known to hold transactions the
+	// authoritative history discarded; it is never promoted and never rejoins.
+	Diverged bool
+	// FenceConfirmed is true when the caller has proof the site cannot accept
+	// writes even though it may not be observed read-only now: the operator never
+	// unfenced it since it was last seen read-only, a SQL fence on it succeeded,
+	// its sidecar reported it fenced or its mysqld down after the failure was
+	// observed, its Pod is gone, or its lease deadline passed. A site that is
+	// unreachable or unknown without this blocks every promotion.
+	FenceConfirmed bool
+}
+
+// FailoverRecord is one completed failover of the group's history.
+type FailoverRecord struct {
+	From       string
+	To         string
+	Generation int64
+	Time       time.Time
+	Kind       v1alpha1.FailoverKind
+}
+
+// Intent is an emergency failover whose intent is persisted and published
+// (ActiveSite and Generation already name To) but whose target is not yet writable.
+type Intent struct {
+	From       string
+	To         string
+	Generation int64
+}
+
+// Input is one snapshot of a failover group, everything Decide looks at.
+type Input struct {
+	// Sites lists every site in spec.sites order, which is also priority order.
+	Sites []SiteView
+	// ActiveSite is status.activeSite, the authoritative writer. Empty means the
+	// authority was lost; Decide then resolves it from History, then priority.
+	ActiveSite string
+	// Generation is status.topologyGeneration.
+	Generation int64
+	// History holds completed failovers, oldest first.
+	History []FailoverRecord
+	// InFlight is the emergency failover in flight, nil when none.
+	InFlight *Intent
+	// PlannedInFlight is the planned-failover guard: a planned failover owns
+	// the topology, so Decide makes no topology change of its own.
+	PlannedInFlight bool
+	// Cooldown is spec.failoverCooldown: the least time between two failovers.
+	Cooldown time.Duration
+	// MaxLag is the lag above which a replica counts as lagging; zero means any lag.
+	MaxLag time.Duration
+	// Now is the time of the snapshot.
+	Now time.Time
+}
+
+// Site returns the view of the named site.
+func (in Input) Site(name string) (SiteView, bool) {
+	for _, s := range in.Sites {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return SiteView{}, false
+}
+
+// LastFailover is the newest History entry, nil when there is none.
+func (in Input) LastFailover() *FailoverRecord {
+	if len(in.History) == 0 {
+		return nil
+	}
+	return &in.History[len(in.History)-1]
+}
+
+// Validate checks that the Input is well formed.
+func (in Input) Validate() error {
+	if len(in.Sites) == 0 {
+		return ErrNoSites
+	}
+	seen := make(map[string]bool, len(in.Sites))
+	for _, s := range in.Sites {
+		if seen[s.Name] {
+			return fmt.Errorf("site %q: %w", s.Name, ErrDuplicateSite)
+		}
+		seen[s.Name] = true
+		if err := s.validate(); err != nil {
+			return err
+		}
+	}
+	if in.ActiveSite != "" && !seen[in.ActiveSite] {
+		return fmt.Errorf("active site %q: %w", in.ActiveSite, ErrUnknownSite)
+	}
+	if in.InFlight != nil && (!seen[in.InFlight.From] || !seen[in.InFlight.To]) {
+		return fmt.Errorf("failover in flight %s->%s: %w", in.InFlight.From, in.InFlight.To, ErrUnknownSite)
+	}
+	return nil
+}
+
+func (s SiteView) validate() error {
+	switch s.State {
+	case v1alpha1.StateWritable, v1alpha1.StateReadOnly, v1alpha1.StateUnreachable, v1alpha1.StateUnknown:
+	default:
+		return fmt.Errorf("site %q state %q: %w", s.Name, s.State, ErrBadState)
+	}
+	switch s.Role {
+	case "", v1alpha1.RolePrimaryCandidate, v1alpha1.RoleDROnly, v1alpha1.RoleReadOnly:
+	default:
+		return fmt.Errorf("site %q role %q: %w", s.Name, s.Role, ErrBadRole)
+	}
+	return nil
+}
+
+// reachable reports whether the site answered its probes (writable or read-only).
+func (s SiteView) reachable() bool {
+	return s.State == v1alpha1.StateWritable || s.State == v1alpha1.StateReadOnly
+}
+
+// safe reports whether the site provably cannot accept writes.
+func (s SiteView) safe() bool {
+	return s.State == v1alpha1.StateReadOnly || (!s.reachable() && s.FenceConfirmed)
+}
+
+// candidateRole reports whether the site may be promoted.
+func (s SiteView) candidateRole() bool {
+	return s.Role == "" || s.Role == v1alpha1.RolePrimaryCandidate
+}
