@@ -3,7 +3,7 @@ package v1alpha1
 import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 // SidecarSpec configures the fencing sidecar.
-// +kubebuilder:validation:XValidation:rule="!(self.leaseTimeout.matches('^([0-9]+([.][0-9]+)?(ms|s|m|h))+$') && self.peerCheckInterval.matches('^([0-9]+([.][0-9]+)?(ms|s|m|h))+$')) || duration(self.leaseTimeout).getMilliseconds() >= 3 * duration(self.peerCheckInterval).getMilliseconds()",message="sidecar.leaseTimeout must be at least 3 × sidecar.peerCheckInterval, so that a healthy sidecar renews its lease several times before it expires"
+// +kubebuilder:validation:XValidation:rule="!has(self.leaseTimeout) || !has(self.peerCheckInterval) || !(self.leaseTimeout.matches('^([0-9]+([.][0-9]+)?(ms|s|m|h))+$') && self.peerCheckInterval.matches('^([0-9]+([.][0-9]+)?(ms|s|m|h))+$')) || duration(self.leaseTimeout).getMilliseconds() >= 3 * duration(self.peerCheckInterval).getMilliseconds()",message="sidecar.leaseTimeout must be at least 3 × sidecar.peerCheckInterval, so that a healthy sidecar renews its lease several times before it expires"
 type SidecarSpec struct {
 	// LeaseTimeout is how long a sidecar keeps its mysqld writable without
 	// hearing from the operator or any peer.

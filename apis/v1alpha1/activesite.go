@@ -1,0 +1,50 @@
+package v1alpha1
+
+import "time"
+
+// ActiveSiteView is the body of the operator's GET /active-site and of each
+// sidecar's GET /peer/active-site: who the authority says is active.
+//
+// A sidecar adopts a view whose Generation is higher than its own; between
+// equal generations it takes the later ObservedAt. Clocks are not compared
+// across machines for anything else.
+// +kubebuilder:object:generate=false
+type ActiveSiteView struct {
+	Namespace  string    `json:"namespace"`
+	Group      string    `json:"group"`
+	ActiveSite string    `json:"activeSite"`
+	Generation int64     `json:"generation"`
+	ObservedAt time.Time `json:"observedAt"`
+	// Source says where the view came from: "operator", or "peer/<site>" when
+	// a sidecar serves a view it learned from a peer.
+	Source string `json:"source,omitempty"`
+}
+
+// Newer reports whether v should replace cur under the adoption rule.
+func (v ActiveSiteView) Newer(cur ActiveSiteView) bool {
+	if v.Generation != cur.Generation {
+		return v.Generation > cur.Generation
+	}
+	return v.ObservedAt.After(cur.ObservedAt)
+}
+
+// Query parameters of GET /active-site. Sidecars report their own state
+// through the optional ones; the operator records the report to confirm fences.
+const (
+	QueryNamespace  = "namespace"
+	QueryGroup      = "group"
+	QuerySite       = "site"
+	QueryGeneration = "generation"
+	// QueryFenced is "true" when the reporting sidecar's mysqld is read-only.
+	QueryFenced = "fenced"
+	// QueryMysqld is "up" or "down": whether the sidecar could reach its mysqld.
+	QueryMysqld = "mysqld"
+)
+
+// HTTP paths of the topology protocol.
+const (
+	PathActiveSite     = "/active-site"
+	PathPeerActiveSite = "/peer/active-site"
+	SourceOperator     = "operator"
+	SourcePeerPrefix   = "peer/"
+)

@@ -1,0 +1,225 @@
+//go:build envtest
+
+package v1alpha1_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/testbed"
+)
+
+var cp *testbed.ControlPlane
+
+func TestMain(m *testing.M) {
+	var err error
+	cp, err = testbed.StartControlPlane()
+	if err != nil {
+		// A missing control plane is a failure, never a skip.
+		println("FAIL: control plane:", err.Error())
+		os.Exit(1)
+	}
+	code := m.Run()
+	_ = cp.Stop()
+	os.Exit(code)
+}
+
+func minimal(name string) map[string]any {
+	return map[string]any{
+		"apiVersion": "bloodraven.shipstream.io/v1alpha1",
+		"kind":       "MysqlFailoverGroup",
+		"metadata":   map[string]any{"name": name, "namespace": "default"},
+		"spec": map[string]any{
+			"sites": []any{
+				map[string]any{"name": "iad", "zone": "iad"},
+				map[string]any{"name": "pdx", "zone": "pdx"},
+			},
+		},
+	}
+}
+
+func create(t *testing.T, obj map[string]any) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return cp.Client.Create(ctx, &unstructured.Unstructured{Object: obj})
+}
+
+func TestCRDInstalledAndMinimalGroupDefaulted(t *testing.T) {
+	if err := create(t, minimal("defaults")); err != nil {
+		t.Fatalf("minimal group rejected: %v", err)
+	}
+	var g v1alpha1.MysqlFailoverGroup
+	key := client.ObjectKey{Namespace: "default", Name: "defaults"}
+	if err := cp.Client.Get(context.Background(), key, &g); err != nil {
+		t.Fatalf("get: %v", err)
+	}
+	s := g.Spec
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"pollInterval", s.PollInterval.Duration, 2 * time.Second},
+		{"failureThreshold", s.FailureThreshold, int32(3)},
+		{"recoveryThreshold", s.RecoveryThreshold, int32(2)},
+		{"failoverCooldown", s.FailoverCooldown.Duration, 5 * time.Minute},
+		{"site role", s.Sites[0].Role, v1alpha1.RolePrimaryCandidate},
+		{"mysql.flavor", s.MySQL.Flavor, v1alpha1.FlavorAuto},
+		{"mysql.image", s.MySQL.Image, "mariadb:10.11"},
+		{"mysql.storage.size", s.MySQL.Storage.Size.Cmp(resource.MustParse("10Gi")), 0},
+		{"sidecar.leaseTimeout", s.Sidecar.LeaseTimeout.Duration, 20 * time.Second},
+		{"sidecar.peerCheckInterval", s.Sidecar.PeerCheckInterval.Duration, 5 * time.Second},
+		{"sidecar.image non-empty", s.Sidecar.Image != "", true},
+		{"plannedFailover.maxLagWait", s.PlannedFailover.MaxLagWait.Duration, 5 * time.Minute},
+		{"plannedFailover.drainTimeout", s.PlannedFailover.DrainTimeout.Duration, 30 * time.Second},
+		{"plannedFailover.onCooldown", s.PlannedFailover.OnCooldown, v1alpha1.CooldownReject},
+		{"dragonfly.enabled", s.Dragonfly.Enabled, false},
+		{"dragonfly.maxSyncWait", s.Dragonfly.PlannedFailover.MaxSyncWait.Duration, 30 * time.Second},
+		{"dragonfly.onSyncTimeout", s.Dragonfly.PlannedFailover.OnSyncTimeout, v1alpha1.SyncTimeoutProceed},
+		{"semiSync.enabled", s.SemiSync.Enabled, false},
+		{"semiSync.timeoutMillis", s.SemiSync.TimeoutMillis, int64(1000)},
+		{"semiSync.dataDurability", s.SemiSync.DataDurability, v1alpha1.DurabilityPreferred},
+	}
+	for _, c := range checks {
+		if c.got != c.want {
+			t.Errorf("default %s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+}
+
+func TestDNSDefaultsTTL(t *testing.T) {
+	obj := minimal("dns-ttl")
+	obj["spec"].(map[string]any)["dns"] = map[string]any{"hostname": "orders.db.example.com"}
+	if err := create(t, obj); err != nil {
+		t.Fatalf("rejected: %v", err)
+	}
+	var g v1alpha1.MysqlFailoverGroup
+	if err := cp.Client.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: "dns-ttl"}, &g); err != nil {
+		t.Fatal(err)
+	}
+	if g.Spec.DNS == nil || g.Spec.DNS.TTL != 60 {
+		t.Fatalf("dns ttl default: %+v", g.Spec.DNS)
+	}
+}
+
+// set walks a dotted path in a spec map (list indexes as numbers) and sets v.
+func set(obj map[string]any, path string, v any) {
+	parts := strings.Split(path, ".")
+	var cur any = obj["spec"]
+	for i, p := range parts {
+		last := i == len(parts)-1
+		switch node := cur.(type) {
+		case map[string]any:
+			if last {
+				node[p] = v
+				return
+			}
+			if _, ok := node[p]; !ok {
+				node[p] = map[string]any{}
+			}
+			cur = node[p]
+		case []any:
+			var idx int
+			_ = json.Unmarshal([]byte(p), &idx)
+			if last {
+				node[idx] = v
+				return
+			}
+			cur = node[idx]
+		}
+	}
+}
+
+func TestInvalidSpecsAreRejectedWithReadableMessages(t *testing.T) {
+	site := func(name, role string) map[string]any {
+		return map[string]any{"name": name, "zone": name, "role": role}
+	}
+	cases := []struct {
+		name string
+		edit func(spec map[string]any, obj map[string]any)
+		want string
+	}{
+		{"one site only", func(s, _ map[string]any) { s["sites"] = []any{site("iad", "primary-candidate")} }, "should have at least 2 items"},
+		{"one primary candidate", func(s, _ map[string]any) {
+			s["sites"] = []any{site("iad", "primary-candidate"), site("pdx", "dr-only")}
+		}, "at least two sites with role primary-candidate"},
+		{"duplicate site names", func(s, _ map[string]any) {
+			s["sites"] = []any{site("iad", "primary-candidate"), site("iad", "primary-candidate")}
+		}, "site names must be unique"},
+		{"site name not a DNS label", func(_, o map[string]any) { set(o, "sites.0.name", "IAD_1") }, "site name must be a DNS label"},
+		{"unknown role", func(_, o map[string]any) { set(o, "sites.1.role", "leader") }, `Unsupported value: "leader"`},
+		{"site without placement", func(s, _ map[string]any) {
+			s["sites"] = []any{map[string]any{"name": "iad"}, site("pdx", "primary-candidate")}
+		}, "each site needs a zone or a nodeSelector"},
+		{"negative pollInterval", func(_, o map[string]any) { set(o, "pollInterval", "-2s") }, "pollInterval must be a positive duration"},
+		{"zero failoverCooldown", func(_, o map[string]any) { set(o, "failoverCooldown", "0s") }, "failoverCooldown must be a positive duration"},
+		{"garbage duration", func(_, o map[string]any) { set(o, "plannedFailover.maxLagWait", "five minutes") }, "plannedFailover.maxLagWait must be a positive duration"},
+		{"zero failureThreshold", func(_, o map[string]any) { set(o, "failureThreshold", 0) }, "failureThreshold in body should be greater than or equal to 1"},
+		{"lease shorter than 3 checks", func(_, o map[string]any) {
+			set(o, "sidecar.leaseTimeout", "10s")
+			set(o, "sidecar.peerCheckInterval", "5s")
+		}, "leaseTimeout must be at least 3 × sidecar.peerCheckInterval"},
+		{"bad flavor", func(_, o map[string]any) { set(o, "mysql.flavor", "postgres") }, `Unsupported value: "postgres"`},
+		{"bad onCooldown", func(_, o map[string]any) { set(o, "plannedFailover.onCooldown", "later") }, `Unsupported value: "later"`},
+		{"bad onSyncTimeout", func(_, o map[string]any) { set(o, "dragonfly.plannedFailover.onSyncTimeout", "retry") }, `Unsupported value: "retry"`},
+		{"bad dataDurability", func(_, o map[string]any) { set(o, "semiSync.dataDurability", "always") }, `Unsupported value: "always"`},
+		{"bad dns hostname", func(_, o map[string]any) { set(o, "dns", map[string]any{"hostname": "Not A Host!"}) }, "dns.hostname must be a DNS name"},
+		{"dns without hostname", func(_, o map[string]any) { set(o, "dns", map[string]any{"ttl": 30}) }, "spec.dns.hostname: Required value"},
+		{"seventeen sites", func(s, _ map[string]any) {
+			var sites []any
+			for i := 0; i < 17; i++ {
+				sites = append(sites, site("s"+string(rune('a'+i)), "primary-candidate"))
+			}
+			s["sites"] = sites
+		}, "must have at most 16 items"},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			obj := minimal("invalid-" + string(rune('a'+i)))
+			c.edit(obj["spec"].(map[string]any), obj)
+			err := create(t, obj)
+			if err == nil {
+				t.Fatalf("accepted; want rejection containing %q", c.want)
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("rejected with\n  %v\nwant a message containing %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestStatusSubresourceAndPrinterColumns(t *testing.T) {
+	if err := create(t, minimal("status")); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var g v1alpha1.MysqlFailoverGroup
+	key := client.ObjectKey{Namespace: "default", Name: "status"}
+	if err := cp.Client.Get(ctx, key, &g); err != nil {
+		t.Fatal(err)
+	}
+	g.Status.ActiveSite = "iad"
+	g.Status.TopologyGeneration = 1
+	g.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue,
+		Reason: v1alpha1.ReasonHealthy, LastTransitionTime: metav1.Now()}}
+	if err := cp.Client.Status().Update(ctx, &g); err != nil {
+		t.Fatalf("status update: %v", err)
+	}
+	var back v1alpha1.MysqlFailoverGroup
+	if err := cp.Client.Get(ctx, key, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Status.ActiveSite != "iad" || back.Status.TopologyGeneration != 1 {
+		t.Fatalf("status not stored: %+v", back.Status)
+	}
+}
