@@ -1,0 +1,25 @@
+// Package sim owns Bloodraven's deterministic simulation: a seeded, logical-time
+// model of a failover group that drives the real pkg/topology code (the
+// per-site Debouncer and Decide) through scheduled faults and checks the
+// promises after every step.
+//
+// The model: N sites, each a Pod holding a sidecar and a mysqld with a GTID set
+// (one source id per site), a read-only flag and replication with lag; a network
+// whose links drop, slow down or partition a site; an operator that polls,
+// debounces, decides and acts, and that can go down and come back with only its
+// persisted status; clients that write to every writable mysqld.
+//
+// Invariants, checked after every step and at every unfence: never two writable
+// sites; a planned failover's target holds every transaction of its fenced
+// source; a site holding transactions the history discarded never replicates
+// from the active site and is never made writable.
+//
+// Seams, so later packages plug in without touching the model: SidecarLoop (the
+// sidecar fencing loop, pkg/sidecar), FenceConfirmer (the operator's rule that an
+// old primary cannot write), EmergencySequencer and PlannedSequencer (pkg/failover)
+// acting through SiteOps (pkg/mysql's domain verbs). The package ships its own
+// models of each behind those interfaces.
+//
+// Nothing here reads the wall clock or starts a goroutine: a run is a function
+// of its Config, and Config is a function of its seed, so a seed replays exactly.
+package sim

@@ -1,0 +1,134 @@
+package sim
+
+import "github.com/shipstream/bloodraven/pkg/gtid"
+
+// restore brings back whatever a fault took away once its time is up.
+func (w *World) restore() {
+	for _, s := range w.sites {
+		if !s.pod && w.step >= s.podBackAt {
+			s.pod, s.startedAt = true, w.now()
+			s.sidecar = w.cfg.Sidecar(w.sidecarSettings(s), w.now())
+			w.boot(s)
+			w.logf("pod %s rescheduled: mysqld boots fenced, sidecar without a view", s.name)
+		}
+		if s.pod && !s.db.up && w.step >= s.dbBackAt {
+			w.boot(s)
+			w.logf("mysqld %s restarted fenced", s.name)
+		}
+		if rec := w.op.st.Site(s.name); rec.AdminFenced && w.step >= w.admin[s.idx] {
+			rec.AdminFenced = false
+			w.logf("administrator lifts the fence annotation on %s", s.name)
+		}
+	}
+	if !w.op.up && w.step >= w.opBackAt {
+		w.op.restart(w.now())
+		w.logf("operator restarted: status kept, memory lost")
+	}
+}
+
+// fireFaults applies the faults scheduled for this step.
+func (w *World) fireFaults() {
+	for w.next < len(w.sched) && w.sched[w.next].At <= w.step {
+		f := w.sched[w.next]
+		w.next++
+		if f.At == w.step {
+			w.fire(f)
+		}
+	}
+}
+
+// node resolves a Fault's site or peer number to a network node, -1 when invalid.
+func (w *World) node(n int) int {
+	switch {
+	case n == Primary:
+		s, _ := w.siteByName(w.op.st.ActiveSite)
+		return s.idx
+	case n == OperatorNode:
+		return w.operatorNode()
+	case n >= 0 && n < len(w.sites):
+		return n
+	}
+	return -1
+}
+
+func (w *World) fire(f Fault) {
+	target := w.node(f.Site)
+	if f.Kind == FaultOperatorDown {
+		w.logf("fault %s", f)
+		w.op.up, w.opBackAt = false, w.step+f.Dur
+		return
+	}
+	if target < 0 || target == w.operatorNode() {
+		return
+	}
+	s := w.sites[target]
+	w.logf("fault %s (%s)", f, s.name)
+	until := w.step + f.Dur
+	switch f.Kind {
+	case FaultKillPod:
+		s.pod, s.db.up, s.podBackAt = false, false, until
+	case FaultCrashMySQL:
+		if s.pod {
+			s.db.up, s.dbBackAt = false, until
+		}
+	case FaultPartition:
+		w.net.isolate(target, until)
+	case FaultDropLink, FaultDelayLink:
+		w.fireLink(f, target, until)
+	case FaultSlowReplica:
+		s.slowUntil = until
+	case FaultPlanned:
+		w.op.st.PlannedRequest = s.name
+	case FaultAdminFence:
+		w.op.st.Site(s.name).AdminFenced, w.admin[target] = true, until
+		if s.pod && s.db.up {
+			s.db.readOnly = true
+		}
+	case FaultReclone:
+		w.reclone(s)
+	}
+}
+
+func (w *World) fireLink(f Fault, a, until int) {
+	b := w.node(f.Peer)
+	if b < 0 || b == a {
+		return
+	}
+	if f.Kind == FaultDropLink {
+		w.net.cut(a, b, until)
+		return
+	}
+	w.net.slow(a, b, f.Delay, until)
+}
+
+// reclone is the administrator's explicit answer to divergence: copy the
+// active site's data onto a diverged site and let it replicate again.
+func (w *World) reclone(s *site) {
+	rec := w.op.st.Site(s.name)
+	active, _ := w.siteByName(w.op.st.ActiveSite)
+	if rec.Divergent.IsEmpty() || active == s || !active.writable() || !s.pod || !s.db.up || w.errantElsewhere(s, active) {
+		return
+	}
+	s.db = mysqld{up: true, readOnly: true, executed: active.db.executed.clone(), received: active.db.executed.clone(),
+		source: active.idx, replicating: true}
+	rec.Divergent = gtid.Set{}
+	w.check.prune()
+	w.logf("administrator recloned %s from %s", s.name, active.name)
+}
+
+// errantElsewhere reports whether another site holds some of s's errant
+// transactions. Recloning s would then let its server reuse those GTIDs for
+// new transactions while old copies survive elsewhere (MySQL keeps the
+// server uuid across a clone), so the sim's administrator does not.
+func (w *World) errantElsewhere(s, active *site) bool {
+	errant := s.db.executed.set(w.uuids).Subtract(active.db.executed.set(w.uuids))
+	for _, o := range w.sites {
+		if o != s {
+			got := o.db.executed.set(w.uuids)
+			if !got.Subtract(errant).Equal(got) {
+				return true
+			}
+		}
+	}
+	return false
+}

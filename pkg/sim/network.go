@@ -1,0 +1,67 @@
+package sim
+
+// network is the links between every pair of nodes: the sites 0..n-1 and the
+// operator, node n. Links are symmetric. A link is down until a step, and may
+// carry a delay (in steps) until a step. Calls (probes, SQL, sidecar polls)
+// time out beyond one step of delay; replication over a slow link only moves
+// every delay+1 steps.
+type network struct {
+	nodes      int
+	downUntil  []int
+	delay      []int
+	delayUntil []int
+}
+
+func newNetwork(sites int) *network {
+	n := sites + 1
+	return &network{nodes: n, downUntil: make([]int, n*n), delay: make([]int, n*n), delayUntil: make([]int, n*n)}
+}
+
+func (nw *network) idx(a, b int) int {
+	if a > b {
+		a, b = b, a
+	}
+	return a*nw.nodes + b
+}
+
+// cut takes the link a-b down until step until (never shortening a cut).
+func (nw *network) cut(a, b, until int) {
+	i := nw.idx(a, b)
+	nw.downUntil[i] = max(nw.downUntil[i], until)
+}
+
+// isolate cuts every link of node a until step until.
+func (nw *network) isolate(a, until int) {
+	for b := range nw.nodes {
+		if b != a {
+			nw.cut(a, b, until)
+		}
+	}
+}
+
+// slow gives the link a-b a delay of d steps until step until.
+func (nw *network) slow(a, b, d, until int) {
+	i := nw.idx(a, b)
+	nw.delay[i], nw.delayUntil[i] = d, until
+}
+
+func (nw *network) up(a, b, step int) bool { return step >= nw.downUntil[nw.idx(a, b)] }
+
+func (nw *network) delayAt(a, b, step int) int {
+	i := nw.idx(a, b)
+	if step >= nw.delayUntil[i] {
+		return 0
+	}
+	return nw.delay[i]
+}
+
+// call reports whether a request from a to b and its answer get through at step.
+func (nw *network) call(a, b, step int) bool {
+	return nw.up(a, b, step) && nw.delayAt(a, b, step) <= 1
+}
+
+// stream reports whether replication from b to a moves at step.
+func (nw *network) stream(a, b, step int) bool {
+	d := nw.delayAt(a, b, step)
+	return nw.up(a, b, step) && step%(d+1) == 0
+}

@@ -1,0 +1,168 @@
+package sim
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+)
+
+// DefaultSteps is a run's length when none is given: ten logical minutes.
+const DefaultSteps = 600
+
+// Stats count what happened in a run, to show the faults exercised the code.
+type Stats struct {
+	Writes            uint64
+	Emergency         int
+	Planned           int
+	PlannedFailed     int
+	Reasserts         int
+	SidecarFences     map[string]int // by reason: view, lease
+	DivergedSites     int
+	FenceConfirmedBy  map[string]int
+	DecisionsObserved int
+}
+
+// Result is one run's outcome.
+type Result struct {
+	Config     Config
+	Schedule   Schedule
+	Violations []Violation
+	Trace      []string
+	Stats      Stats
+}
+
+// Failed reports whether an invariant broke.
+func (r Result) Failed() bool { return len(r.Violations) > 0 }
+
+// Run simulates one run. It errs only on a bad Config.
+func Run(cfg Config) (Result, error) {
+	if err := cfg.validate(); err != nil {
+		return Result{}, fmt.Errorf("run seed %d: %w", cfg.Seed, err)
+	}
+	cfg = cfg.withDefaults()
+	sched := cfg.Schedule
+	if sched == nil {
+		sched = GenerateSchedule(rand.New(rand.NewPCG(cfg.Seed, 0x5c4e)), cfg)
+	}
+	w := newWorld(cfg, sched)
+	w.stats.SidecarFences = map[string]int{}
+	for w.step < cfg.Steps {
+		w.runStep()
+	}
+	w.finishStats()
+	return Result{Config: cfg, Schedule: sched, Violations: w.check.violations, Trace: w.trace, Stats: w.stats}, nil
+}
+
+func (w *World) finishStats() {
+	st := w.op.st
+	for _, h := range st.History {
+		if h.Kind == v1alpha1.KindPlanned {
+			w.stats.Planned++
+		} else {
+			w.stats.Emergency++
+		}
+	}
+	for _, rec := range st.Sites {
+		if !rec.Divergent.IsEmpty() {
+			w.stats.DivergedSites++
+		}
+	}
+	w.stats.FenceConfirmedBy = map[string]int{}
+	for _, line := range w.trace {
+		if _, by, ok := strings.Cut(line, "cannot write ("); ok {
+			w.stats.FenceConfirmedBy[strings.TrimSuffix(by, ")")]++
+		}
+		if strings.Contains(line, "planned:") && strings.Contains(line, string(v1alpha1.PhaseFailed)) {
+			w.stats.PlannedFailed++
+		}
+	}
+}
+
+// ReplayCommand is how to run this seed again, alone and with its trace.
+func (r Result) ReplayCommand() string {
+	return fmt.Sprintf("make sim SEED=%d STEPS=%d   (or: go test ./pkg/sim -run TestSimReplay -v -sim.seed=%d -sim.steps=%d)",
+		r.Config.Seed, r.Config.Steps, r.Config.Seed, r.Config.Steps)
+}
+
+// Report is the full account of a run: config, replay command, schedule,
+// trace and violations. A schedule printed here can be fed back with
+// -sim.schedule to replay the run exactly.
+func (r Result) Report() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "config: %s\nreplay: %s\nschedule:\n", r.Config, r.ReplayCommand())
+	for _, f := range r.Schedule {
+		fmt.Fprintf(&b, "  %s\n", f)
+	}
+	b.WriteString("trace:\n")
+	for _, line := range r.Trace {
+		fmt.Fprintf(&b, "  %s\n", line)
+	}
+	for _, v := range r.Violations {
+		fmt.Fprintf(&b, "%s\n", v)
+	}
+	return b.String()
+}
+
+// Summary aggregates many runs.
+type Summary struct {
+	Seeds      int
+	Violations int
+	Failures   []Result // the first few failing runs
+	Stats      Stats
+}
+
+// maxKeptFailures bounds the failing runs a Summary keeps.
+const maxKeptFailures = 3
+
+// RunSeeds runs seeds first..first+n-1 with ConfigForSeed, letting adjust
+// change each Config (nil for none).
+func RunSeeds(first uint64, n int, steps int, adjust func(*Config)) (Summary, error) {
+	sum := Summary{Stats: Stats{SidecarFences: map[string]int{}, FenceConfirmedBy: map[string]int{}}}
+	for seed := first; seed < first+uint64(n); seed++ {
+		cfg := ConfigForSeed(seed, steps)
+		if adjust != nil {
+			adjust(&cfg)
+		}
+		r, err := Run(cfg)
+		if err != nil {
+			return sum, err
+		}
+		sum.add(r)
+	}
+	return sum, nil
+}
+
+func (s *Summary) add(r Result) {
+	s.Seeds++
+	s.Violations += len(r.Violations)
+	if r.Failed() && len(s.Failures) < maxKeptFailures {
+		s.Failures = append(s.Failures, r)
+	}
+	st := &s.Stats
+	st.Writes += r.Stats.Writes
+	st.Emergency += r.Stats.Emergency
+	st.Planned += r.Stats.Planned
+	st.PlannedFailed += r.Stats.PlannedFailed
+	st.Reasserts += r.Stats.Reasserts
+	st.DivergedSites += r.Stats.DivergedSites
+	for k, v := range r.Stats.SidecarFences {
+		st.SidecarFences[k] += v
+	}
+	for k, v := range r.Stats.FenceConfirmedBy {
+		st.FenceConfirmedBy[k] += v
+	}
+}
+
+// Lines are the two summary lines `make sim` and the tests end with.
+func (s Summary) Lines() string {
+	return fmt.Sprintf("sim-seeds %d seeds\nsim-violations %d count", s.Seeds, s.Violations)
+}
+
+// StatsLine describes what the runs exercised.
+func (s Summary) StatsLine() string {
+	st := s.Stats
+	return fmt.Sprintf("writes=%d emergency=%d planned=%d planned-failed=%d reasserts=%d diverged=%d sidecar-fences=%v confirmed-by=%v",
+		st.Writes, st.Emergency, st.Planned, st.PlannedFailed, st.Reasserts, st.DivergedSites, st.SidecarFences, st.FenceConfirmedBy)
+}

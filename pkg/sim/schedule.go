@@ -1,0 +1,189 @@
+package sim
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+)
+
+// FaultKind is what a scheduled fault does.
+type FaultKind string
+
+// The faults.
+const (
+	FaultKillPod      FaultKind = "kill-pod"      // Pod deleted (sidecar and mysqld) for Dur steps, then back
+	FaultCrashMySQL   FaultKind = "crash-mysqld"  // mysqld down for Dur steps; the sidecar stays up
+	FaultPartition    FaultKind = "partition"     // every link of the site cut for Dur steps
+	FaultDropLink     FaultKind = "drop-link"     // the link Site-Peer down for Dur steps
+	FaultDelayLink    FaultKind = "delay-link"    // the link Site-Peer delayed Delay steps for Dur steps
+	FaultOperatorDown FaultKind = "operator-down" // the operator down for Dur steps; it restarts with its status only
+	FaultSlowReplica  FaultKind = "slow-replica"  // the site's SQL thread stalls for Dur steps
+	FaultPlanned      FaultKind = "planned"       // a planned-failover request naming the site
+	FaultAdminFence   FaultKind = "admin-fence"   // an administrator fences the site for Dur steps
+	FaultReclone      FaultKind = "reclone"       // an administrator reclones a diverged site from the active one
+)
+
+// Special node numbers in a Fault.
+const (
+	// Primary stands for the active site at the moment the fault fires.
+	Primary = -1
+	// OperatorNode is the operator's end of a link.
+	OperatorNode = -2
+)
+
+// Fault is one scheduled fault.
+type Fault struct {
+	At    int
+	Kind  FaultKind
+	Site  int
+	Peer  int // links only
+	Dur   int
+	Delay int // delay-link only
+}
+
+// Schedule is a run's faults in firing order.
+type Schedule []Fault
+
+func nodeName(n int) string {
+	switch n {
+	case Primary:
+		return "primary"
+	case OperatorNode:
+		return "operator"
+	}
+	return strconv.Itoa(n)
+}
+
+func (f Fault) String() string {
+	s := fmt.Sprintf("at=%d %s", f.At, f.Kind)
+	if f.Kind != FaultOperatorDown {
+		s += " site=" + nodeName(f.Site)
+	}
+	if f.Kind == FaultDropLink || f.Kind == FaultDelayLink {
+		s += " peer=" + nodeName(f.Peer)
+	}
+	if f.Kind == FaultDelayLink {
+		s += fmt.Sprintf(" delay=%d", f.Delay)
+	}
+	if f.Dur > 0 {
+		s += fmt.Sprintf(" dur=%d", f.Dur)
+	}
+	return s
+}
+
+// String renders the schedule one fault per line; ParseSchedule reads it back.
+func (s Schedule) String() string {
+	lines := make([]string, len(s))
+	for i, f := range s {
+		lines[i] = f.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// ParseSchedule reads a schedule in String's form (lines or ";"-separated).
+func ParseSchedule(text string) (Schedule, error) {
+	var out Schedule
+	for _, line := range strings.FieldsFunc(text, func(r rune) bool { return r == '\n' || r == ';' }) {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		f, err := parseFault(line)
+		if err != nil {
+			return nil, fmt.Errorf("fault %q: %w", strings.TrimSpace(line), err)
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+func parseFault(line string) (Fault, error) {
+	f := Fault{Site: Primary}
+	for _, field := range strings.Fields(line) {
+		key, val, ok := strings.Cut(field, "=")
+		if !ok {
+			f.Kind = FaultKind(field)
+			continue
+		}
+		n, err := parseNode(val)
+		if err != nil {
+			return f, err
+		}
+		switch key {
+		case "at":
+			f.At = n
+		case "site":
+			f.Site = n
+		case "peer":
+			f.Peer = n
+		case "dur":
+			f.Dur = n
+		case "delay":
+			f.Delay = n
+		default:
+			return f, fmt.Errorf("key %q: %w", key, ErrSchedule)
+		}
+	}
+	if f.Kind == "" {
+		return f, fmt.Errorf("no fault kind: %w", ErrSchedule)
+	}
+	return f, nil
+}
+
+func parseNode(v string) (int, error) {
+	switch v {
+	case "primary":
+		return Primary, nil
+	case "operator":
+		return OperatorNode, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("number %q: %w", v, ErrSchedule)
+	}
+	return n, nil
+}
+
+// weightedKinds lists fault kinds with their weights in a generated schedule.
+var weightedKinds = []struct {
+	kind    FaultKind
+	primary bool // aim at the active site
+	weight  int
+}{
+	{FaultKillPod, true, 3}, {FaultCrashMySQL, true, 2}, {FaultPartition, true, 4},
+	{FaultPartition, false, 2}, {FaultKillPod, false, 1}, {FaultDropLink, false, 4},
+	{FaultDelayLink, false, 2}, {FaultOperatorDown, false, 3}, {FaultSlowReplica, false, 2},
+	{FaultPlanned, false, 4}, {FaultAdminFence, false, 1}, {FaultReclone, false, 2},
+}
+
+// GenerateSchedule draws a fault schedule for a run of c.Steps steps over
+// len(c.Roles) sites from rng. Faults overlap freely.
+func GenerateSchedule(rng *rand.Rand, c Config) Schedule {
+	total := 0
+	for _, w := range weightedKinds {
+		total += w.weight
+	}
+	n := len(c.Roles)
+	var out Schedule
+	for at := 10 + rng.IntN(30); at < c.Steps-30; at += 5 + rng.IntN(50) {
+		pick := rng.IntN(total)
+		i := 0
+		for ; pick >= weightedKinds[i].weight; i++ {
+			pick -= weightedKinds[i].weight
+		}
+		w := weightedKinds[i]
+		f := Fault{At: at, Kind: w.kind, Site: rng.IntN(n), Dur: 2 + rng.IntN(rng.IntN(90)+1)}
+		if w.primary {
+			f.Site = Primary
+		}
+		if f.Kind == FaultDropLink || f.Kind == FaultDelayLink {
+			f.Peer = OperatorNode
+			if p := rng.IntN(n + 1); p < n && p != f.Site {
+				f.Peer = p
+			}
+			f.Delay = 2 + rng.IntN(3)
+		}
+		out = append(out, f)
+	}
+	return out
+}

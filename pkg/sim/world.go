@@ -1,0 +1,198 @@
+package sim
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+)
+
+// applyBudget is how many relayed transactions a healthy SQL thread applies per
+// step; clients commit at most one per step, so healthy replicas keep up.
+const applyBudget = 3
+
+// mysqld is one site's database server.
+type mysqld struct {
+	up          bool
+	readOnly    bool
+	executed    txs
+	received    txs // what the IO thread fetched (executed plus relay log, per source)
+	source      int // replication source site, -1 when none
+	replicating bool
+}
+
+// site is one site: its Pod (sidecar and mysqld) and what it is doing.
+type site struct {
+	idx       int
+	name      string
+	role      v1alpha1.SiteRole
+	uuid      string
+	pod       bool
+	startedAt time.Time // the Pod's start time, as Kubernetes shows it
+	podBackAt int
+	db        mysqld
+	dbBackAt  int
+	slowUntil int
+	phase     int // sidecar tick phase, in steps
+	sidecar   SidecarLoop
+}
+
+func (s *site) writable() bool { return s.pod && s.db.up && !s.db.readOnly }
+
+// World is one simulation run in progress.
+type World struct {
+	cfg      Config
+	step     int
+	rng      *rand.Rand
+	sites    []*site
+	uuids    []string
+	net      *network
+	op       *operator
+	check    *checker
+	trace    []string
+	sched    Schedule
+	next     int
+	opBackAt int
+	admin    []int // step at which an administrator's fence ends, per site
+	stats    Stats
+}
+
+func newWorld(cfg Config, sched Schedule) *World {
+	n := len(cfg.Roles)
+	w := &World{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x21)), net: newNetwork(n), sched: sched,
+		admin: make([]int, n)}
+	phaseRng := rand.New(rand.NewPCG(cfg.Seed, 0x9a5e))
+	for i, r := range cfg.Roles {
+		s := &site{idx: i, name: siteNames[i], role: r, uuid: fmt.Sprintf("%08x-0000-4000-8000-%012x", i+1, i+1),
+			pod: true, startedAt: w.now(), phase: phaseRng.IntN(steps(cfg.PeerCheckInterval))}
+		s.db = mysqld{up: true, readOnly: i != 0, executed: make(txs, n), received: make(txs, n), source: 0, replicating: i != 0}
+		if i == 0 {
+			s.db.source = -1
+		}
+		s.sidecar = cfg.Sidecar(w.sidecarSettings(s), w.now())
+		w.sites = append(w.sites, s)
+		w.uuids = append(w.uuids, s.uuid)
+	}
+	w.check = newChecker(w)
+	w.op = newOperator(w)
+	// The boot-time safety net: every sidecar starts holding the first view.
+	for _, s := range w.sites {
+		s.sidecar.Tick(w.now(), &View{Active: w.sites[0].name, Generation: 1, ObservedAt: w.now()}, nil, s.writable())
+	}
+	return w
+}
+
+func (w *World) sidecarSettings(s *site) SidecarSettings {
+	return SidecarSettings{Site: s.name, LeaseTimeout: w.cfg.LeaseTimeout, PeerCheckInterval: w.cfg.PeerCheckInterval}
+}
+
+func (w *World) now() time.Time { return Epoch.Add(time.Duration(w.step) * StepDuration) }
+
+func (w *World) logf(format string, args ...any) {
+	w.trace = append(w.trace, fmt.Sprintf("t=%04d ", w.step)+fmt.Sprintf(format, args...))
+}
+
+func (w *World) siteByName(name string) (*site, bool) {
+	for _, s := range w.sites {
+		if s.name == name {
+			return s, true
+		}
+	}
+	return nil, false
+}
+
+// operatorNode is the operator's node number in the network.
+func (w *World) operatorNode() int { return len(w.sites) }
+
+// runStep advances the world by one step and checks the invariants.
+func (w *World) runStep() {
+	w.restore()
+	w.fireFaults()
+	w.clientWrites()
+	w.replicate()
+	w.tickSidecars()
+	if w.op.up && w.step%steps(w.cfg.PollInterval) == 0 {
+		w.op.cycle(w.now())
+	}
+	w.check.afterStep()
+	w.step++
+}
+
+// clientWrites commits a client transaction on every writable mysqld, by chance.
+func (w *World) clientWrites() {
+	for _, s := range w.sites {
+		if s.writable() && w.rng.Float64() < w.cfg.WriteChance {
+			s.db.executed[s.idx]++
+			w.stats.Writes++
+		}
+	}
+}
+
+// replicate runs every replica's IO thread (if its source is reachable) and
+// SQL thread (unless stalled).
+func (w *World) replicate() {
+	for _, s := range w.sites {
+		if !s.pod || !s.db.up || !s.db.replicating || s.db.source < 0 {
+			continue
+		}
+		src := w.sites[s.db.source]
+		if src.pod && src.db.up && w.net.stream(s.idx, src.idx, w.step) {
+			s.db.received.raise(src.db.executed)
+		}
+		budget := applyBudget
+		if w.step < s.slowUntil {
+			budget = 0
+		}
+		for k := range s.db.executed {
+			n := min(uint64(budget), s.db.received[k]-min(s.db.received[k], s.db.executed[k]))
+			s.db.executed[k] += n
+			budget -= int(n)
+		}
+	}
+}
+
+// tickSidecars runs the fencing loop of every sidecar whose tick is due.
+func (w *World) tickSidecars() {
+	every := steps(w.cfg.PeerCheckInterval)
+	for _, s := range w.sites {
+		if !s.pod || (w.step+s.phase)%every != 0 {
+			continue
+		}
+		var opView *View
+		if w.op.up && w.net.call(s.idx, w.operatorNode(), w.step) {
+			v := w.op.serve(s.idx, w.now())
+			opView = &v
+		}
+		var peers []View
+		for _, p := range w.sites {
+			if p != s && p.pod && w.net.call(s.idx, p.idx, w.step) {
+				peers = append(peers, p.sidecar.View())
+			}
+		}
+		if fence, why := s.sidecar.Tick(w.now(), opView, peers, s.writable()); fence && s.writable() {
+			s.db.readOnly = true
+			w.stats.SidecarFences[why]++
+			w.logf("sidecar %s fenced its mysqld (%s), view %s gen %d", s.name, why, s.sidecar.View().Active, s.sidecar.View().Generation)
+		}
+	}
+}
+
+// unfence makes a site writable; only the operator's SiteOps call it.
+func (w *World) unfence(s *site) {
+	if !s.db.readOnly {
+		return
+	}
+	w.check.beforeUnfence(s)
+	s.db.readOnly = false
+	w.check.afterUnfence(s)
+}
+
+// boot starts a site's mysqld: always fenced, relay log discarded, replication
+// resumed from its configured source.
+func (w *World) boot(s *site) {
+	s.db.up = true
+	s.db.readOnly = true
+	s.db.received = s.db.executed.clone()
+	s.dbBackAt = 0
+}
