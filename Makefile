@@ -47,7 +47,7 @@ lint:
 	go vet ./...
 	go vet -tags db,envtest ./...
 
-test: deps verify-generate lint test-unit test-db test-envtest
+test: deps verify-generate lint helm-check test-unit test-db test-envtest
 
 test-unit:
 	$(GO_TEST) ./...
@@ -60,3 +60,11 @@ test-envtest:
 
 clean:
 	rm -rf bin
+
+# The Helm chart lints cleanly and renders with default and namespaced values.
+helm-check: $(CONTROLLER_GEN)
+	$(HELM) lint --strict charts/bloodraven
+	$(HELM) template bloodraven charts/bloodraven --namespace bloodraven-system >/dev/null
+	$(HELM) template bloodraven charts/bloodraven --namespace bloodraven-system \
+	  --set 'watchNamespaces={shop,billing}' --set leaderElection.enabled=false --set metrics.enabled=false >/dev/null
+	@echo "helm-check: ok"
