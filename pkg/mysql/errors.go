@@ -1,0 +1,81 @@
+package mysql
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+
+	gomysql "github.com/go-sql-driver/mysql"
+)
+
+// Sentinel errors. Verbs wrap them with the verb and the address; test them
+// with errors.Is.
+var (
+	// ErrUnreachable: the server could not be reached or did not answer
+	// within the deadline (dial failure, reset, blackholed link).
+	ErrUnreachable = errors.New("server unreachable")
+	// ErrTimeout: a wait (WaitForGTID, DrainRelayLog) did not finish in time.
+	ErrTimeout = errors.New("timed out")
+	// ErrNotReplica: the verb needs configured replication and there is none.
+	ErrNotReplica = errors.New("not a replica")
+	// ErrReplicationBroken: a replication thread stopped with an error.
+	ErrReplicationBroken = errors.New("replication broken")
+	// ErrDiverged: the server has transactions its source lacks (MariaDB
+	// errors 1950, or 1236 "slave has diverged"). It comes wrapped together
+	// with ErrReplicationBroken when replication reports it.
+	ErrDiverged = errors.New("diverged from source")
+	// ErrFenceNotVerified: after a fence the server still accepts writes.
+	ErrFenceNotVerified = errors.New("fence not verified")
+	// ErrWritableNotVerified: after Unfence or Promote the server is still read-only.
+	ErrWritableNotVerified = errors.New("writable not verified")
+	// ErrUnsupportedVersion: the server is older than MySQL 8.0.23 or MariaDB 10.11.
+	ErrUnsupportedVersion = errors.New("unsupported server version")
+	// ErrInvalidConfig: Open was given an unusable Config.
+	ErrInvalidConfig = errors.New("invalid config")
+)
+
+// Server error numbers the package acts on.
+const (
+	errLockWaitTimeout   = 1205 // ER_LOCK_WAIT_TIMEOUT
+	errNoSuchThread      = 1094 // ER_NO_SUCH_THREAD: already gone, for KILL
+	errSourceFatal       = 1236 // ER_MASTER_FATAL_ERROR_READING_BINLOG
+	errGTIDStrictOrder   = 1950 // ER_GTID_STRICT_OUT_OF_ORDER (MariaDB)
+	errReadOnlyStatement = 1290 // ER_OPTION_PREVENTS_STATEMENT
+)
+
+// wrap gives err the verb and address, and marks transport failures with
+// ErrUnreachable. It returns nil for nil.
+func wrap(verb, addr string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if unreachable(err) && !errors.Is(err, ErrUnreachable) {
+		err = fmt.Errorf("%w: %w", ErrUnreachable, err)
+	}
+	return fmt.Errorf("%s %s: %w", verb, addr, err)
+}
+
+// unreachable tells transport failures from answers: the server never sent
+// an error packet, or it did not answer before the deadline.
+func unreachable(err error) bool {
+	var me *gomysql.MySQLError
+	if errors.As(err, &me) {
+		return false
+	}
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, driver.ErrBadConn) ||
+		errors.Is(err, gomysql.ErrInvalidConn) || errors.Is(err, io.EOF) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// serverErrno returns the server's error number, or 0 if err is not one.
+func serverErrno(err error) uint16 {
+	var me *gomysql.MySQLError
+	if errors.As(err, &me) {
+		return me.Number
+	}
+	return 0
+}

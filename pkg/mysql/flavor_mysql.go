@@ -1,0 +1,161 @@
+package mysql
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/gtid"
+)
+
+// mysqlDialect speaks MySQL 8.0.23+, 8.4 and 9.x: super_read_only,
+// @@gtid_executed, WAIT_FOR_EXECUTED_GTID_SET, and CHANGE REPLICATION
+// SOURCE TO ... SOURCE_AUTO_POSITION=1.
+type mysqlDialect struct{}
+
+const (
+	mysqlStatusQuery = "SELECT @@version AS version, @@global.server_id AS server_id, " +
+		"@@global.server_uuid AS server_uuid, @@global.read_only AS read_only, " +
+		"@@global.super_read_only AS super_read_only, @@global.gtid_executed AS gtid_executed"
+	// The semi-sync variables exist only with the plugin loaded, so they are
+	// listed, not selected.
+	mysqlSemiSyncVars   = "SHOW GLOBAL VARIABLES LIKE 'rpl_semi_sync_%'"
+	mysqlSemiSyncStatus = "SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_%'"
+	mysqlReadOnlyQuery  = "SELECT @@global.read_only AS read_only, @@global.super_read_only AS super_read_only"
+	mysqlExecutedQuery  = "SELECT @@global.gtid_executed AS gtid_executed"
+	mysqlChangeSource   = "CHANGE REPLICATION SOURCE TO SOURCE_HOST=?, SOURCE_PORT=?, SOURCE_USER=?, " +
+		"SOURCE_PASSWORD=?, SOURCE_AUTO_POSITION=1, SOURCE_CONNECT_RETRY=1, GET_SOURCE_PUBLIC_KEY=1"
+)
+
+func (mysqlDialect) flavor() v1alpha1.Flavor { return v1alpha1.FlavorMySQL }
+
+func (d mysqlDialect) status(ctx context.Context, ex executor) (Status, error) {
+	r, err := queryOne(ctx, ex, mysqlStatusQuery)
+	if err != nil {
+		return Status{}, err
+	}
+	st := Status{
+		Flavor: v1alpha1.FlavorMySQL, Version: r.str("version"),
+		ServerID: uint32(r.integer("server_id")), ServerUUID: r.str("server_uuid"),
+		ReadOnly: r.boolean("read_only"), SuperReadOnly: r.boolean("super_read_only"),
+		GTIDExecuted: compactGTIDs(r.str("gtid_executed")),
+	}
+	if st.Executed, err = gtid.ParseSet(st.GTIDExecuted); err != nil {
+		return Status{}, fmt.Errorf("gtid_executed: %w", err)
+	}
+	if st.Replica, err = d.replicaStatus(ctx, ex); err != nil {
+		return Status{}, err
+	}
+	vars, err := ex.query(ctx, mysqlSemiSyncVars)
+	if err != nil {
+		return Status{}, fmt.Errorf("semi-sync variables: %w", err)
+	}
+	stat, err := ex.query(ctx, mysqlSemiSyncStatus)
+	if err != nil {
+		return Status{}, fmt.Errorf("semi-sync status: %w", err)
+	}
+	st.SemiSync = semiSync(variables(vars), variables(stat))
+	return st, nil
+}
+
+func (mysqlDialect) replicaStatus(ctx context.Context, ex executor) (*ReplicaStatus, error) {
+	rows, err := ex.query(ctx, "SHOW REPLICA STATUS")
+	if err != nil {
+		return nil, fmt.Errorf("replica status: %w", err)
+	}
+	r := pickChannel(rows)
+	if r == nil {
+		return nil, nil
+	}
+	rs := parseReplicaStatus(r)
+	return &rs, nil
+}
+
+func (mysqlDialect) setLockWaitTimeout(ctx context.Context, ex executor, s int) error {
+	return ex.exec(ctx, "SET SESSION lock_wait_timeout = ?", s)
+}
+
+// setFenced: super_read_only=ON implies read_only=ON; turning it off leaves
+// read_only on, so that needs its own statement.
+func (mysqlDialect) setFenced(ctx context.Context, ex executor, on bool) error {
+	if on {
+		return ex.exec(ctx, "SET GLOBAL super_read_only = ON")
+	}
+	if err := ex.exec(ctx, "SET GLOBAL super_read_only = OFF"); err != nil {
+		return err
+	}
+	return ex.exec(ctx, "SET GLOBAL read_only = OFF")
+}
+
+func (mysqlDialect) readOnly(ctx context.Context, ex executor) (fenced, writable bool, err error) {
+	r, err := queryOne(ctx, ex, mysqlReadOnlyQuery)
+	if err != nil {
+		return false, false, err
+	}
+	ro, sro := r.boolean("read_only"), r.boolean("super_read_only")
+	return sro, !ro && !sro, nil
+}
+
+func (mysqlDialect) sessions(ctx context.Context, ex executor) ([]session, error) {
+	return readSessions(ctx, ex, processlistQuery)
+}
+
+func (mysqlDialect) kill(ctx context.Context, ex executor, id uint64) error {
+	return ex.exec(ctx, "KILL CONNECTION ?", id)
+}
+
+func (mysqlDialect) executed(ctx context.Context, ex executor) (gtid.Set, error) {
+	r, err := queryOne(ctx, ex, mysqlExecutedQuery)
+	if err != nil {
+		return gtid.Set{}, err
+	}
+	set, err := gtid.ParseSet(compactGTIDs(r.str("gtid_executed")))
+	if err != nil {
+		return gtid.Set{}, fmt.Errorf("gtid_executed: %w", err)
+	}
+	return set, nil
+}
+
+func (mysqlDialect) waitTarget(set gtid.Set) (string, error) { return set.String(), nil }
+
+func (mysqlDialect) reached(ctx context.Context, ex executor, target string) (bool, error) {
+	r, err := queryOne(ctx, ex, "SELECT GTID_SUBSET(?, @@global.gtid_executed) AS reached", target)
+	if err != nil {
+		return false, err
+	}
+	return r.boolean("reached"), nil
+}
+
+// waitFor: WAIT_FOR_EXECUTED_GTID_SET returns 0 when reached, 1 on timeout.
+func (mysqlDialect) waitFor(ctx context.Context, ex executor, target string, timeout time.Duration) (bool, error) {
+	r, err := queryOne(ctx, ex, "SELECT WAIT_FOR_EXECUTED_GTID_SET(?, ?) AS result", target, seconds(timeout))
+	if err != nil {
+		return false, err
+	}
+	return r.str("result") == "0", nil
+}
+
+func (mysqlDialect) stopReplica(ctx context.Context, ex executor) error {
+	return ex.exec(ctx, "STOP REPLICA")
+}
+
+func (mysqlDialect) resetReplica(ctx context.Context, ex executor) error {
+	return ex.exec(ctx, "RESET REPLICA ALL")
+}
+
+func (mysqlDialect) changeSource(ctx context.Context, ex executor, src Endpoint, c Credentials) error {
+	return ex.exec(ctx, mysqlChangeSource, src.Host, src.Port, c.User, c.Password)
+}
+
+func (mysqlDialect) startReplica(ctx context.Context, ex executor) error {
+	return ex.exec(ctx, "START REPLICA")
+}
+
+func (d mysqlDialect) errant(ctx context.Context, ex executor, source gtid.Set) (gtid.Set, error) {
+	local, err := d.executed(ctx, ex)
+	if err != nil {
+		return gtid.Set{}, err
+	}
+	return gtid.Errant(local, source), nil
+}

@@ -1,0 +1,153 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sync"
+	"time"
+
+	gomysql "github.com/go-sql-driver/mysql"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/gtid"
+)
+
+// Instance is one MySQL or MariaDB server, spoken to in domain verbs. Every
+// verb is bounded by its context's deadline and safe to repeat.
+type Instance interface {
+	// Addr is the address the instance was opened with.
+	Addr() string
+	// Status observes read-only state, GTIDs, replication and semi-sync.
+	Status(ctx context.Context) (Status, error)
+	// Fence stops application writes: it sets read_only (MySQL:
+	// super_read_only), retrying while running writes hold it back, kills
+	// application connections, and verifies (ErrFenceNotVerified).
+	Fence(ctx context.Context) error
+	// Unfence makes the server writable again and verifies it.
+	Unfence(ctx context.Context) error
+	// KillAppConnections kills application sessions (see Config.AppUsers and
+	// SystemUsers) and returns how many it killed.
+	KillAppConnections(ctx context.Context) (int, error)
+	// WaitForGTID waits until the server has applied set; ErrTimeout after timeout.
+	WaitForGTID(ctx context.Context, set gtid.Set, timeout time.Duration) error
+	// DrainRelayLog waits until the SQL thread has applied everything the IO
+	// thread received; ErrNotReplica without replication, ErrTimeout after timeout.
+	DrainRelayLog(ctx context.Context, timeout time.Duration) error
+	// Promote stops and forgets replication, captures the executed GTID set,
+	// makes the server writable and verifies it. Relay logs not yet applied
+	// are discarded: wait first (WaitForGTID or DrainRelayLog).
+	Promote(ctx context.Context) (gtid.Set, error)
+	// ReplicateFrom makes the server a read-only replica of source,
+	// positioned by GTID. It does nothing when it already replicates
+	// healthily from that source as that user.
+	ReplicateFrom(ctx context.Context, source Endpoint, creds Credentials) error
+	// StopReplication stops the replication threads and keeps the configuration.
+	StopReplication(ctx context.Context) error
+	// ErrantAgainst returns the transactions this server has that source lacks.
+	ErrantAgainst(ctx context.Context, source gtid.Set) (gtid.Set, error)
+	// Close releases the connection pool.
+	Close() error
+}
+
+type instance struct {
+	cfg  Config
+	addr string
+	db   *sql.DB
+	// session hands out an executor bound to one connection, and its release.
+	session func(ctx context.Context) (executor, func(), error)
+
+	mu sync.Mutex
+	d  dialect // nil until detected when the flavor is auto
+}
+
+// Open prepares an Instance. It does not connect: the first verb does, within
+// its context's deadline.
+func Open(cfg Config) (Instance, error) {
+	cfg = cfg.withDefaults()
+	if cfg.Addr == "" && cfg.Socket == "" {
+		return nil, fmt.Errorf("%w: neither Addr nor Socket set", ErrInvalidConfig)
+	}
+	in := &instance{cfg: cfg, addr: cfg.address()}
+	if cfg.Flavor != v1alpha1.FlavorAuto {
+		d, err := dialectFor(cfg.Flavor)
+		if err != nil {
+			return nil, err
+		}
+		in.d = d
+	}
+	connector, err := gomysql.NewConnector(driverConfig(cfg))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	}
+	in.db = sql.OpenDB(connector)
+	in.db.SetMaxOpenConns(cfg.MaxOpenConns)
+	in.db.SetMaxIdleConns(cfg.MaxOpenConns)
+	in.db.SetConnMaxIdleTime(time.Minute)
+	in.session = in.conn
+	return in, nil
+}
+
+func driverConfig(cfg Config) *gomysql.Config {
+	mc := gomysql.NewConfig()
+	mc.User, mc.Passwd = cfg.User, cfg.Password
+	mc.Net, mc.Addr = "tcp", cfg.Addr
+	if cfg.Socket != "" {
+		mc.Net, mc.Addr = "unix", cfg.Socket
+	}
+	mc.Timeout, mc.ReadTimeout, mc.WriteTimeout = cfg.DialTimeout, cfg.ReadTimeout, cfg.WriteTimeout
+	// Client-side interpolation: one round trip per statement, and
+	// statements such as CHANGE MASTER and KILL that cannot be prepared.
+	mc.InterpolateParams = true
+	return mc
+}
+
+func (in *instance) conn(ctx context.Context) (executor, func(), error) {
+	c, err := in.db.Conn(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("connect: %w", err)
+	}
+	return sqlExecutor{conn: c}, func() { _ = c.Close() }, nil
+}
+
+func (in *instance) Addr() string { return in.addr }
+
+func (in *instance) Close() error { return in.db.Close() }
+
+// run gives f one connection and the dialect, within ctx (or, when ctx has
+// no deadline, within ReadTimeout plus extra), and wraps its error with verb.
+func (in *instance) run(ctx context.Context, verb string, extra time.Duration,
+	f func(context.Context, executor, dialect) error) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, in.cfg.ReadTimeout+extra)
+		defer cancel()
+	}
+	ex, release, err := in.session(ctx)
+	if err != nil {
+		return wrap(verb, in.addr, err)
+	}
+	defer release()
+	d, err := in.dialect(ctx, ex)
+	if err != nil {
+		return wrap(verb, in.addr, err)
+	}
+	return wrap(verb, in.addr, f(ctx, ex, d))
+}
+
+func (in *instance) dialect(ctx context.Context, ex executor) (dialect, error) {
+	in.mu.Lock()
+	d := in.d
+	in.mu.Unlock()
+	if d != nil {
+		return d, nil
+	}
+	d, err := detectDialect(ctx, ex)
+	if err != nil {
+		return nil, err
+	}
+	in.mu.Lock()
+	in.d = d
+	in.mu.Unlock()
+	return d, nil
+}

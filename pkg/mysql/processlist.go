@@ -1,0 +1,33 @@
+package mysql
+
+import (
+	"slices"
+	"strings"
+)
+
+// serverThreadUsers are processlist users that are the server itself.
+var serverThreadUsers = []string{"system user", "event_scheduler", "unauthenticated user", ""}
+
+// replicationCommands are processlist commands of replication and server
+// threads, lowercased: binlog dump threads serving replicas, a replica's
+// IO/SQL/worker threads, and daemons.
+var replicationCommands = []string{
+	"binlog dump", "binlog dump gtid", "slave_io", "slave_sql", "slave_worker",
+	"daemon", "connect", "register slave",
+}
+
+// isApp tells whether KillAppConnections may kill a session: never a server
+// or replication thread, the operator's account or a configured system
+// account; when AppUsers is set, only those accounts.
+func isApp(s session, cfg Config) bool {
+	switch {
+	case slices.Contains(serverThreadUsers, s.User),
+		slices.Contains(replicationCommands, strings.ToLower(s.Command)),
+		s.User == cfg.User,
+		slices.Contains(cfg.SystemUsers, s.User):
+		return false
+	case len(cfg.AppUsers) > 0:
+		return slices.Contains(cfg.AppUsers, s.User)
+	}
+	return true
+}

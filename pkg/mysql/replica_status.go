@@ -1,0 +1,59 @@
+package mysql
+
+import (
+	"strconv"
+	"strings"
+)
+
+// parseReplicaStatus reads one SHOW REPLICA STATUS row in MySQL 8.0.22+
+// naming (Replica_IO_Running, Source_Host, Seconds_Behind_Source, ...) or
+// MariaDB's (Slave_IO_Running, Master_Host, Seconds_Behind_Master, ...).
+func parseReplicaStatus(r row) ReplicaStatus {
+	atoi := func(cols ...string) int {
+		n, _ := strconv.Atoi(strings.TrimSpace(r.pick(cols...).String))
+		return n
+	}
+	rs := ReplicaStatus{
+		SourceHost:    r.pick("Source_Host", "Master_Host").String,
+		SourcePort:    atoi("Source_Port", "Master_Port"),
+		SourceUser:    r.pick("Source_User", "Master_User").String,
+		IORunning:     r.pick("Replica_IO_Running", "Slave_IO_Running").String,
+		SQLRunning:    parseBool(r.pick("Replica_SQL_Running", "Slave_SQL_Running").String),
+		IOState:       r.pick("Replica_IO_State", "Slave_IO_State").String,
+		LastIOErrno:   atoi("Last_IO_Errno"),
+		LastIOError:   r.str("Last_IO_Error"),
+		LastSQLErrno:  atoi("Last_SQL_Errno"),
+		LastSQLError:  r.str("Last_SQL_Error"),
+		SecondsBehind: -1,
+		Retrieved:     compactGTIDs(r.pick("Retrieved_Gtid_Set", "Gtid_IO_Pos").String),
+		Applied:       compactGTIDs(r.pick("Executed_Gtid_Set", "Gtid_Slave_Pos").String),
+		UsingGTID:     r.str("Using_Gtid"),
+		Channel:       r.pick("Channel_Name", "Connection_name").String,
+	}
+	if sb := r.pick("Seconds_Behind_Source", "Seconds_Behind_Master"); sb.Valid {
+		if n, err := strconv.ParseInt(strings.TrimSpace(sb.String), 10, 64); err == nil {
+			rs.SecondsBehind = n
+		}
+	}
+	rs.AutoPosition = r.str("Auto_Position") == "1" || (rs.UsingGTID != "" && rs.UsingGTID != "No")
+	return rs
+}
+
+// pickChannel returns the default channel's row (MySQL lists one row per
+// channel), or the first row; nil when there are none.
+func pickChannel(rows []row) row {
+	for _, r := range rows {
+		if r.pick("Channel_Name", "Connection_name").String == "" {
+			return r
+		}
+	}
+	if len(rows) > 0 {
+		return rows[0]
+	}
+	return nil
+}
+
+// compactGTIDs drops the newlines MySQL puts into long GTID sets.
+func compactGTIDs(s string) string {
+	return strings.Join(strings.Fields(s), "")
+}

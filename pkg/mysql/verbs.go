@@ -1,0 +1,108 @@
+package mysql
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// fenceAttempts bounds how often Fence retries read_only while running
+// writes hold the global read lock back (each try waits lock_wait_timeout).
+const fenceAttempts = 3
+
+func (in *instance) Status(ctx context.Context) (Status, error) {
+	var st Status
+	err := in.run(ctx, "status", 0, func(ctx context.Context, ex executor, d dialect) error {
+		var err error
+		st, err = d.status(ctx, ex)
+		return err
+	})
+	return st, err
+}
+
+func (in *instance) Fence(ctx context.Context) error {
+	return in.run(ctx, "fence", 0, in.fence)
+}
+
+func (in *instance) fence(ctx context.Context, ex executor, d dialect) error {
+	secs := max(1, int(in.cfg.LockWaitTimeout/time.Second))
+	if err := d.setLockWaitTimeout(ctx, ex, secs); err != nil {
+		return err
+	}
+	for attempt := 1; ; attempt++ {
+		err := d.setFenced(ctx, ex, true)
+		if err == nil {
+			break
+		}
+		if serverErrno(err) != errLockWaitTimeout || attempt == fenceAttempts {
+			return fmt.Errorf("set read-only (attempt %d): %w", attempt, err)
+		}
+		// A running write holds the barrier back: end the writers, retry.
+		if _, err := in.killApp(ctx, ex, d); err != nil {
+			return err
+		}
+	}
+	if _, err := in.killApp(ctx, ex, d); err != nil {
+		return err
+	}
+	fenced, _, err := d.readOnly(ctx, ex)
+	if err != nil {
+		return fmt.Errorf("verify: %w", err)
+	}
+	if !fenced {
+		return fmt.Errorf("%w: still writable after setting read-only", ErrFenceNotVerified)
+	}
+	return nil
+}
+
+func (in *instance) Unfence(ctx context.Context) error {
+	return in.run(ctx, "unfence", 0, func(ctx context.Context, ex executor, d dialect) error {
+		return makeWritable(ctx, ex, d)
+	})
+}
+
+func makeWritable(ctx context.Context, ex executor, d dialect) error {
+	if err := d.setFenced(ctx, ex, false); err != nil {
+		return fmt.Errorf("clear read-only: %w", err)
+	}
+	_, writable, err := d.readOnly(ctx, ex)
+	if err != nil {
+		return fmt.Errorf("verify: %w", err)
+	}
+	if !writable {
+		return fmt.Errorf("%w: still read-only", ErrWritableNotVerified)
+	}
+	return nil
+}
+
+func (in *instance) KillAppConnections(ctx context.Context) (int, error) {
+	var n int
+	err := in.run(ctx, "kill app connections", 0, func(ctx context.Context, ex executor, d dialect) error {
+		var err error
+		n, err = in.killApp(ctx, ex, d)
+		return err
+	})
+	return n, err
+}
+
+func (in *instance) killApp(ctx context.Context, ex executor, d dialect) (int, error) {
+	sessions, err := d.sessions(ctx, ex)
+	if err != nil {
+		return 0, err
+	}
+	killed := 0
+	for _, s := range sessions {
+		if !isApp(s, in.cfg) {
+			continue
+		}
+		err := d.kill(ctx, ex, s.ID)
+		if serverErrno(err) == errNoSuchThread {
+			continue // it ended by itself meanwhile
+		}
+		if err != nil {
+			return killed, fmt.Errorf("kill connection %d of %q: %w", s.ID, s.User, err)
+		}
+		killed++
+	}
+	return killed, nil
+}

@@ -1,0 +1,161 @@
+package mysql
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/shipstream/bloodraven/pkg/gtid"
+)
+
+// waitMargin is kept between a server-side wait's end and the context's
+// deadline, so that the server answers "not yet" before the driver has to
+// cut the connection.
+const waitMargin = 50 * time.Millisecond
+
+func (in *instance) WaitForGTID(ctx context.Context, set gtid.Set, timeout time.Duration) error {
+	return in.run(ctx, "wait for gtid", timeout, func(ctx context.Context, ex executor, d dialect) error {
+		target, err := d.waitTarget(set)
+		if err != nil {
+			return err
+		}
+		return in.wait(ctx, ex, d, target, timeout, false)
+	})
+}
+
+func (in *instance) DrainRelayLog(ctx context.Context, timeout time.Duration) error {
+	return in.run(ctx, "drain relay log", timeout, func(ctx context.Context, ex executor, d dialect) error {
+		rs, err := d.replicaStatus(ctx, ex)
+		if err != nil {
+			return err
+		}
+		if rs == nil {
+			return ErrNotReplica
+		}
+		if rs.Retrieved == "" {
+			return nil // nothing received, nothing to apply
+		}
+		return in.wait(ctx, ex, d, rs.Retrieved, timeout, true)
+	})
+}
+
+// wait polls in slices: has the target been reached, is replication still
+// healthy, then a server-side wait of at most one slice. Slicing keeps each
+// query well inside ReadTimeout and notices broken replication within a slice.
+func (in *instance) wait(ctx context.Context, ex executor, d dialect, target string,
+	timeout time.Duration, needReplica bool) error {
+	deadline := time.Now().Add(timeout)
+	if dl, ok := ctx.Deadline(); ok && dl.Add(-waitMargin).Before(deadline) {
+		deadline = dl.Add(-waitMargin)
+	}
+	slice := min(time.Second, in.cfg.ReadTimeout/2)
+	for {
+		if ok, err := d.reached(ctx, ex, target); err != nil || ok {
+			return err
+		}
+		rs, err := d.replicaStatus(ctx, ex)
+		switch {
+		case err != nil:
+			return err
+		case rs == nil && needReplica:
+			return ErrNotReplica
+		case rs != nil && rs.Err() != nil:
+			return fmt.Errorf("waiting for %s: %w", target, rs.Err())
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return fmt.Errorf("%w: %s not reached within %s", ErrTimeout, target, timeout)
+		}
+		if ok, err := d.waitFor(ctx, ex, target, min(left, slice)); err != nil || ok {
+			return err
+		}
+	}
+}
+
+func (in *instance) Promote(ctx context.Context) (gtid.Set, error) {
+	var set gtid.Set
+	err := in.run(ctx, "promote", 0, func(ctx context.Context, ex executor, d dialect) error {
+		if err := forgetReplication(ctx, ex, d); err != nil {
+			return err
+		}
+		var err error
+		if set, err = d.executed(ctx, ex); err != nil {
+			return fmt.Errorf("capture executed gtids: %w", err)
+		}
+		return makeWritable(ctx, ex, d)
+	})
+	return set, err
+}
+
+// forgetReplication stops and resets replication if any is configured
+// (RESET REPLICA ALL refuses to run while the threads do).
+func forgetReplication(ctx context.Context, ex executor, d dialect) error {
+	rs, err := d.replicaStatus(ctx, ex)
+	if err != nil || rs == nil {
+		return err
+	}
+	if err := d.stopReplica(ctx, ex); err != nil {
+		return fmt.Errorf("stop replica: %w", err)
+	}
+	if err := d.resetReplica(ctx, ex); err != nil {
+		return fmt.Errorf("reset replica: %w", err)
+	}
+	return nil
+}
+
+func (in *instance) ReplicateFrom(ctx context.Context, source Endpoint, creds Credentials) error {
+	verb := "replicate from " + source.String()
+	return in.run(ctx, verb, 0, func(ctx context.Context, ex executor, d dialect) error {
+		rs, err := d.replicaStatus(ctx, ex)
+		if err != nil {
+			return err
+		}
+		if rs != nil && alreadyReplicating(*rs, source, creds) {
+			return nil
+		}
+		// A replica never takes application writes.
+		if err := d.setFenced(ctx, ex, true); err != nil {
+			return fmt.Errorf("set read-only: %w", err)
+		}
+		if rs != nil {
+			if err := d.stopReplica(ctx, ex); err != nil {
+				return fmt.Errorf("stop replica: %w", err)
+			}
+		}
+		if err := d.changeSource(ctx, ex, source, creds); err != nil {
+			return fmt.Errorf("change source: %w", err)
+		}
+		if err := d.startReplica(ctx, ex); err != nil {
+			return fmt.Errorf("start replica: %w", err)
+		}
+		return nil
+	})
+}
+
+// alreadyReplicating: same source and user, SQL thread applying, IO thread
+// connected (or retrying without an error yet).
+func alreadyReplicating(rs ReplicaStatus, src Endpoint, c Credentials) bool {
+	return rs.SourceHost == src.Host && rs.SourcePort == src.Port && rs.SourceUser == c.User &&
+		rs.SQLRunning && rs.LastSQLErrno == 0 && rs.LastIOErrno == 0 &&
+		(rs.IORunning == ThreadYes || rs.IORunning == ThreadConnecting)
+}
+
+func (in *instance) StopReplication(ctx context.Context) error {
+	return in.run(ctx, "stop replication", 0, func(ctx context.Context, ex executor, d dialect) error {
+		rs, err := d.replicaStatus(ctx, ex)
+		if err != nil || rs == nil {
+			return err
+		}
+		return d.stopReplica(ctx, ex)
+	})
+}
+
+func (in *instance) ErrantAgainst(ctx context.Context, source gtid.Set) (gtid.Set, error) {
+	var set gtid.Set
+	err := in.run(ctx, "errant transactions", 0, func(ctx context.Context, ex executor, d dialect) error {
+		var err error
+		set, err = d.errant(ctx, ex, source)
+		return err
+	})
+	return set, err
+}
