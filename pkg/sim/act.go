@@ -98,7 +98,9 @@ type guardedOps struct {
 
 func (g guardedOps) Status(site string) (SiteStatus, error) { return g.raw.Status(site) }
 
-func (g guardedOps) ReplicateFrom(site, source string) error { return g.raw.ReplicateFrom(site, source) }
+func (g guardedOps) ReplicateFrom(site, source string) error {
+	return g.raw.ReplicateFrom(site, source)
+}
 
 func (g guardedOps) StopReplica(site string) error { return g.raw.StopReplica(site) }
 

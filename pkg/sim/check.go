@@ -6,6 +6,7 @@ import (
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
 	"github.com/shipstream/bloodraven/pkg/gtid"
+	"github.com/shipstream/bloodraven/pkg/topology"
 )
 
 // The invariants.
@@ -14,6 +15,7 @@ const (
 	InvariantPlannedLoss = "planned-no-loss"    // a planned target holds every transaction of its fenced source
 	InvariantNoRejoin    = "no-diverged-rejoin" // discarded transactions never come back
 	InvariantDecide      = "decide-error"       // Decide rejected the operator's input
+	InvariantTruthful    = "truthful-divergence" // GTIDs Decide names as divergent really are
 )
 
 // maxViolations bounds how many violations one run records.
@@ -119,4 +121,17 @@ func (c *checker) prune() {
 	}
 	held := all.set(c.w.uuids)
 	c.discarded = c.discarded.Subtract(c.discarded.Subtract(held))
+}
+
+// divergenceReport checks that every transaction Decide names as divergent
+// is really held by that site and missing from the active site.
+func (c *checker) divergenceReport(d topology.Decision) {
+	active, _ := c.w.siteByName(c.w.op.st.ActiveSite)
+	for _, dv := range d.Divergent {
+		s, _ := c.w.siteByName(dv.Site)
+		truth := s.db.executed.set(c.w.uuids).Subtract(active.db.executed.set(c.w.uuids))
+		if !truth.Contains(dv.GTIDs) {
+			c.violate(InvariantTruthful, fmt.Sprintf("%s named divergent %s, truly errant %s", dv.Site, dv.GTIDs, truth))
+		}
+	}
 }

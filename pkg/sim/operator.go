@@ -88,6 +88,7 @@ func (o *operator) cycle(now time.Time) {
 		o.w.check.violate("decide-error", err.Error())
 		return
 	}
+	o.w.check.divergenceReport(d)
 	if s := d.String(); s != o.lastD {
 		o.w.logf("decide %s (%s)", s, d.Message)
 		o.lastD = s
@@ -195,6 +196,7 @@ func (o *operator) input(now time.Time) topology.Input {
 		rec, last := o.st.Sites[i], o.mem.last[i]
 		in.Sites = append(in.Sites, topology.SiteView{Name: s.name, Role: s.role, State: o.mem.deb[i].State(),
 			Executed: last.Executed, Replication: topology.Replication{Running: last.Replicating, Lag: last.Lag},
+			Stale: !o.mem.fresh[i], ServerID: last.ServerUUID,
 			AdminFenced: rec.AdminFenced, Diverged: !rec.Divergent.IsEmpty(), FenceConfirmed: !rec.MayBeWritable})
 	}
 	return in

@@ -47,7 +47,8 @@ func decideHealth(in Input, a SiteView) Decision {
 }
 
 // divergence lists the sites that are flagged diverged or that hold
-// transactions the writing active site lacks.
+// transactions the writing active site lacks (compared only between fresh
+// observations, and leaving out the active server's own transactions).
 func divergence(in Input, a SiteView) []Divergence {
 	var out []Divergence
 	for _, s := range in.Sites {
@@ -55,12 +56,29 @@ func divergence(in Input, a SiteView) []Divergence {
 			continue
 		}
 		var errant gtid.Set
-		if s.reachable() {
-			errant = gtid.Errant(s.Executed, a.Executed)
+		if s.reachable() && !s.Stale && !a.Stale {
+			errant = withoutSource(gtid.Errant(s.Executed, a.Executed), a.ServerID)
 		}
 		if s.Diverged || !errant.IsEmpty() {
 			out = append(out, Divergence{Site: s.Name, GTIDs: errant})
 		}
 	}
 	return out
+}
+
+// withoutSource returns set without the transactions of source id.
+func withoutSource(set gtid.Set, id string) gtid.Set {
+	ivs := set.Intervals(id)
+	if id == "" || len(ivs) == 0 {
+		return set
+	}
+	parts := make([]string, len(ivs))
+	for i, iv := range ivs {
+		parts[i] = iv.String()
+	}
+	own, err := gtid.ParseSet(id + ":" + strings.Join(parts, ":"))
+	if err != nil {
+		return set // cannot happen: id and intervals come from set itself
+	}
+	return set.Subtract(own)
 }

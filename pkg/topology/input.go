@@ -30,6 +30,15 @@ type SiteView struct {
 	Executed gtid.Set
 	// Replication is the site's replication health (ignored on the writer).
 	Replication Replication
+	// Stale is true when Executed and Replication come from an earlier probe
+	// than this snapshot (the latest probe failed while the debounced state
+	// held). Stale sets are not compared for divergence.
+	Stale bool
+	// ServerID is the GTID source id the site's own server writes under (MySQL
+	// server_uuid, MariaDB "<domain>-<server_id>"), empty when unknown. A
+	// replica holding more of the active server's own transactions than the
+	// active site's snapshot is ahead of that snapshot, not diverged.
+	ServerID string
 	// AdminFenced is true when an administrator fenced the site; it is never
 	// promoted nor re-asserted while fenced.
 	AdminFenced bool
