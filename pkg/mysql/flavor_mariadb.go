@@ -3,6 +3,7 @@ package mysql
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -25,7 +26,7 @@ const (
 		"@@global.rpl_semi_sync_slave_enabled AS rpl_semi_sync_slave_enabled"
 	mariadbSemiSyncStatus = "SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_master_%'"
 	mariadbReadOnlyQuery  = "SELECT @@global.read_only AS read_only"
-	mariadbPosQuery       = "SELECT @@global.gtid_binlog_pos AS gtid_binlog_pos, @@global.gtid_slave_pos AS gtid_slave_pos"
+	mariadbReachedQuery   = "SELECT @@global.gtid_binlog_state AS gtid_binlog_state, @@global.gtid_slave_pos AS gtid_slave_pos"
 	mariadbStateQuery     = "SELECT @@global.gtid_binlog_state AS gtid_binlog_state"
 	// current_pos: a former primary resumes from its own last write, and a
 	// server with writes its new source lacks is refused with 1236
@@ -135,26 +136,33 @@ func (mariadbDialect) waitTarget(set gtid.Set) (string, error) {
 	return pos.String(), nil
 }
 
-// reached compares per domain: MASTER_GTID_WAIT only tracks gtid_slave_pos,
-// so a server's own writes (in gtid_binlog_pos) are checked here.
+// reached checks per domain what MASTER_GTID_WAIT cannot see: a server's
+// own writes are in its binlog state, not in gtid_slave_pos. A domain counts
+// as reached when gtid_slave_pos is at or past the target's seq (as
+// MASTER_GTID_WAIT judges), or when the binlog state holds the target's own
+// server at or past it; a different server's GTID at the same seq (an
+// errant write) does not count.
 func (mariadbDialect) reached(ctx context.Context, ex executor, target string) (bool, error) {
 	want, err := gtid.ParsePos(target)
 	if err != nil {
 		return false, err
 	}
-	r, err := queryOne(ctx, ex, mariadbPosQuery)
+	r, err := queryOne(ctx, ex, mariadbReachedQuery)
 	if err != nil {
 		return false, err
 	}
-	binlog, err1 := gtid.ParsePos(r.str("gtid_binlog_pos"))
+	state, err1 := gtid.ParseBinlogState(r.str("gtid_binlog_state"))
 	slave, err2 := gtid.ParsePos(r.str("gtid_slave_pos"))
 	if err1 != nil || err2 != nil {
 		return false, fmt.Errorf("gtid positions: %w", firstErr(err1, err2))
 	}
 	for _, t := range want {
-		b, _ := binlog.Domain(t.Domain)
-		s, _ := slave.Domain(t.Domain)
-		if max(b.Seq, s.Seq) < t.Seq {
+		if s, ok := slave.Domain(t.Domain); ok && s.Seq >= t.Seq {
+			continue
+		}
+		if !slices.ContainsFunc(state, func(g gtid.GTID) bool {
+			return g.Domain == t.Domain && g.Server == t.Server && g.Seq >= t.Seq
+		}) {
 			return false, nil
 		}
 	}
