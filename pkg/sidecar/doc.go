@@ -1,0 +1,31 @@
+// Package sidecar owns the process that runs next to every mysqld: its cached
+// view of the active site, the gossip of that view with the other sites'
+// sidecars, and self-fencing.
+//
+// The decision is Loop, a state machine with no clock, no I/O and no
+// goroutines: its owner calls Tick once per peerCheckInterval with an
+// Observation (the local mysqld's state and the answers of the operator's GET
+// /active-site and of each peer's GET /peer/active-site) and acts on the
+// Decision. Its rules:
+//   - Adopt a view with a higher generation; between equal generations, the
+//     later observedAt (v1alpha1.ActiveSiteView.Newer).
+//   - Every valid view heard, from the operator or a peer, renews the lease.
+//     Before any, the lease runs from boot. A peer with no view (503), an
+//     older peer (404) and ignored answers renew nothing.
+//   - A writable mysqld is fenced when the view names another site, while
+//     the operator has not answered since boot (the boot safety net: peers do
+//     not lift it), and when the lease has run out. A read-only or stopped
+//     mysqld needs nothing. The sidecar never unfences: only the operator
+//     makes a site writable.
+//   - A malformed answer, or one for another group, is ignored and listed in
+//     the Decision to be logged and counted.
+//
+// Runner is the thin I/O shell around a Loop: it reads mysqld through the
+// MySQL interface (pkg/mysql's Instance), fetches every view in parallel with
+// per-request timeouts shorter than the period, fences, keeps the state that
+// /status reports, and exports Prometheus metrics on its own registry.
+// Handler serves /healthz, /readyz, /peer/active-site (503 before any view),
+// /status and /metrics with chi.
+//
+// pkg/sim drives the same Loop with its logical clock.
+package sidecar

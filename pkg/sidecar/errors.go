@@ -1,0 +1,25 @@
+package sidecar
+
+import "errors"
+
+// Sentinel errors. Functions wrap them with what failed and where; test them
+// with errors.Is.
+var (
+	// ErrInvalidSettings: Settings or Config cannot run a sidecar.
+	ErrInvalidSettings = errors.New("invalid sidecar settings")
+	// ErrUnreachable: the operator or a peer did not answer in time (refused,
+	// reset, blackholed, or an unexpected HTTP status).
+	ErrUnreachable = errors.New("unreachable")
+	// ErrPeerTooOld: a peer answered 404, so it runs a sidecar that predates
+	// /peer/active-site. It is skipped without counting as an error.
+	ErrPeerTooOld = errors.New("peer does not serve /peer/active-site")
+	// ErrNoView: a peer answered 503, it holds no view yet.
+	ErrNoView = errors.New("no view yet")
+	// ErrMalformed: an answer that is not a usable view (bad JSON, missing
+	// group, active site or generation).
+	ErrMalformed = errors.New("malformed view")
+	// ErrForeignView: a well-formed view of another group or namespace.
+	ErrForeignView = errors.New("view of another group")
+	// ErrStillWritable: mysqld still accepts writes after a fence.
+	ErrStillWritable = errors.New("still writable after fence")
+)

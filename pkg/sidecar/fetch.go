@@ -1,0 +1,120 @@
+package sidecar
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+)
+
+// maxViewBody bounds how much of an answer is read: a view is a few hundred bytes.
+const maxViewBody = 64 << 10
+
+// Peer is another site's sidecar.
+type Peer struct {
+	// Name is the peer's site; it appears as "peer/<Name>" in views and metrics.
+	Name string
+	// URL is the peer sidecar's base URL, e.g. http://orders-pdx.shop.svc:8080.
+	URL string
+}
+
+// Report is what a sidecar tells the operator about itself on every GET /active-site.
+type Report struct {
+	Site       string
+	Generation int64
+	DB         DBState
+}
+
+// query renders the report as the query of GET /active-site. A mysqld in an
+// unknown state reports neither fenced nor mysqld: guessing either could let
+// the operator confirm a fence that did not happen.
+func (r Report) query(namespace, group string) url.Values {
+	q := url.Values{}
+	q.Set(v1alpha1.QueryNamespace, namespace)
+	q.Set(v1alpha1.QueryGroup, group)
+	q.Set(v1alpha1.QuerySite, r.Site)
+	q.Set(v1alpha1.QueryGeneration, strconv.FormatInt(r.Generation, 10))
+	switch r.DB {
+	case DBWritable, DBReadOnly:
+		q.Set(v1alpha1.QueryFenced, strconv.FormatBool(r.DB == DBReadOnly))
+		q.Set(v1alpha1.QueryMysqld, "up")
+	case DBDown:
+		q.Set(v1alpha1.QueryMysqld, "down")
+	}
+	return q
+}
+
+// fetcher asks the operator and the peers for their views, all at once,
+// each request bounded by timeout.
+type fetcher struct {
+	client    *http.Client
+	timeout   time.Duration
+	operator  string // base URL
+	peers     []Peer
+	namespace string
+	group     string
+}
+
+// newHTTPClient is a client with a small pool that outlives the period of
+// the loop, so every tick reuses its connections, and no proxy from the
+// environment: the operator and the peers are cluster Services.
+func newHTTPClient(period time.Duration) *http.Client {
+	return &http.Client{Transport: &http.Transport{
+		Proxy:               nil,
+		MaxIdleConns:        16,
+		MaxIdleConnsPerHost: 2,
+		IdleConnTimeout:     3*period + 30*time.Second,
+		DisableCompression:  true,
+		ForceAttemptHTTP2:   false,
+	}}
+}
+
+// gather fetches every view in parallel and returns when all have answered
+// or timed out.
+func (f *fetcher) gather(ctx context.Context, rep Report) (Reply, []PeerReply) {
+	var (
+		wg    sync.WaitGroup
+		op    Reply
+		peers = make([]PeerReply, len(f.peers))
+	)
+	wg.Go(func() { op = f.get(ctx, f.operatorURL(rep), false) })
+	for i, p := range f.peers {
+		peers[i].Peer = p.Name
+		wg.Go(func() { peers[i].Reply = f.get(ctx, strings.TrimRight(p.URL, "/")+v1alpha1.PathPeerActiveSite, true) })
+	}
+	wg.Wait()
+	return op, peers
+}
+
+func (f *fetcher) operatorURL(rep Report) string {
+	return strings.TrimRight(f.operator, "/") + v1alpha1.PathActiveSite + "?" + rep.query(f.namespace, f.group).Encode()
+}
+
+// get fetches one view. Transport failures and timeouts come back as
+// ReplyNone wrapping ErrUnreachable.
+func (f *fetcher) get(ctx context.Context, u string, fromPeer bool) Reply {
+	ctx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return Reply{Err: fmt.Errorf("GET %s: %w: %w", u, ErrUnreachable, err)}
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := f.client.Do(req)
+	if err != nil {
+		return Reply{Err: fmt.Errorf("%w: %w", ErrUnreachable, err)}
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxViewBody))
+	if err != nil {
+		return Reply{Err: fmt.Errorf("GET %s: read body: %w: %w", u, ErrUnreachable, err)}
+	}
+	return Classify(resp.StatusCode, body, fromPeer)
+}

@@ -1,0 +1,256 @@
+package sidecar
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+)
+
+// Settings are what the fencing decision depends on.
+type Settings struct {
+	Namespace string
+	Group     string
+	Site      string
+	// LeaseTimeout is how long mysqld may stay writable without a contact
+	// that renews the lease. It must be at least 3 × PeerCheckInterval, as
+	// the CRD demands.
+	LeaseTimeout time.Duration
+	// PeerCheckInterval is the period of the fencing loop.
+	PeerCheckInterval time.Duration
+}
+
+// Validate reports unusable settings, wrapping ErrInvalidSettings.
+func (s Settings) Validate() error {
+	switch {
+	case s.Group == "" || s.Site == "":
+		return fmt.Errorf("group %q site %q: both are required: %w", s.Group, s.Site, ErrInvalidSettings)
+	case s.PeerCheckInterval <= 0:
+		return fmt.Errorf("peerCheckInterval %s: must be positive: %w", s.PeerCheckInterval, ErrInvalidSettings)
+	case s.LeaseTimeout < 3*s.PeerCheckInterval:
+		return fmt.Errorf("leaseTimeout %s below 3 × peerCheckInterval %s: %w",
+			s.LeaseTimeout, s.PeerCheckInterval, ErrInvalidSettings)
+	}
+	return nil
+}
+
+// DBState is what one tick saw of the local mysqld.
+type DBState uint8
+
+// The states of the local mysqld.
+const (
+	// DBUnknown: the status read failed in a way that does not prove mysqld
+	// down (a timeout, an error answer). It may be writable, so the fencing
+	// rules apply as if it were.
+	DBUnknown DBState = iota
+	// DBDown: mysqld is not running (socket missing, connection refused).
+	DBDown
+	// DBReadOnly: mysqld refuses application writes.
+	DBReadOnly
+	// DBWritable: mysqld accepts application writes.
+	DBWritable
+)
+
+var dbStateNames = [...]string{DBUnknown: "unknown", DBDown: "down", DBReadOnly: "read-only", DBWritable: "writable"}
+
+func (s DBState) String() string {
+	if int(s) < len(dbStateNames) {
+		return dbStateNames[s]
+	}
+	return fmt.Sprintf("DBState(%d)", s)
+}
+
+// mayWrite tells whether the fencing rules apply to a mysqld in this state.
+func (s DBState) mayWrite() bool { return s == DBWritable || s == DBUnknown }
+
+// Observation is everything one tick of the loop gathered.
+type Observation struct {
+	// Now is when the tick began gathering: the time every contact in it counts from.
+	Now time.Time
+	DB  DBState
+	// Operator is the operator's answer to GET /active-site; the zero Reply
+	// (ReplyNone) when it was not asked or did not answer.
+	Operator Reply
+	// Peers are the answers to GET /peer/active-site, one per peer asked.
+	Peers []PeerReply
+}
+
+// Fence reasons, the values of the self_fences_total metric's reason label.
+const (
+	// ReasonView: the adopted view names another site.
+	ReasonView = "view"
+	// ReasonLease: no contact renewed the lease for LeaseTimeout.
+	ReasonLease = "lease"
+	// ReasonBoot: the sidecar started and the operator has not answered yet.
+	ReasonBoot = "boot"
+)
+
+// Ignored is an answer the loop threw away: Err wraps ErrMalformed or ErrForeignView.
+type Ignored struct {
+	// From is "operator" or "peer/<name>".
+	From string
+	Err  error
+}
+
+// Decision is what one tick decided.
+type Decision struct {
+	// Fence is true when mysqld must be fenced now, for Reason.
+	Fence  bool
+	Reason string
+	// Adopted is true when this tick replaced the cached view.
+	Adopted bool
+	// Ignored lists the answers this tick threw away, to log and count.
+	Ignored []Ignored
+}
+
+// Loop is the fencing decision of one sidecar: a state machine that never
+// reads the clock, does no I/O and starts no goroutines. Its owner calls Tick
+// once per peerCheckInterval with what it gathered, and acts on the Decision.
+// A Loop is not safe for concurrent use.
+type Loop struct {
+	s    Settings
+	view v1alpha1.ActiveSiteView
+	// hasView is false until a valid view has been heard.
+	hasView bool
+	bootAt  time.Time
+	// lastContact is the last contact that renewed the lease, zero before any.
+	lastContact time.Time
+	// awaitingOperator is true from boot until the operator's first valid view.
+	awaitingOperator bool
+	lastOperator     time.Time
+	lastPeer         map[string]time.Time
+}
+
+// NewLoop starts the loop of a sidecar that boots at now: no view, lease
+// counted from now, awaiting the operator.
+func NewLoop(s Settings, now time.Time) (*Loop, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	return &Loop{s: s, bootAt: now, awaitingOperator: true, lastPeer: map[string]time.Time{}}, nil
+}
+
+// Settings are the loop's settings.
+func (l *Loop) Settings() Settings { return l.s }
+
+// View is the cached view; false before any valid view was heard.
+func (l *Loop) View() (v1alpha1.ActiveSiteView, bool) { return l.view, l.hasView }
+
+// Tick takes one tick's observation and decides.
+func (l *Loop) Tick(o Observation) Decision {
+	var d Decision
+	l.hear(o.Now, "", o.Operator, &d)
+	for _, p := range o.Peers {
+		l.hear(o.Now, p.Peer, p.Reply, &d)
+	}
+	d.Fence, d.Reason = l.rule(o.Now, o.DB)
+	return d
+}
+
+// Check decides without anything heard: the runner calls it when the lease
+// runs out between ticks, so the lease fence does not wait for a gather.
+func (l *Loop) Check(now time.Time, db DBState) Decision {
+	var d Decision
+	d.Fence, d.Reason = l.rule(now, db)
+	return d
+}
+
+// hear takes one answer, from the operator when peer is "": a valid view
+// renews the lease and is adopted when newer; a bad one is listed in
+// d.Ignored; no answer changes nothing.
+func (l *Loop) hear(now time.Time, peer string, r Reply, d *Decision) {
+	from := targetName(peer)
+	if r.Kind != ReplyView {
+		if r.Kind == ReplyMalformed {
+			d.Ignored = append(d.Ignored, Ignored{From: from, Err: r.Err})
+		}
+		return
+	}
+	if err := l.check(r.View); err != nil {
+		d.Ignored = append(d.Ignored, Ignored{From: from, Err: err})
+		return
+	}
+	l.lastContact = later(l.lastContact, now)
+	if peer == "" {
+		l.lastOperator, l.awaitingOperator = later(l.lastOperator, now), false
+	} else {
+		l.lastPeer[peer] = later(l.lastPeer[peer], now)
+	}
+	if !l.hasView || r.View.Newer(l.view) {
+		l.view, l.hasView, d.Adopted = r.View, true, true
+		l.view.Source = from
+	}
+}
+
+// check validates a view against this sidecar's group.
+func (l *Loop) check(v v1alpha1.ActiveSiteView) error {
+	switch {
+	case v.Group == "" || v.ActiveSite == "" || v.Generation < 1:
+		return fmt.Errorf("group %q active site %q generation %d: %w", v.Group, v.ActiveSite, v.Generation, ErrMalformed)
+	case v.Group != l.s.Group || (v.Namespace != "" && l.s.Namespace != "" && v.Namespace != l.s.Namespace):
+		return fmt.Errorf("view of %s/%s, this sidecar is in %s/%s: %w", v.Namespace, v.Group, l.s.Namespace, l.s.Group, ErrForeignView)
+	}
+	return nil
+}
+
+// rule is the fencing rule. A mysqld that cannot write needs nothing; the
+// loop never unfences.
+func (l *Loop) rule(now time.Time, db DBState) (bool, string) {
+	if !db.mayWrite() {
+		return false, ""
+	}
+	switch {
+	case l.hasView && l.view.ActiveSite != l.s.Site:
+		return true, ReasonView
+	case l.awaitingOperator:
+		return true, ReasonBoot
+	case l.LeaseRemaining(now) <= 0:
+		return true, ReasonLease
+	}
+	return false, ""
+}
+
+// LeaseRemaining is how long until the lease runs out at now (negative once it has).
+func (l *Loop) LeaseRemaining(now time.Time) time.Duration { return l.LeaseDeadline().Sub(now) }
+
+// LeaseDeadline is when the lease runs out unless renewed: the last contact,
+// or the boot when there was none yet, plus LeaseTimeout.
+func (l *Loop) LeaseDeadline() time.Time { return later(l.bootAt, l.lastContact).Add(l.s.LeaseTimeout) }
+
+// State is a snapshot of the loop for /status.
+type State struct {
+	View    v1alpha1.ActiveSiteView
+	HasView bool
+	// AwaitingOperator is true until the operator has answered once since boot.
+	AwaitingOperator bool
+	BootAt           time.Time
+	// LastContact is the last contact that renewed the lease (zero before any).
+	LastContact  time.Time
+	LastOperator time.Time
+	LastPeer     map[string]time.Time
+}
+
+// State returns a snapshot; the map is a copy.
+func (l *Loop) State() State {
+	st := State{View: l.view, HasView: l.hasView, AwaitingOperator: l.awaitingOperator, BootAt: l.bootAt,
+		LastContact: l.lastContact, LastOperator: l.lastOperator, LastPeer: make(map[string]time.Time, len(l.lastPeer))}
+	for k, v := range l.lastPeer {
+		st.LastPeer[k] = v
+	}
+	return st
+}
+
+// targetName names where an answer came from: "operator" for peer "", else "peer/<peer>".
+func targetName(peer string) string {
+	if peer == "" {
+		return v1alpha1.SourceOperator
+	}
+	return v1alpha1.SourcePeerPrefix + peer
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}

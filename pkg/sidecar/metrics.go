@@ -1,0 +1,88 @@
+package sidecar
+
+import (
+	"errors"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// Metric names. Every one is declared here only.
+const (
+	MetricSelfFences     = "bloodraven_sidecar_self_fences_total"
+	MetricFenceErrors    = "bloodraven_sidecar_fence_errors_total"
+	MetricLeaseRemaining = "bloodraven_sidecar_lease_remaining_seconds"
+	MetricContactErrors  = "bloodraven_sidecar_contact_errors_total"
+	MetricViewGeneration = "bloodraven_sidecar_view_generation"
+	MetricMySQLWritable  = "bloodraven_sidecar_mysqld_writable"
+)
+
+// Metric labels and the values of LabelKind.
+const (
+	LabelReason = "reason"
+	// LabelTarget is "operator" or "peer/<site>".
+	LabelTarget = "target"
+	// LabelKind says how a contact failed: KindUnreachable, KindMalformed or KindForeign.
+	LabelKind       = "kind"
+	KindUnreachable = "unreachable"
+	KindMalformed   = "malformed"
+	KindForeign     = "foreign"
+)
+
+// fenceReasons are every value of LabelReason.
+var fenceReasons = []string{ReasonView, ReasonLease, ReasonBoot}
+
+// metrics are one sidecar's series, on a registry of their own.
+type metrics struct {
+	reg           *prometheus.Registry
+	selfFences    *prometheus.CounterVec
+	fenceErrors   prometheus.Counter
+	contactErrors *prometheus.CounterVec
+}
+
+// newMetrics registers the series. lease, generation and writable are read
+// at scrape time.
+func newMetrics(targets []string, lease, generation, writable func() float64) *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		selfFences: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricSelfFences,
+			Help: "Fences this sidecar put on its mysqld, by reason."}, []string{LabelReason}),
+		fenceErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: MetricFenceErrors,
+			Help: "Fence attempts that failed or could not be verified."}),
+		contactErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricContactErrors,
+			Help: "Failed or ignored contacts with the operator and each peer, by kind."}, []string{LabelTarget, LabelKind}),
+	}
+	m.reg.MustRegister(m.selfFences, m.fenceErrors, m.contactErrors,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: MetricLeaseRemaining,
+			Help: "Time until the lease runs out; at or below zero a writable mysqld is fenced."}, lease),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: MetricViewGeneration,
+			Help: "Generation of the cached view of the active site, 0 before any."}, generation),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: MetricMySQLWritable,
+			Help: "1 when the last tick saw mysqld accept writes, else 0."}, writable),
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	for _, r := range fenceReasons {
+		m.selfFences.WithLabelValues(r)
+	}
+	for _, t := range targets {
+		for _, k := range []string{KindUnreachable, KindMalformed, KindForeign} {
+			m.contactErrors.WithLabelValues(t, k)
+		}
+	}
+	return m
+}
+
+// contactError counts a failed contact: err wraps ErrUnreachable,
+// ErrMalformed or ErrForeignView. A peer that is too old or has no view yet
+// is not an error.
+func (m *metrics) contactError(target string, err error) {
+	switch {
+	case errors.Is(err, ErrMalformed):
+		m.contactErrors.WithLabelValues(target, KindMalformed).Inc()
+	case errors.Is(err, ErrForeignView):
+		m.contactErrors.WithLabelValues(target, KindForeign).Inc()
+	case errors.Is(err, ErrUnreachable):
+		m.contactErrors.WithLabelValues(target, KindUnreachable).Inc()
+	}
+}

@@ -1,0 +1,286 @@
+package sidecar
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/shipstream/bloodraven/pkg/mysql"
+)
+
+// MySQL is what the sidecar needs of its local mysqld. pkg/mysql's Instance
+// satisfies it; Fence there sets the read-only barrier, kills application
+// connections and verifies the barrier holds.
+type MySQL interface {
+	Status(ctx context.Context) (mysql.Status, error)
+	Fence(ctx context.Context) error
+}
+
+// Config is one sidecar: the decision's Settings plus where to reach the
+// operator and the peers, and how long each call may take.
+type Config struct {
+	Settings
+	// OperatorURL is the operator's base URL; GET /active-site is below it.
+	OperatorURL string
+	Peers       []Peer
+	// RequestTimeout bounds each GET (default two thirds of PeerCheckInterval).
+	RequestTimeout time.Duration
+	// StatusTimeout bounds each status read of mysqld (default half of
+	// PeerCheckInterval, within 200 ms and 2 s).
+	StatusTimeout time.Duration
+	// FenceTimeout bounds one fence with its verification (default 5 s).
+	FenceTimeout time.Duration
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	if c.RequestTimeout <= 0 {
+		c.RequestTimeout = c.PeerCheckInterval * 2 / 3
+	}
+	if c.StatusTimeout <= 0 {
+		c.StatusTimeout = min(max(c.PeerCheckInterval/2, 200*time.Millisecond), 2*time.Second)
+	}
+	if c.FenceTimeout <= 0 {
+		c.FenceTimeout = 5 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+func (c Config) validate() error {
+	if err := c.Settings.Validate(); err != nil {
+		return err
+	}
+	if err := checkURL("operator", c.OperatorURL); err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for _, p := range c.Peers {
+		if p.Name == "" || p.Name == c.Site || seen[p.Name] {
+			return fmt.Errorf("peer %q: names must be distinct sites other than %q: %w", p.Name, c.Site, ErrInvalidSettings)
+		}
+		seen[p.Name] = true
+		if err := checkURL("peer "+p.Name, p.URL); err != nil {
+			return err
+		}
+	}
+	if c.RequestTimeout >= c.PeerCheckInterval {
+		return fmt.Errorf("request timeout %s not below peerCheckInterval %s: %w", c.RequestTimeout, c.PeerCheckInterval, ErrInvalidSettings)
+	}
+	return nil
+}
+
+func checkURL(what, raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%s URL %q: want http(s)://host[:port]: %w", what, raw, ErrInvalidSettings)
+	}
+	return nil
+}
+
+// Runner runs the fencing loop against the real world: it reads mysqld,
+// gathers the views over HTTP, ticks the Loop and fences when told. It also
+// serves the sidecar's HTTP endpoints (Handler).
+type Runner struct {
+	cfg     Config
+	db      MySQL
+	fetch   *fetcher
+	log     *slog.Logger
+	metrics *metrics
+
+	mu   sync.Mutex // guards everything below
+	loop *Loop
+	st   runnerState
+}
+
+// NewRunner prepares a sidecar that boots at now. Nothing runs before Run.
+func NewRunner(cfg Config, db MySQL, now time.Time) (*Runner, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	loop, err := NewLoop(cfg.Settings, now)
+	if err != nil {
+		return nil, err
+	}
+	r := &Runner{cfg: cfg, db: db, log: cfg.Logger, loop: loop, st: newRunnerState(cfg)}
+	r.fetch = &fetcher{client: newHTTPClient(cfg.PeerCheckInterval), timeout: cfg.RequestTimeout,
+		operator: cfg.OperatorURL, peers: cfg.Peers, namespace: cfg.Namespace, group: cfg.Group}
+	targets := []string{targetName("")}
+	for _, p := range cfg.Peers {
+		targets = append(targets, targetName(p.Name))
+	}
+	r.metrics = newMetrics(targets, r.leaseSeconds, r.generation, r.writable)
+	return r, nil
+}
+
+// Run fences a writable mysqld at once (the boot safety net), then ticks every
+// PeerCheckInterval, and in between wakes when the lease runs out. It returns
+// when ctx ends.
+func (r *Runner) Run(ctx context.Context) error {
+	r.log.Info("sidecar starting", "group", r.cfg.Group, "site", r.cfg.Site, "peers", len(r.cfg.Peers),
+		"leaseTimeout", r.cfg.LeaseTimeout, "peerCheckInterval", r.cfg.PeerCheckInterval)
+	r.check(ctx)
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	next := time.Now()
+	for {
+		wake, tick := next, true
+		if dl := r.leaseDeadline(); dl.After(time.Now()) && dl.Before(next) {
+			wake, tick = dl, false
+		}
+		timer.Reset(time.Until(wake))
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-timer.C:
+		}
+		if !tick {
+			r.check(ctx)
+			continue
+		}
+		r.Tick(ctx)
+		next = next.Add(r.cfg.PeerCheckInterval)
+		if now := time.Now(); next.Before(now) {
+			next = now
+		}
+	}
+}
+
+// Tick runs one round of the loop: read mysqld, gather every view, decide,
+// and fence if told. The rule is checked again once the gather is over, so
+// a lease that ran out meanwhile does not wait for the next tick.
+func (r *Runner) Tick(ctx context.Context) {
+	start := time.Now()
+	db := r.readDB(ctx)
+	op, peers := r.fetch.gather(ctx, Report{Site: r.cfg.Site, Generation: r.generationInt(), DB: db})
+	obs := Observation{Now: start, DB: db, Operator: op, Peers: peers}
+	r.mu.Lock()
+	d := r.loop.Tick(obs)
+	if !d.Fence {
+		late := r.loop.Check(time.Now(), db)
+		d.Fence, d.Reason = late.Fence, late.Reason
+	}
+	view, _ := r.loop.View()
+	r.mu.Unlock()
+	r.record(obs, d, view.Generation, view.ActiveSite, view.Source)
+	if d.Fence {
+		r.fence(ctx, d.Reason)
+	}
+}
+
+// check reads mysqld and applies the rule without gathering: at boot, and
+// when the lease runs out between ticks.
+func (r *Runner) check(ctx context.Context) {
+	db := r.readDB(ctx)
+	r.mu.Lock()
+	d := r.loop.Check(time.Now(), db)
+	r.mu.Unlock()
+	if d.Fence {
+		r.fence(ctx, d.Reason)
+	}
+}
+
+// readDB reads mysqld's state within StatusTimeout and remembers it for /readyz.
+func (r *Runner) readDB(ctx context.Context) DBState {
+	sctx, cancel := context.WithTimeout(ctx, r.cfg.StatusTimeout)
+	defer cancel()
+	st, err := r.db.Status(sctx)
+	state := dbStateOf(st, err)
+	r.mu.Lock()
+	prev := r.st.db
+	r.st.db, r.st.dbErr, r.st.dbAt = state, err, time.Now()
+	r.mu.Unlock()
+	if state != prev {
+		r.log.Info("mysqld state", "state", state.String(), "was", prev.String(), "error", err)
+	}
+	return state
+}
+
+// dbStateOf tells a status read apart: only a missing socket or a refused
+// connection proves mysqld down; any other failure leaves it unknown.
+func dbStateOf(st mysql.Status, err error) DBState {
+	switch {
+	case err == nil && st.Writable():
+		return DBWritable
+	case err == nil:
+		return DBReadOnly
+	case errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOENT):
+		return DBDown
+	}
+	return DBUnknown
+}
+
+// fence fences mysqld and verifies it, within FenceTimeout. A failure is
+// logged and counted; the next tick decides again.
+func (r *Runner) fence(ctx context.Context, reason string) {
+	fctx, cancel := context.WithTimeout(ctx, r.cfg.FenceTimeout)
+	defer cancel()
+	err := r.db.Fence(fctx)
+	if err == nil {
+		err = r.verify(fctx)
+	}
+	r.mu.Lock()
+	r.st.noteFence(time.Now(), reason, err)
+	r.mu.Unlock()
+	if err != nil {
+		r.metrics.fenceErrors.Inc()
+		r.log.Error("self-fence failed", "reason", reason, "error", fmt.Errorf("fence %s: %w", r.cfg.Site, err))
+		return
+	}
+	r.metrics.selfFences.WithLabelValues(reason).Inc()
+	r.log.Warn("self-fenced mysqld", "reason", reason, "site", r.cfg.Site)
+}
+
+// verify reads mysqld back after a fence: it must refuse writes.
+func (r *Runner) verify(ctx context.Context) error {
+	st, err := r.db.Status(ctx)
+	if err != nil {
+		return fmt.Errorf("verify: %w", err)
+	}
+	if st.Writable() {
+		return ErrStillWritable
+	}
+	r.mu.Lock()
+	r.st.db, r.st.dbErr, r.st.dbAt = DBReadOnly, nil, time.Now()
+	r.mu.Unlock()
+	return nil
+}
+
+func (r *Runner) leaseDeadline() time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.loop.LeaseDeadline()
+}
+
+func (r *Runner) leaseSeconds() float64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.loop.LeaseRemaining(time.Now()).Seconds()
+}
+
+func (r *Runner) generationInt() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	v, _ := r.loop.View()
+	return v.Generation
+}
+
+func (r *Runner) generation() float64 { return float64(r.generationInt()) }
+
+func (r *Runner) writable() float64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.st.db == DBWritable {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,200 @@
+package sidecar
+
+import (
+	"time"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+)
+
+// contact is the last exchange with the operator or one peer.
+type contact struct {
+	target, url string
+	kind        ReplyKind
+	err         error
+	answeredAt  time.Time // last HTTP answer of any kind
+	asked       bool
+}
+
+// runnerState is what the Runner remembers beside the Loop, for /status,
+// /readyz and the logs.
+type runnerState struct {
+	db              DBState
+	dbErr           error
+	dbAt            time.Time
+	operator        contact
+	peers           []contact // in Config.Peers order
+	lastFence       time.Time
+	lastFenceReason string
+	fenceErr        error
+}
+
+func newRunnerState(cfg Config) runnerState {
+	st := runnerState{operator: contact{target: targetName(""), url: cfg.OperatorURL}}
+	for _, p := range cfg.Peers {
+		st.peers = append(st.peers, contact{target: targetName(p.Name), url: p.URL})
+	}
+	return st
+}
+
+func (st *runnerState) noteFence(at time.Time, reason string, err error) {
+	st.fenceErr = err
+	if err == nil {
+		st.lastFence, st.lastFenceReason = at, reason
+	}
+}
+
+// note records a reply and reports whether its kind changed since the last one.
+func (c *contact) note(now time.Time, r Reply) bool {
+	changed := !c.asked || c.kind != r.Kind
+	c.asked, c.kind, c.err = true, r.Kind, r.Err
+	if r.Kind != ReplyNone {
+		c.answeredAt = now
+	}
+	return changed
+}
+
+// record keeps the tick's replies for /status, counts and logs failed
+// contacts, ignored answers and adoptions.
+func (r *Runner) record(obs Observation, d Decision, gen int64, active, source string) {
+	type change struct {
+		target string
+		reply  Reply
+	}
+	var changes []change
+	r.mu.Lock()
+	if r.st.operator.note(obs.Now, obs.Operator) {
+		changes = append(changes, change{r.st.operator.target, obs.Operator})
+	}
+	for i, p := range obs.Peers {
+		if i < len(r.st.peers) && r.st.peers[i].note(obs.Now, p.Reply) {
+			changes = append(changes, change{r.st.peers[i].target, p.Reply})
+		}
+	}
+	r.mu.Unlock()
+	for _, c := range changes {
+		r.logReplyChange(c.target, c.reply)
+	}
+	if obs.Operator.Kind == ReplyNone {
+		r.metrics.contactError(targetName(""), obs.Operator.Err)
+	}
+	for _, p := range obs.Peers {
+		if p.Kind == ReplyNone {
+			r.metrics.contactError(targetName(p.Peer), p.Err)
+		}
+	}
+	for _, ig := range d.Ignored {
+		r.metrics.contactError(ig.From, ig.Err)
+		r.log.Warn("ignored reply", "from", ig.From, "error", ig.Err)
+	}
+	if d.Adopted {
+		r.log.Info("adopted view", "activeSite", active, "generation", gen, "source", source)
+	}
+}
+
+func (r *Runner) logReplyChange(target string, rep Reply) {
+	switch rep.Kind {
+	case ReplyView:
+		r.log.Info("contact answers with a view", "target", target)
+	case ReplyTooOld:
+		r.log.Info("peer predates /peer/active-site; relying on the operator alone", "target", target)
+	case ReplyNoView:
+		r.log.Info("peer holds no view yet", "target", target)
+	case ReplyNone:
+		r.log.Warn("contact lost", "target", target, "error", rep.Err)
+	}
+}
+
+// StatusReport is the body of GET /status.
+type StatusReport struct {
+	Namespace string `json:"namespace"`
+	Group     string `json:"group"`
+	Site      string `json:"site"`
+	// MySQLD is writable, read-only, down or unknown, as the last read saw it.
+	MySQLD      string    `json:"mysqld"`
+	MySQLDError string    `json:"mysqldError,omitempty"`
+	MySQLDAt    time.Time `json:"mysqldAt"`
+	// Fenced is true when mysqld refuses application writes.
+	Fenced bool `json:"fenced"`
+	// AwaitingOperator is true from boot until the operator answered once.
+	AwaitingOperator      bool    `json:"awaitingOperator"`
+	LeaseRemainingSeconds float64 `json:"leaseRemainingSeconds"`
+	LeaseTimeout          string  `json:"leaseTimeout"`
+	PeerCheckInterval     string  `json:"peerCheckInterval"`
+	// View is the cached view, absent before any.
+	View *v1alpha1.ActiveSiteView `json:"view,omitempty"`
+	// LastContact is the last contact that renewed the lease.
+	LastContact *time.Time      `json:"lastContact,omitempty"`
+	BootAt      time.Time       `json:"bootAt"`
+	Operator    ContactReport   `json:"operator"`
+	Peers       []ContactReport `json:"peers"`
+	LastFence   *FenceReport    `json:"lastFence,omitempty"`
+	FenceError  string          `json:"fenceError,omitempty"`
+}
+
+// ContactReport is the state of the link to the operator or one peer.
+type ContactReport struct {
+	// Target is "operator" or "peer/<site>".
+	Target string `json:"target"`
+	URL    string `json:"url"`
+	// LastContact is the last valid view it gave.
+	LastContact *time.Time `json:"lastContact,omitempty"`
+	// LastReply is the kind of the last reply: view, none, no-view, too-old or malformed.
+	LastReply  string     `json:"lastReply,omitempty"`
+	LastError  string     `json:"lastError,omitempty"`
+	AnsweredAt *time.Time `json:"answeredAt,omitempty"`
+}
+
+// FenceReport is the last self-fence.
+type FenceReport struct {
+	At     time.Time `json:"at"`
+	Reason string    `json:"reason"`
+}
+
+// Status is a snapshot of the sidecar, as GET /status serves it.
+func (r *Runner) Status() StatusReport {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := time.Now()
+	ls := r.loop.State()
+	rep := StatusReport{Namespace: r.cfg.Namespace, Group: r.cfg.Group, Site: r.cfg.Site,
+		MySQLD: r.st.db.String(), MySQLDAt: r.st.dbAt, Fenced: r.st.db == DBReadOnly,
+		AwaitingOperator: ls.AwaitingOperator, LeaseRemainingSeconds: r.loop.LeaseRemaining(now).Seconds(),
+		LeaseTimeout: r.cfg.LeaseTimeout.String(), PeerCheckInterval: r.cfg.PeerCheckInterval.String(),
+		LastContact: timePtr(ls.LastContact), BootAt: ls.BootAt, Peers: []ContactReport{}}
+	if r.st.dbErr != nil {
+		rep.MySQLDError = r.st.dbErr.Error()
+	}
+	if ls.HasView {
+		v := ls.View
+		rep.View = &v
+	}
+	rep.Operator = r.st.operator.report(ls.LastOperator)
+	for i, p := range r.st.peers {
+		rep.Peers = append(rep.Peers, p.report(ls.LastPeer[r.cfg.Peers[i].Name]))
+	}
+	if !r.st.lastFence.IsZero() {
+		rep.LastFence = &FenceReport{At: r.st.lastFence, Reason: r.st.lastFenceReason}
+	}
+	if r.st.fenceErr != nil {
+		rep.FenceError = r.st.fenceErr.Error()
+	}
+	return rep
+}
+
+func (c contact) report(last time.Time) ContactReport {
+	cr := ContactReport{Target: c.target, URL: c.url, LastContact: timePtr(last), AnsweredAt: timePtr(c.answeredAt)}
+	if c.asked {
+		cr.LastReply = c.kind.String()
+	}
+	if c.err != nil {
+		cr.LastError = c.err.Error()
+	}
+	return cr
+}
+
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
