@@ -27,6 +27,7 @@ const (
 	mariadbSemiSyncStatus = "SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_master_%'"
 	mariadbReadOnlyQuery  = "SELECT @@global.read_only AS read_only"
 	mariadbReachedQuery   = "SELECT @@global.gtid_binlog_state AS gtid_binlog_state, @@global.gtid_slave_pos AS gtid_slave_pos"
+	mariadbWaitQuery      = "SELECT MASTER_GTID_WAIT(?, ?) AS result"
 	mariadbStateQuery     = "SELECT @@global.gtid_binlog_state AS gtid_binlog_state"
 	// current_pos: a former primary resumes from its own last write, and a
 	// server with writes its new source lacks is refused with 1236
@@ -170,7 +171,7 @@ func (mariadbDialect) reached(ctx context.Context, ex executor, target string) (
 }
 
 func (mariadbDialect) waitFor(ctx context.Context, ex executor, target string, timeout time.Duration) (bool, error) {
-	r, err := queryOne(ctx, ex, "SELECT MASTER_GTID_WAIT(?, ?) AS result", target, seconds(timeout))
+	r, err := queryOne(ctx, ex, mariadbWaitQuery, target, seconds(timeout))
 	if err != nil {
 		return false, err
 	}

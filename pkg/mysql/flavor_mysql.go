@@ -24,6 +24,8 @@ const (
 	mysqlSemiSyncStatus = "SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_%'"
 	mysqlReadOnlyQuery  = "SELECT @@global.read_only AS read_only, @@global.super_read_only AS super_read_only"
 	mysqlExecutedQuery  = "SELECT @@global.gtid_executed AS gtid_executed"
+	mysqlSubsetQuery    = "SELECT GTID_SUBSET(?, @@global.gtid_executed) AS reached"
+	mysqlWaitQuery      = "SELECT WAIT_FOR_EXECUTED_GTID_SET(?, ?) AS result"
 	mysqlChangeSource   = "CHANGE REPLICATION SOURCE TO SOURCE_HOST=?, SOURCE_PORT=?, SOURCE_USER=?, " +
 		"SOURCE_PASSWORD=?, SOURCE_AUTO_POSITION=1, SOURCE_CONNECT_RETRY=1, GET_SOURCE_PUBLIC_KEY=1"
 )
@@ -120,7 +122,7 @@ func (mysqlDialect) executed(ctx context.Context, ex executor) (gtid.Set, error)
 func (mysqlDialect) waitTarget(set gtid.Set) (string, error) { return set.String(), nil }
 
 func (mysqlDialect) reached(ctx context.Context, ex executor, target string) (bool, error) {
-	r, err := queryOne(ctx, ex, "SELECT GTID_SUBSET(?, @@global.gtid_executed) AS reached", target)
+	r, err := queryOne(ctx, ex, mysqlSubsetQuery, target)
 	if err != nil {
 		return false, err
 	}
@@ -129,7 +131,7 @@ func (mysqlDialect) reached(ctx context.Context, ex executor, target string) (bo
 
 // waitFor: WAIT_FOR_EXECUTED_GTID_SET returns 0 when reached, 1 on timeout.
 func (mysqlDialect) waitFor(ctx context.Context, ex executor, target string, timeout time.Duration) (bool, error) {
-	r, err := queryOne(ctx, ex, "SELECT WAIT_FOR_EXECUTED_GTID_SET(?, ?) AS result", target, seconds(timeout))
+	r, err := queryOne(ctx, ex, mysqlWaitQuery, target, seconds(timeout))
 	if err != nil {
 		return false, err
 	}
