@@ -1,0 +1,21 @@
+package failover
+
+import "errors"
+
+// Sentinel errors; check them with errors.Is.
+var (
+	// ErrNoTarget means a failover was asked for without a target site.
+	ErrNoTarget = errors.New("failover: no target site")
+	// ErrUnknownSite means a site named by the intent or decision is not in the spec.
+	ErrUnknownSite = errors.New("failover: unknown site")
+	// ErrPersist means a status write failed; the step is retried on the next pass.
+	ErrPersist = errors.New("failover: persist status")
+	// ErrPromote means the target could not be made writable.
+	ErrPromote = errors.New("failover: promote")
+	// ErrRoute means role labels, Services or DNS could not be moved.
+	ErrRoute = errors.New("failover: route")
+)
+
+// ErrDrainPending is what DB.DrainRelayLog returns when the relay log is not
+// applied yet; the sequence retries until its drain budget runs out.
+var ErrDrainPending = errors.New("failover: relay log not drained yet")

@@ -1,0 +1,229 @@
+package failover
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/gtid"
+	"github.com/shipstream/bloodraven/pkg/topology"
+)
+
+var t0 = time.Date(2026, 4, 20, 14, 0, 0, 0, time.UTC)
+
+const uuidA, uuidB = "aaaaaaaa-0000-0000-0000-000000000001", "bbbbbbbb-0000-0000-0000-000000000002"
+
+// fakeSite is one mysqld of the fake world.
+type fakeSite struct {
+	up       bool // reachable
+	seenDown bool // the poll loop sees it unreachable even though SQL gets through
+	writable bool
+	executed gtid.Set
+	source   string
+}
+
+var errDown = errors.New("fake: site unreachable")
+
+// world is the fake group: sites, clock, and everything the sequence calls.
+type world struct {
+	t                *testing.T
+	now              time.Time
+	sites            map[string]*fakeSite
+	order            []string
+	promotes         map[string]int
+	drainErr         error
+	routeErr         error
+	labels           string
+	dns              string
+	tainted          []string
+	events           []string
+	failovers, flips int
+	published        []int64
+	// persisted is the durable copy of the group; failAt makes the n-th
+	// persist (1-based, counting from the harness's start) fail, as a crash.
+	persisted *v1alpha1.MysqlFailoverGroup
+	persists  int
+	steps     []string // each persisted step, as "Step:confirmedBy", then "done"
+	failAt    int
+	reports   map[string]*Report
+	sidecars  map[string]int64 // live sidecars and the generation they hold
+}
+
+// addSite adds a third site c, replicating from a.
+func (w *world) addSite(n string) {
+	w.order = append(w.order, n)
+	w.sites[n] = &fakeSite{up: true, executed: gtid.MustParseSet(uuidA + ":1-7"), source: "a"}
+	w.persisted.Spec.Sites = append(w.persisted.Spec.Sites, v1alpha1.Site{Name: n, Role: v1alpha1.RolePrimaryCandidate, Zone: n})
+	w.persisted.Status.Sites = append(w.persisted.Status.Sites, v1alpha1.SiteStatus{Name: n, Fenced: true})
+}
+
+func newWorld(t *testing.T) *world {
+	w := &world{t: t, now: t0, sites: map[string]*fakeSite{}, promotes: map[string]int{},
+		reports: map[string]*Report{}, sidecars: map[string]int64{}}
+	w.order = []string{"a", "b"}
+	w.sites["a"] = &fakeSite{up: true, writable: true, executed: gtid.MustParseSet(uuidA + ":1-10")}
+	w.sites["b"] = &fakeSite{up: true, executed: gtid.MustParseSet(uuidA + ":1-8"), source: "a"}
+	g := &v1alpha1.MysqlFailoverGroup{ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: "ns"}}
+	for _, n := range w.order {
+		g.Spec.Sites = append(g.Spec.Sites, v1alpha1.Site{Name: n, Role: v1alpha1.RolePrimaryCandidate, Zone: n})
+	}
+	g.Spec.FailoverCooldown = metav1.Duration{Duration: time.Minute}
+	g.Spec.Sidecar.LeaseTimeout = metav1.Duration{Duration: 1500 * time.Millisecond}
+	g.Spec.Sidecar.PeerCheckInterval = metav1.Duration{Duration: 500 * time.Millisecond}
+	g.Status = v1alpha1.MysqlFailoverGroupStatus{ActiveSite: "a", TopologyGeneration: 1,
+		Sites: []v1alpha1.SiteStatus{{Name: "a"}, {Name: "b", Fenced: true}}}
+	w.persisted = g
+	return w
+}
+
+func (w *world) site(n string) (*fakeSite, error) {
+	s, ok := w.sites[n]
+	if !ok || !s.up {
+		return nil, fmt.Errorf("%s: %w", n, errDown)
+	}
+	return s, nil
+}
+
+// DB
+func (w *world) Fence(_ context.Context, n string) error {
+	s, err := w.site(n)
+	if err == nil {
+		s.writable = false
+	}
+	return err
+}
+
+func (w *world) DrainRelayLog(context.Context, string, time.Duration) error { return w.drainErr }
+
+func (w *world) Promote(_ context.Context, n string) (gtid.Set, error) {
+	s, err := w.site(n)
+	if err != nil {
+		return gtid.Set{}, err
+	}
+	w.promotes[n]++
+	s.writable, s.source = true, ""
+	return s.executed, nil
+}
+
+func (w *world) ReplicateFrom(_ context.Context, n, src string) error {
+	s, err := w.site(n)
+	if err == nil {
+		s.source, s.writable = src, false
+	}
+	return err
+}
+
+// Router
+func (w *world) SetRoleLabels(_ context.Context, _ *v1alpha1.MysqlFailoverGroup, p string) error {
+	if w.routeErr != nil {
+		return w.routeErr
+	}
+	w.labels = p
+	return nil
+}
+
+func (w *world) PointDNS(_ context.Context, _ *v1alpha1.MysqlFailoverGroup, p string) (bool, error) {
+	changed := w.dns != p
+	w.dns = p
+	return changed, nil
+}
+
+func (w *world) TaintSite(_ context.Context, _ *v1alpha1.MysqlFailoverGroup, s string) error {
+	if !slices.Contains(w.tainted, s) {
+		w.tainted = append(w.tainted, s)
+	}
+	return nil
+}
+
+// Persister
+func (w *world) PersistStatus(_ context.Context, g *v1alpha1.MysqlFailoverGroup) error {
+	w.persists++
+	if w.failAt > 0 && w.persists >= w.failAt {
+		return errors.New("fake: operator crashed before this write")
+	}
+	w.persisted = g.DeepCopy()
+	if it := g.Status.Failover; it != nil {
+		w.steps = append(w.steps, string(it.Step)+":"+it.FenceConfirmedBy)
+	} else if g.Status.LastFailover != nil {
+		w.steps = append(w.steps, "done")
+	}
+	return nil
+}
+
+// Publisher and Notifier
+func (w *world) Publish(g *v1alpha1.MysqlFailoverGroup) {
+	w.published = append(w.published, g.Status.TopologyGeneration)
+}
+
+func (w *world) Event(_ *v1alpha1.MysqlFailoverGroup, _, reason, _ string) {
+	w.events = append(w.events, reason)
+}
+
+func (w *world) FailoverCompleted(*v1alpha1.MysqlFailoverGroup, v1alpha1.FailoverKind) { w.failovers++ }
+func (w *world) DNSFlipped(*v1alpha1.MysqlFailoverGroup)                               { w.flips++ }
+
+func (w *world) Now() time.Time { return w.now }
+
+func (w *world) env() Env {
+	return Env{DB: w, Router: w, Persister: w, Publisher: w, Notifier: w, Clock: w}
+}
+
+// pass reads the persisted group, observes the world as the poll loop would
+// (every site with a fresh state, unreachable ones judged by ConfirmFence)
+// and decides.
+func (w *world) pass() Pass {
+	g := w.persisted.DeepCopy()
+	st := &g.Status
+	settings := SettingsFor(g, Settings{DrainTimeout: 3 * time.Second, CallTimeout: time.Second})
+	evidence := func(n string) Evidence {
+		ev := Evidence{Site: n, Now: w.now, Active: st.ActiveSite, FailingSince: t0, Report: w.reports[n],
+			LastContact: t0, LeaseTimeout: settings.LeaseTimeout, PeerCheckInterval: settings.PeerCheckInterval}
+		for _, p := range w.order {
+			if gen, ok := w.sidecars[p]; p != n && ok {
+				ev.Peers = append(ev.Peers, PeerAdoption{Site: p, Adopted: gen >= st.TopologyGeneration, At: t0})
+			}
+		}
+		return ev
+	}
+	in := topology.Input{ActiveSite: st.ActiveSite, Generation: st.TopologyGeneration, History: History(st),
+		InFlight: InFlight(st), PlannedInFlight: PlannedInFlight(st), Cooldown: g.Spec.FailoverCooldown.Duration, Now: w.now}
+	for _, n := range w.order {
+		s := w.sites[n]
+		v := topology.SiteView{Name: n, Role: v1alpha1.RolePrimaryCandidate, Executed: s.executed,
+			Replication: topology.Replication{Running: s.source != ""}}
+		switch {
+		case !s.up || s.seenDown:
+			v.State = v1alpha1.StateUnreachable
+			ok, _ := ConfirmFence(evidence(n))
+			v.FenceConfirmed = ok || HeldReadOnly(st, n)
+		case s.writable:
+			v.State = v1alpha1.StateWritable
+		default:
+			v.State = v1alpha1.StateReadOnly
+		}
+		in.Sites = append(in.Sites, v)
+	}
+	d, err := topology.Decide(in)
+	if err != nil {
+		w.t.Fatalf("decide: %v", err)
+	}
+	sidecar := func(n string) (int64, bool) { gen, ok := w.sidecars[n]; return gen, ok }
+	return Pass{Group: g, Input: in, Decision: d, Evidence: evidence, Sidecar: sidecar, Settings: settings}
+}
+
+// writers lists the writable sites.
+func (w *world) writers() []string {
+	var out []string
+	for _, n := range w.order {
+		if w.sites[n].writable {
+			out = append(out, n)
+		}
+	}
+	return out
+}

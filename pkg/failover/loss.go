@@ -1,0 +1,27 @@
+package failover
+
+import (
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/gtid"
+)
+
+// AccountLoss fills lastFailover.transactionsLost and lostGtidSet from the
+// old primary's executed set, read once it is reachable again: whatever it
+// executed that the target did not hold when it was promoted. It does
+// nothing, and returns false, when the loss is already accounted or there is
+// nothing to account it against.
+func AccountLoss(st *v1alpha1.MysqlFailoverGroupStatus, fromExecuted gtid.Set) bool {
+	lf := st.LastFailover
+	if lf == nil || lf.TransactionsLost != nil || st.Failover != nil {
+		return false
+	}
+	promoted, err := gtid.ParseSet(st.PromotionGtidExecuted)
+	if err != nil {
+		return false
+	}
+	lost := fromExecuted.Subtract(promoted)
+	n := int64(lost.Count())
+	lf.TransactionsLost = &n
+	lf.LostGtidSet = lost.String()
+	return true
+}

@@ -1,0 +1,55 @@
+package failover
+
+import (
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/gtid"
+)
+
+func TestAccountLoss(t *testing.T) {
+	last := func() *v1alpha1.FailoverRecord {
+		return &v1alpha1.FailoverRecord{Time: metav1.NewTime(t0), From: "a", To: "b", Kind: v1alpha1.KindEmergency}
+	}
+	cases := []struct {
+		name     string
+		st       v1alpha1.MysqlFailoverGroupStatus
+		from     string
+		ok       bool
+		lost     int64
+		lostGTID string
+	}{
+		{"old primary had transactions the target never got",
+			v1alpha1.MysqlFailoverGroupStatus{LastFailover: last(), PromotionGtidExecuted: uuidA + ":1-8"},
+			uuidA + ":1-10", true, 2, uuidA + ":9-10"},
+		{"nothing lost",
+			v1alpha1.MysqlFailoverGroupStatus{LastFailover: last(), PromotionGtidExecuted: uuidA + ":1-10"},
+			uuidA + ":1-10", true, 0, ""},
+		{"new primary's own writes do not count",
+			v1alpha1.MysqlFailoverGroupStatus{LastFailover: last(), PromotionGtidExecuted: uuidA + ":1-10"},
+			uuidA + ":1-10," + uuidB + ":1-3", true, 3, uuidB + ":1-3"},
+		{"already accounted", func() v1alpha1.MysqlFailoverGroupStatus {
+			st := v1alpha1.MysqlFailoverGroupStatus{LastFailover: last(), PromotionGtidExecuted: uuidA + ":1-8"}
+			n := int64(0)
+			st.LastFailover.TransactionsLost = &n
+			return st
+		}(), uuidA + ":1-10", false, 0, ""},
+		{"no failover yet", v1alpha1.MysqlFailoverGroupStatus{}, uuidA + ":1-10", false, 0, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ok := AccountLoss(&c.st, gtid.MustParseSet(c.from))
+			if ok != c.ok {
+				t.Fatalf("AccountLoss = %v, want %v", ok, c.ok)
+			}
+			if !ok {
+				return
+			}
+			if lf := c.st.LastFailover; *lf.TransactionsLost != c.lost || lf.LostGtidSet != c.lostGTID {
+				t.Fatalf("lost %d %q, want %d %q", *lf.TransactionsLost, lf.LostGtidSet, c.lost, c.lostGTID)
+			}
+		})
+	}
+}

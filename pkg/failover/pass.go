@@ -1,0 +1,86 @@
+package failover
+
+import (
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/topology"
+)
+
+// ConfirmedByProbe says the old primary was observed read-only.
+const ConfirmedByProbe = "observed-read-only"
+
+// Pass is one poll pass as the sequence sees it. The caller builds Input from
+// its fresh observations and persisted status, and Decision with topology.Decide.
+type Pass struct {
+	// Group is the group as last read; the sequence mutates Group.Status and
+	// persists it through Env.Persister.
+	Group    *v1alpha1.MysqlFailoverGroup
+	Input    topology.Input
+	Decision topology.Decision
+	// Evidence returns what the operator knows about whether site can write.
+	Evidence func(site string) Evidence
+	// Sidecar returns the generation the site's sidecar was last seen holding,
+	// and whether that sidecar is live (reported within its lease). A live
+	// sidecar that does not hold the generation naming its site would fence
+	// it right after promotion.
+	Sidecar  func(site string) (generation int64, live bool)
+	Settings Settings
+}
+
+// Starts reports whether d asks for an emergency failover to begin: a
+// Failover, or one blocked only because an old primary is not yet confirmed
+// fenced (its intent is then published so that sidecars fence by view).
+func Starts(d topology.Decision) bool {
+	return d.Kind == topology.KindFailover ||
+		(d.Kind == topology.KindFailoverBlocked && d.Wanted == topology.KindFailover &&
+			d.Reason == v1alpha1.ReasonFenceUnconfirmed && d.Target != "")
+}
+
+// PlannedInFlight reports whether a planned failover holds the topology: its
+// status block is in a non-terminal phase. Automatic evaluation pauses then.
+// The planned-failover state machine refines this when it lands.
+func PlannedInFlight(st *v1alpha1.MysqlFailoverGroupStatus) bool {
+	return st.PlannedFailover != nil && st.PlannedFailover.Phase != "" && !st.PlannedFailover.Phase.Terminal()
+}
+
+// History is status.lastFailover as topology.Decide reads it: the cooldown
+// counts the last failover of either kind.
+func History(st *v1alpha1.MysqlFailoverGroupStatus) []topology.FailoverRecord {
+	lf := st.LastFailover
+	if lf == nil {
+		return nil
+	}
+	return []topology.FailoverRecord{{From: lf.From, To: lf.To, Time: lf.Time.Time, Kind: lf.Kind,
+		Generation: st.TopologyGeneration}}
+}
+
+// InFlight is status.failover as topology.Decide reads it.
+func InFlight(st *v1alpha1.MysqlFailoverGroupStatus) *topology.Intent {
+	if st.Failover == nil {
+		return nil
+	}
+	return &topology.Intent{From: st.Failover.From, To: st.Failover.To, Generation: st.Failover.Generation}
+}
+
+// SiteRecord returns the status record of site, adding one when missing.
+func SiteRecord(st *v1alpha1.MysqlFailoverGroupStatus, site string) *v1alpha1.SiteStatus {
+	for i := range st.Sites {
+		if st.Sites[i].Name == site {
+			return &st.Sites[i]
+		}
+	}
+	st.Sites = append(st.Sites, v1alpha1.SiteStatus{Name: site})
+	return &st.Sites[len(st.Sites)-1]
+}
+
+// HeldReadOnly reports whether Bloodraven holds site read-only: it was last
+// observed read-only (or fenced by SQL) and has not been made writable since.
+// Such a site is confirmed unable to write even while unreachable, because
+// only the operator ever unfences.
+func HeldReadOnly(st *v1alpha1.MysqlFailoverGroupStatus, site string) bool {
+	for _, s := range st.Sites {
+		if s.Name == site {
+			return s.Fenced
+		}
+	}
+	return false
+}

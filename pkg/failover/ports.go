@@ -1,0 +1,123 @@
+package failover
+
+import (
+	"context"
+	"time"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/gtid"
+)
+
+// DB is what the sequence does to the sites' mysqld, by site name. Every call
+// must end by its context's deadline. pkg/controller implements it over
+// pkg/mysql; pkg/sim over its model.
+type DB interface {
+	// Fence stops application writes on site and kills application
+	// connections; nil means the site is verified read-only.
+	Fence(ctx context.Context, site string) error
+	// DrainRelayLog waits up to timeout until site has applied what it
+	// received. A timeout or a site without replication is not fatal.
+	DrainRelayLog(ctx context.Context, site string, timeout time.Duration) error
+	// Promote forgets replication on site, makes it writable and returns its
+	// executed GTID set.
+	Promote(ctx context.Context, site string) (gtid.Set, error)
+	// ReplicateFrom makes site a read-only replica of source.
+	ReplicateFrom(ctx context.Context, site, source string) error
+}
+
+// Router moves clients. It is the part of pkg/routing's Router the sequence
+// uses; the method names are routing's.
+type Router interface {
+	SetRoleLabels(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, primarySite string) error
+	PointDNS(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, site string) (changed bool, err error)
+	TaintSite(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, site string) error
+}
+
+// Persister writes g.Status. It must not return before the write is durable,
+// and it updates g (resourceVersion) on success.
+type Persister interface {
+	PersistStatus(ctx context.Context, g *v1alpha1.MysqlFailoverGroup) error
+}
+
+// Publisher serves the persisted topology view on /active-site.
+type Publisher interface {
+	Publish(g *v1alpha1.MysqlFailoverGroup)
+}
+
+// Notifier records what happened: Kubernetes Events and metrics.
+type Notifier interface {
+	// Event records an Event on g; eventType is "Normal" or "Warning" and
+	// reason one of the v1alpha1.Event* constants.
+	Event(g *v1alpha1.MysqlFailoverGroup, eventType, reason, message string)
+	// FailoverCompleted counts a completed failover of kind.
+	FailoverCompleted(g *v1alpha1.MysqlFailoverGroup, kind v1alpha1.FailoverKind)
+	// DNSFlipped counts a change of the DNSEndpoint's target.
+	DNSFlipped(g *v1alpha1.MysqlFailoverGroup)
+}
+
+// Clock tells the time. Tests and the simulation pass their own.
+type Clock interface {
+	Now() time.Time
+}
+
+// ClockFunc adapts a function to Clock.
+type ClockFunc func() time.Time
+
+// Now implements Clock.
+func (f ClockFunc) Now() time.Time { return f() }
+
+// Event types, as Kubernetes spells them.
+const (
+	EventNormal  = "Normal"
+	EventWarning = "Warning"
+)
+
+// Env is everything Emergency acts through.
+type Env struct {
+	DB        DB
+	Router    Router
+	Persister Persister
+	Publisher Publisher
+	Notifier  Notifier
+	Clock     Clock
+}
+
+// Settings bound the sequence. Zero fields take the defaults of withDefaults.
+type Settings struct {
+	// LeaseTimeout and PeerCheckInterval are spec.sidecar's.
+	LeaseTimeout      time.Duration
+	PeerCheckInterval time.Duration
+	// DrainTimeout bounds the wait for the target's relay log (default 30 s).
+	DrainTimeout time.Duration
+	// CallTimeout bounds one SQL or Kubernetes call (default 5 s).
+	CallTimeout time.Duration
+	// FenceTimeout bounds one SQL fence attempt on an old primary that may
+	// not answer (default 1 s); keep it near the probe deadline.
+	FenceTimeout time.Duration
+	// AdoptionWait bounds how long promotion waits for the target's sidecar to
+	// hold the new generation (default 2 x PeerCheckInterval).
+	AdoptionWait time.Duration
+}
+
+func (s Settings) withDefaults() Settings {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&s.LeaseTimeout, 20*time.Second)
+	def(&s.PeerCheckInterval, 5*time.Second)
+	def(&s.DrainTimeout, 30*time.Second)
+	def(&s.CallTimeout, 5*time.Second)
+	def(&s.FenceTimeout, time.Second)
+	def(&s.AdoptionWait, 2*s.PeerCheckInterval)
+	return s
+}
+
+// SettingsFor reads the spec's sidecar timings into Settings, keeping the
+// operator-wide bounds of base.
+func SettingsFor(g *v1alpha1.MysqlFailoverGroup, base Settings) Settings {
+	base.LeaseTimeout = g.Spec.Sidecar.LeaseTimeout.Duration
+	base.PeerCheckInterval = g.Spec.Sidecar.PeerCheckInterval.Duration
+	return base.withDefaults()
+}

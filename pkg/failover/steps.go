@@ -1,0 +1,209 @@
+package failover
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/gtid"
+	"github.com/shipstream/bloodraven/pkg/topology"
+)
+
+// fence tries the SQL fence on the old primary unless other evidence already
+// confirms it, then waits until every site but the target is confirmed unable
+// to write. The attempt is bounded by FenceTimeout, so a blackholed old
+// primary delays a pass by no more than that.
+func (e *Emergency) fence(ctx context.Context, p Pass, it *v1alpha1.FailoverIntent, gated *bool) (string, error) {
+	from, _ := p.Input.Site(it.From)
+	ev := e.evidence(p, it.From)
+	confirmed, by := ConfirmFence(ev)
+	if it.From != it.To && !confirmed && from.State != v1alpha1.StateReadOnly {
+		cctx, cancel := context.WithTimeout(ctx, p.Settings.FenceTimeout)
+		if e.env.DB.Fence(cctx, it.From) == nil {
+			confirmed, by = true, ConfirmedBySQL
+			SiteRecord(&p.Group.Status, it.From).Fenced = true
+		}
+		cancel()
+	}
+	if dl, ok := LeaseDeadline(ev); ok && it.From != it.To {
+		it.FenceDeadline = &metav1.Time{Time: dl}
+	}
+	if ok, why := promotable(p, it, confirmed); !ok {
+		return why, e.persist(ctx, p) // skipped by the persister when nothing changed
+	}
+	if !confirmed {
+		by = ConfirmedByProbe
+	}
+	it.FenceConfirmedBy = by
+	it.Step = v1alpha1.StepPromoting
+	*gated = true
+	return "", e.persist(ctx, p)
+}
+
+func (e *Emergency) evidence(p Pass, site string) Evidence {
+	if p.Evidence == nil {
+		return Evidence{Site: site, Active: p.Group.Status.ActiveSite}
+	}
+	return p.Evidence(site)
+}
+
+// promotable reads the pass's decision: the target may be made writable when
+// Decide asks for exactly this failover, or when the only site it found
+// unconfirmed is the old primary and that one is confirmed now (fenced by SQL
+// this pass, or past its lease deadline now that the intent is published).
+func promotable(p Pass, it *v1alpha1.FailoverIntent, fromConfirmed bool) (bool, string) {
+	d := p.Decision
+	switch {
+	case d.Target != it.To:
+		return false, fmt.Sprintf("decision %s does not promote %s: %s", d, it.To, d.Message)
+	case d.Kind == topology.KindFailover:
+		return true, ""
+	case fromConfirmed && d.Kind == topology.KindFailoverBlocked && d.Reason == v1alpha1.ReasonFenceUnconfirmed &&
+		slices.Equal(d.Unconfirmed, []string{it.From}):
+		return true, ""
+	}
+	return false, d.Message
+}
+
+// promote drains the target's relay log (bounded) and makes it writable. A
+// target already writable was promoted before a restart: its set is recorded.
+func (e *Emergency) promote(ctx context.Context, p Pass, it *v1alpha1.FailoverIntent, gated bool) (string, error) {
+	st := &p.Group.Status
+	to, _ := p.Input.Site(it.To)
+	if to.State == v1alpha1.StateWritable {
+		return "", e.promoted(ctx, p, it, to.Executed)
+	}
+	if !gated {
+		if ok, why := promotable(p, it, false); !ok {
+			return why, nil
+		}
+	}
+	now := e.env.Clock.Now()
+	if gen, live := e.sidecar(p, it.To); live && gen < it.Generation && now.Before(e.stepSeen.Add(p.Settings.AdoptionWait)) {
+		return fmt.Sprintf("%s's sidecar holds generation %d, waiting for %d", it.To, gen, it.Generation), nil
+	}
+	if wait := e.drain(ctx, p, it); wait != "" {
+		return wait, nil
+	}
+	// Persisted before the target can write: it no longer counts as held read-only.
+	if rec := SiteRecord(st, it.To); rec.Fenced {
+		rec.Fenced = false
+		if err := e.persist(ctx, p); err != nil {
+			return "", err
+		}
+	}
+	cctx, cancel := e.call(ctx, p)
+	set, err := e.env.DB.Promote(cctx, it.To)
+	cancel()
+	if err != nil {
+		return "", fmt.Errorf("%w %s: %w", ErrPromote, it.To, err)
+	}
+	return "", e.promoted(ctx, p, it, set)
+}
+
+func (e *Emergency) sidecar(p Pass, site string) (int64, bool) {
+	if p.Sidecar == nil {
+		return 0, false
+	}
+	return p.Sidecar(site)
+}
+
+// drain waits for the target's relay log within DrainTimeout of the step's
+// start; past it, or on any error but ErrDrainPending, promotion goes on.
+func (e *Emergency) drain(ctx context.Context, p Pass, it *v1alpha1.FailoverIntent) string {
+	deadline := e.stepSeen.Add(p.Settings.DrainTimeout)
+	left := deadline.Sub(e.env.Clock.Now())
+	if left <= 0 {
+		return ""
+	}
+	cctx, cancel := context.WithTimeout(ctx, left+p.Settings.CallTimeout)
+	defer cancel()
+	err := e.env.DB.DrainRelayLog(cctx, it.To, left)
+	if errors.Is(err, ErrDrainPending) && e.env.Clock.Now().Before(deadline) {
+		return fmt.Sprintf("draining %s's relay log", it.To)
+	}
+	return ""
+}
+
+func (e *Emergency) promoted(ctx context.Context, p Pass, it *v1alpha1.FailoverIntent, set gtid.Set) error {
+	p.Group.Status.PromotionGtidExecuted = set.String()
+	SiteRecord(&p.Group.Status, it.To).Fenced = false
+	it.Step = v1alpha1.StepRouting
+	return e.persist(ctx, p)
+}
+
+// route moves role labels, the -primary Service and DNS to the target and
+// taints the losing site's nodes.
+func (e *Emergency) route(ctx context.Context, p Pass, it *v1alpha1.FailoverIntent) error {
+	if r := e.env.Router; r != nil {
+		if err := e.routeTo(ctx, p, r, it); err != nil {
+			return err
+		}
+	}
+	it.Step = v1alpha1.StepRepointing
+	return e.persist(ctx, p)
+}
+
+func (e *Emergency) routeTo(ctx context.Context, p Pass, r Router, it *v1alpha1.FailoverIntent) error {
+	g := p.Group
+	cctx, cancel := e.call(ctx, p)
+	defer cancel()
+	if err := r.SetRoleLabels(cctx, g, it.To); err != nil {
+		return fmt.Errorf("%w: role labels to %s: %w", ErrRoute, it.To, err)
+	}
+	changed, err := r.PointDNS(cctx, g, it.To)
+	if err != nil {
+		e.env.Notifier.Event(g, EventWarning, v1alpha1.EventDNSFlipFailed, fmt.Sprintf("point DNS at %s: %v", it.To, err))
+		return fmt.Errorf("%w: DNS to %s: %w", ErrRoute, it.To, err)
+	}
+	if changed {
+		e.env.Notifier.DNSFlipped(g)
+		e.env.Notifier.Event(g, EventNormal, v1alpha1.EventDNSFlipped, fmt.Sprintf("DNS now points at %s", it.To))
+	}
+	if it.From != it.To {
+		if err := r.TaintSite(cctx, g, it.From); err != nil {
+			return fmt.Errorf("%w: taint %s: %w", ErrRoute, it.From, err)
+		}
+	}
+	return nil
+}
+
+// repoint points every other reachable, read-only, non-diverged site at the
+// target (best effort: the poll loop's maintenance retries), then completes.
+func (e *Emergency) repoint(ctx context.Context, p Pass, it *v1alpha1.FailoverIntent) error {
+	promoted, _ := gtid.ParseSet(p.Group.Status.PromotionGtidExecuted)
+	for _, s := range p.Input.Sites {
+		if s.Name == it.To || s.State != v1alpha1.StateReadOnly || s.Diverged ||
+			!gtid.Errant(s.Executed, promoted).IsEmpty() {
+			continue
+		}
+		cctx, cancel := e.call(ctx, p)
+		_ = e.env.DB.ReplicateFrom(cctx, s.Name, it.To)
+		cancel()
+	}
+	return e.complete(ctx, p, it)
+}
+
+// complete persists lastFailover and clears the intent.
+func (e *Emergency) complete(ctx context.Context, p Pass, it *v1alpha1.FailoverIntent) error {
+	st := &p.Group.Status
+	st.LastFailover = &v1alpha1.FailoverRecord{Time: metav1.NewTime(e.env.Clock.Now()), From: it.From, To: it.To,
+		Kind: v1alpha1.KindEmergency}
+	st.ActiveSite, st.Failover = it.To, nil
+	if from, ok := p.Input.Site(it.From); ok && it.From != it.To && from.State != v1alpha1.StateUnreachable &&
+		from.State != v1alpha1.StateUnknown {
+		AccountLoss(st, from.Executed)
+	}
+	if err := e.persist(ctx, p); err != nil {
+		st.Failover = it
+		return err
+	}
+	e.env.Notifier.FailoverCompleted(p.Group, v1alpha1.KindEmergency)
+	e.env.Notifier.Event(p.Group, EventNormal, v1alpha1.EventFailoverExecuted,
+		fmt.Sprintf("%s is primary, generation %d (from %s, fence confirmed by %s)", it.To, it.Generation, it.From, it.FenceConfirmedBy))
+	return nil
+}
