@@ -1,0 +1,24 @@
+// Package routing is the operator's Kubernetes-object layer. It renders and
+// applies every object a MysqlFailoverGroup asks for, and moves traffic and
+// scheduling when the topology changes:
+//
+//   - Converge: per site a Deployment (mysqld and the fencing sidecar), a PVC,
+//     a ConfigMap with my.cnf and a Service; per group the -primary and
+//     -replicas Services, the credentials Secrets, the init SQL Secret and the
+//     external-dns DNSEndpoint.
+//   - SetRoleLabels: the role label on Pods, which the -primary and -replicas
+//     Services select on.
+//   - PointDNS: the DNSEndpoint's target.
+//   - TaintSite / UntaintSite: the lost-primary taint on a site's nodes.
+//
+// It talks only to the Kubernetes API. Every object is written with
+// server-side apply under the field owner FieldOwner with forced ownership,
+// and is owned by its group (except PVCs, which outlive the group so that
+// deleting a group never deletes data). Applying an unchanged object is a
+// no-op on the server, so Converge writes nothing when nothing changed.
+//
+// The my.cnf and init SQL renderers are pure functions. The init SQL is the
+// one place outside pkg/mysql that holds SQL: it only bootstraps accounts at
+// mysqld start, before any topology verb runs. docs/objects.md describes every
+// object in prose.
+package routing

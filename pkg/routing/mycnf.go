@@ -1,0 +1,102 @@
+package routing
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+)
+
+// ConfigFlavor resolves the flavor my.cnf and the init SQL are written for.
+// An explicit spec.mysql.flavor wins; auto looks at the image: a repository
+// whose name mentions mysql but not mariadb (mysql:8.4,
+// container-registry.oracle.com/mysql/community-server) is MySQL, anything
+// else (the default mariadb:10.11 included) is MariaDB. The operator still
+// reads @@version at run time; this only picks the boot configuration.
+func ConfigFlavor(spec v1alpha1.MySQLSpec, image string) v1alpha1.Flavor {
+	if spec.Flavor == v1alpha1.FlavorMySQL || spec.Flavor == v1alpha1.FlavorMariaDB {
+		return spec.Flavor
+	}
+	repo := strings.ToLower(image)
+	if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
+		repo = repo[:i]
+	}
+	if strings.Contains(repo, "mysql") && !strings.Contains(repo, "mariadb") {
+		return v1alpha1.FlavorMySQL
+	}
+	return v1alpha1.FlavorMariaDB
+}
+
+// cnfPaths are the files and folders my.cnf points at. Pods use podPaths; the
+// real-database test points them at a temporary folder.
+type cnfPaths struct {
+	DataDir, Socket, PIDFile, InitFile string
+	Port                               int
+}
+
+var podPaths = cnfPaths{
+	DataDir:  DataDir,
+	Socket:   SocketPath,
+	PIDFile:  RunDir + "/mysqld.pid",
+	InitFile: InitFile,
+	Port:     MySQLPort,
+}
+
+// RenderMyCnf renders a site's my.cnf. It has three parts, in this order:
+//  1. defaults the user may override (bind-address, skip_name_resolve, user);
+//  2. spec.mysql.config, verbatim;
+//  3. a fresh [mysqld] header and the settings Bloodraven depends on (paths,
+//     server_id, read_only, binlog and GTID settings). In my.cnf the last
+//     occurrence of an option wins, so these always win over part 2.
+func RenderMyCnf(flavor v1alpha1.Flavor, site, userConfig string) string {
+	return renderMyCnf(flavor, site, userConfig, podPaths)
+}
+
+func renderMyCnf(flavor v1alpha1.Flavor, site, userConfig string, p cnfPaths) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Rendered by Bloodraven for site %s. Edit spec.mysql.config instead.\n", site)
+	fmt.Fprintf(&b, "[client]\nsocket=%s\n\n", p.Socket)
+	b.WriteString("[mysqld]\nuser=root\nbind-address=0.0.0.0\nskip_name_resolve=ON\n")
+	if c := strings.TrimSpace(userConfig); c != "" {
+		b.WriteString("\n# spec.mysql.config\n")
+		b.WriteString(c)
+		b.WriteString("\n")
+	}
+	b.WriteString("\n# Bloodraven's settings come last so that they win.\n[mysqld]\n")
+	fmt.Fprintf(&b, "datadir=%s\nsocket=%s\npid-file=%s\nport=%d\ninit_file=%s\n",
+		p.DataDir, p.Socket, p.PIDFile, p.Port, p.InitFile)
+	for _, l := range EnforcedSettings(flavor, site) {
+		b.WriteString(l)
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// EnforcedSettings are the [mysqld] lines every site gets regardless of
+// spec.mysql.config: a stable server_id, boot fenced (read_only=ON, and
+// super_read_only=ON on MySQL), ROW binlogs that replicas also write, and
+// GTID replication (gtid_strict_mode with domain 0 on MariaDB, gtid_mode and
+// enforce_gtid_consistency on MySQL). Log names do not depend on the Pod's
+// host name, which changes on every restart.
+func EnforcedSettings(flavor v1alpha1.Flavor, site string) []string {
+	lines := []string{
+		fmt.Sprintf("server_id=%d", ServerID(site)),
+		"read_only=ON",
+		"log_bin=binlog",
+		"relay_log=relay-bin",
+		"binlog_format=ROW",
+	}
+	if flavor == v1alpha1.FlavorMySQL {
+		return append(lines,
+			"super_read_only=ON",
+			"log_replica_updates=ON",
+			"gtid_mode=ON",
+			"enforce_gtid_consistency=ON",
+		)
+	}
+	return append(lines,
+		"log_slave_updates=ON",
+		"gtid_strict_mode=ON",
+		"gtid_domain_id=0",
+	)
+}

@@ -1,0 +1,159 @@
+package routing
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+)
+
+// Options tune what Converge renders. The zero value works except for OperatorURL.
+type Options struct {
+	// OperatorURL is the operator's /active-site base URL that sidecars ask,
+	// e.g. http://bloodraven.bloodraven-system.svc:8081. Required.
+	OperatorURL string
+	// MySQLImage and SidecarImage, when set, replace spec.mysql.image and spec.sidecar.image.
+	MySQLImage   string
+	SidecarImage string
+	// MysqldCommand and SidecarCommand, when set, replace the images' entrypoints.
+	MysqldCommand  []string
+	SidecarCommand []string
+	// PeerURL gives the base URL a sidecar reaches a peer site's sidecar at.
+	// Default: http://<SiteServiceHost>:8080.
+	PeerURL func(namespace, group, site string) string
+	// TerminationGracePeriod of site Pods. Default 10 s: a Pod must go away
+	// quickly for a failover to confirm it gone.
+	TerminationGracePeriod time.Duration
+}
+
+// DefaultTerminationGracePeriod is the site Pods' grace period unless Options say otherwise.
+const DefaultTerminationGracePeriod = 10 * time.Second
+
+// Router makes and changes the Kubernetes objects of failover groups.
+type Router struct {
+	Client client.Client
+	Scheme *runtime.Scheme
+	opts   Options
+}
+
+// New returns a Router. The scheme must know core, apps, v1alpha1 and external-dns kinds.
+func New(c client.Client, s *runtime.Scheme, opts Options) *Router {
+	if opts.PeerURL == nil {
+		opts.PeerURL = func(ns, group, site string) string {
+			return fmt.Sprintf("http://%s:%d", SiteServiceHost(ns, group, site), SidecarPort)
+		}
+	}
+	if opts.TerminationGracePeriod <= 0 {
+		opts.TerminationGracePeriod = DefaultTerminationGracePeriod
+	}
+	return &Router{Client: c, Scheme: s, opts: opts}
+}
+
+// Converge makes every object g's spec asks for, in dependency order:
+// credentials Secrets (generated when absent, never overwritten), the init SQL
+// Secret, each site's ConfigMap, PVC, Service and Deployment, the -primary and
+// -replicas Services, and the DNSEndpoint. It does not touch Pod role labels,
+// DNS targets of an existing DNSEndpoint, or node taints: the failover
+// sequence owns those through SetRoleLabels, PointDNS and TaintSite.
+func (r *Router) Converge(ctx context.Context, g *v1alpha1.MysqlFailoverGroup) error {
+	if err := r.check(g); err != nil {
+		return fmt.Errorf("converge %s/%s: %w", g.Namespace, g.Name, err)
+	}
+	if err := r.ensureSecrets(ctx, g); err != nil {
+		return fmt.Errorf("converge %s/%s: %w", g.Namespace, g.Name, err)
+	}
+	creds, err := r.Credentials(ctx, g)
+	if err != nil {
+		return fmt.Errorf("converge %s/%s: %w", g.Namespace, g.Name, err)
+	}
+	initSecret, err := r.renderInitSecret(g, creds)
+	if err != nil {
+		return fmt.Errorf("converge %s/%s: %w", g.Namespace, g.Name, err)
+	}
+	objs := []client.Object{initSecret}
+	for _, s := range g.Spec.Sites {
+		objs = append(objs, r.renderConfigMap(g, s), r.renderSiteService(g, s), r.renderDeployment(g, s))
+	}
+	objs = append(objs, r.renderRoleService(g, v1alpha1.RolePrimary), r.renderRoleService(g, v1alpha1.RoleReplica))
+	for _, o := range objs {
+		if err := r.apply(ctx, g, o, true); err != nil {
+			return fmt.Errorf("converge %s/%s: %w", g.Namespace, g.Name, err)
+		}
+	}
+	for _, s := range g.Spec.Sites {
+		if err := r.apply(ctx, g, r.renderPVC(g, s), false); err != nil {
+			return fmt.Errorf("converge %s/%s: %w", g.Namespace, g.Name, err)
+		}
+	}
+	if err := r.convergeDNS(ctx, g); err != nil {
+		return fmt.Errorf("converge %s/%s: %w", g.Namespace, g.Name, err)
+	}
+	return nil
+}
+
+// check refuses specs that would render broken objects.
+func (r *Router) check(g *v1alpha1.MysqlFailoverGroup) error {
+	if r.opts.OperatorURL == "" {
+		return errors.New("routing.Options.OperatorURL is empty: sidecars need the operator's URL")
+	}
+	if len(g.Spec.Sites) == 0 {
+		return errors.New("spec.sites is empty")
+	}
+	return checkServerIDs(g)
+}
+
+// apply writes obj with server-side apply under FieldOwner, forcing
+// ownership. With owned, obj gets g as its controller owner. The server
+// skips the write, and keeps the resourceVersion, when nothing changed.
+func (r *Router) apply(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, obj client.Object, owned bool) error {
+	gvk, err := apiutil.GVKForObject(obj, r.Scheme)
+	if err != nil {
+		return fmt.Errorf("apply %s: %w", obj.GetName(), err)
+	}
+	if owned {
+		if err := controllerutil.SetControllerReference(g, obj, r.Scheme); err != nil {
+			return fmt.Errorf("apply %s %s: %w", gvk.Kind, obj.GetName(), err)
+		}
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return fmt.Errorf("apply %s %s: %w", gvk.Kind, obj.GetName(), err)
+	}
+	delete(m, "status")
+	pruneNulls(m)
+	u := &unstructured.Unstructured{Object: m}
+	u.SetGroupVersionKind(gvk)
+	err = r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
+		client.FieldOwner(FieldOwner), client.ForceOwnership)
+	if err != nil {
+		return fmt.Errorf("apply %s %s: %w", gvk.Kind, obj.GetName(), err)
+	}
+	return nil
+}
+
+// pruneNulls drops null values (creationTimestamp and friends) so that the
+// apply request claims only fields this package sets.
+func pruneNulls(m map[string]any) {
+	for k, v := range m {
+		switch x := v.(type) {
+		case nil:
+			delete(m, k)
+		case map[string]any:
+			pruneNulls(x)
+		case []any:
+			for _, e := range x {
+				if em, ok := e.(map[string]any); ok {
+					pruneNulls(em)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,85 @@
+package routing
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+)
+
+// Environment variables the sidecar container gets from the operator
+// account's Secret; its --mysql-dsn refers to them as $(VAR), which the
+// kubelet expands, so passwords never appear in the Pod spec.
+const (
+	EnvMySQLUser     = "BLOODRAVEN_MYSQL_USER"
+	EnvMySQLPassword = "BLOODRAVEN_MYSQL_PASSWORD"
+)
+
+// Sidecar HTTP paths of the probes.
+const (
+	PathReadyz  = "/readyz"
+	PathHealthz = "/healthz"
+)
+
+func (r *Router) sidecarImage(g *v1alpha1.MysqlFailoverGroup) string {
+	if r.opts.SidecarImage != "" {
+		return r.opts.SidecarImage
+	}
+	return g.Spec.Sidecar.Image
+}
+
+// SidecarArgs are the sidecar's flags for one site. The DSN reaches mysqld
+// over the Pod-local unix socket as the operator account.
+func (r *Router) SidecarArgs(g *v1alpha1.MysqlFailoverGroup, site string) []string {
+	return []string{
+		"--namespace=" + g.Namespace,
+		"--group=" + g.Name,
+		"--site=" + site,
+		fmt.Sprintf("--mysql-dsn=$(%s):$(%s)@unix(%s)/", EnvMySQLUser, EnvMySQLPassword, SocketPath),
+		"--operator-url=" + r.opts.OperatorURL,
+		"--peers=" + r.peers(g, site),
+		"--lease-timeout=" + g.Spec.Sidecar.LeaseTimeout.Duration.String(),
+		"--peer-check-interval=" + g.Spec.Sidecar.PeerCheckInterval.Duration.String(),
+		fmt.Sprintf("--listen=:%d", SidecarPort),
+	}
+}
+
+// peers lists every other site as site=url, in spec order.
+func (r *Router) peers(g *v1alpha1.MysqlFailoverGroup, self string) string {
+	var p []string
+	for _, s := range g.Spec.Sites {
+		if s.Name != self {
+			p = append(p, s.Name+"="+r.opts.PeerURL(g.Namespace, g.Name, s.Name))
+		}
+	}
+	return strings.Join(p, ",")
+}
+
+func (r *Router) sidecarContainer(g *v1alpha1.MysqlFailoverGroup, s v1alpha1.Site) corev1.Container {
+	opSecret := CredentialSecretName(g, AccountOperator)
+	fromSecret := func(key string) *corev1.EnvVarSource {
+		return &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: opSecret}, Key: key}}
+	}
+	http := func(path string) corev1.ProbeHandler {
+		return corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
+			Path: path, Port: intstr.FromInt32(SidecarPort), Scheme: corev1.URISchemeHTTP}}
+	}
+	return corev1.Container{
+		Name:    ContainerSidecar,
+		Image:   r.sidecarImage(g),
+		Command: r.opts.SidecarCommand,
+		Args:    r.SidecarArgs(g, s.Name),
+		Env: []corev1.EnvVar{
+			{Name: EnvMySQLUser, ValueFrom: fromSecret(SecretKeyUsername)},
+			{Name: EnvMySQLPassword, ValueFrom: fromSecret(SecretKeyPassword)},
+		},
+		Ports:          []corev1.ContainerPort{{Name: PortNameSidecar, ContainerPort: SidecarPort, Protocol: corev1.ProtocolTCP}},
+		ReadinessProbe: &corev1.Probe{ProbeHandler: http(PathReadyz), PeriodSeconds: 2, FailureThreshold: 2},
+		LivenessProbe:  &corev1.Probe{ProbeHandler: http(PathHealthz), PeriodSeconds: 10, TimeoutSeconds: 3, FailureThreshold: 3},
+		VolumeMounts:   []corev1.VolumeMount{{Name: volRun, MountPath: RunDir}},
+	}
+}
