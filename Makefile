@@ -68,3 +68,16 @@ helm-check: $(CONTROLLER_GEN)
 	$(HELM) template bloodraven charts/bloodraven --namespace bloodraven-system \
 	  --set 'watchNamespaces={shop,billing}' --set leaderElection.enabled=false --set metrics.enabled=false >/dev/null
 	@echo "helm-check: ok"
+
+# Deterministic simulation over many seeds: make sim SEEDS=5000 [STEPS=600],
+# or replay one seed with its trace: make sim SEED=51 [SCHEDULE=file].
+SEEDS ?= 2000
+STEPS ?= 600
+sim:
+	go run ./pkg/sim/cmd/simulate -seeds=$(SEEDS) -steps=$(STEPS) $(if $(SEED),-seed=$(SEED)) $(if $(SCHEDULE),-schedule=$(SCHEDULE))
+
+# Switchover by SQL between two real MariaDB servers under four writers; prints
+# switchover-{writable,window}-{p50,p99} in ms. BLOODRAVEN_BENCH_ROUNDS=n for more rounds.
+bench-db:
+	@out=$$(go test -count=1 -tags db -run '^$$' -bench '^BenchmarkSwitchover$$' -benchtime 1x ./pkg/mysql 2>&1) || { echo "$$out"; exit 1; }; \
+	  grep -E '^switchover-' <<<"$$out"

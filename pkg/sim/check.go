@@ -11,10 +11,10 @@ import (
 
 // The invariants.
 const (
-	InvariantOneWriter   = "one-writer"         // never two writable sites
-	InvariantPlannedLoss = "planned-no-loss"    // a planned target holds every transaction of its fenced source
-	InvariantNoRejoin    = "no-diverged-rejoin" // discarded transactions never come back
-	InvariantDecide      = "decide-error"       // Decide rejected the operator's input
+	InvariantOneWriter   = "one-writer"          // never two writable sites
+	InvariantPlannedLoss = "planned-no-loss"     // a planned target holds every transaction of its fenced source
+	InvariantNoRejoin    = "no-diverged-rejoin"  // discarded transactions never come back
+	InvariantDecide      = "decide-error"        // Decide rejected the operator's input
 	InvariantTruthful    = "truthful-divergence" // GTIDs Decide names as divergent really are
 )
 
@@ -65,7 +65,12 @@ func (c *checker) writers() []string {
 // afterStep checks that at most one site writes, and that no site replicating
 // from the active site holds a transaction the active site lacks.
 func (c *checker) afterStep() {
-	if ws := c.writers(); len(ws) > 1 {
+	ws := c.writers()
+	c.w.stats.Steps++
+	if len(ws) > 0 {
+		c.w.stats.WriterSteps++
+	}
+	if len(ws) > 1 {
 		c.violate(InvariantOneWriter, "writable: "+strings.Join(ws, ", "))
 	}
 	active, _ := c.w.siteByName(c.w.op.st.ActiveSite)

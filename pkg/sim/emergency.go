@@ -51,6 +51,9 @@ func beginIntent(c *Cycle, from, to string) {
 	gen := c.Status.publish(to)
 	c.Status.Intent = &Intent{From: from, To: to, Generation: gen, Step: v1alpha1.StepFencing,
 		StartedAt: c.Now, StepAt: c.Now, SourceExecuted: src.Executed}
+	if src.FenceConfirmed {
+		c.Status.Intent.ConfirmedBy = "confirmed before the intent"
+	}
 	c.Logf("emergency: intent %s -> %s published as generation %d", from, to, gen)
 }
 

@@ -13,15 +13,16 @@ const DefaultSteps = 600
 
 // Stats count what happened in a run, to show the faults exercised the code.
 type Stats struct {
-	Writes            uint64
-	Emergency         int
-	Planned           int
-	PlannedFailed     int
-	Reasserts         int
-	SidecarFences     map[string]int // by reason: view, lease
-	DivergedSites     int
-	FenceConfirmedBy  map[string]int
-	DecisionsObserved int
+	Steps            int
+	WriterSteps      int // steps that ended with a writable site
+	Writes           uint64
+	Emergency        int
+	Planned          int
+	PlannedFailed    int
+	Reasserts        int
+	SidecarFences    map[string]int // by reason: view, lease
+	DivergedSites    int
+	FenceConfirmedBy map[string]int
 }
 
 // Result is one run's outcome.
@@ -44,7 +45,7 @@ func Run(cfg Config) (Result, error) {
 	cfg = cfg.withDefaults()
 	sched := cfg.Schedule
 	if sched == nil {
-		sched = GenerateSchedule(rand.New(rand.NewPCG(cfg.Seed, 0x5c4e)), cfg)
+		sched = scheduleFor(cfg)
 	}
 	w := newWorld(cfg, sched)
 	w.stats.SidecarFences = map[string]int{}
@@ -78,6 +79,11 @@ func (w *World) finishStats() {
 			w.stats.PlannedFailed++
 		}
 	}
+}
+
+// scheduleFor is the schedule a Config without one runs: drawn from its seed.
+func scheduleFor(cfg Config) Schedule {
+	return GenerateSchedule(rand.New(rand.NewPCG(cfg.Seed, 0x5c4e)), cfg)
 }
 
 // ReplayCommand is how to run this seed again, alone and with its trace.
@@ -119,7 +125,7 @@ const maxKeptFailures = 3
 // RunSeeds runs seeds first..first+n-1 with ConfigForSeed, letting adjust
 // change each Config (nil for none).
 func RunSeeds(first uint64, n int, steps int, adjust func(*Config)) (Summary, error) {
-	sum := Summary{Stats: Stats{SidecarFences: map[string]int{}, FenceConfirmedBy: map[string]int{}}}
+	sum := newSummary()
 	for seed := first; seed < first+uint64(n); seed++ {
 		cfg := ConfigForSeed(seed, steps)
 		if adjust != nil {
@@ -142,6 +148,8 @@ func (s *Summary) add(r Result) {
 	}
 	st := &s.Stats
 	st.Writes += r.Stats.Writes
+	st.Steps += r.Stats.Steps
+	st.WriterSteps += r.Stats.WriterSteps
 	st.Emergency += r.Stats.Emergency
 	st.Planned += r.Stats.Planned
 	st.PlannedFailed += r.Stats.PlannedFailed
@@ -155,6 +163,17 @@ func (s *Summary) add(r Result) {
 	}
 }
 
+func newSummary() Summary {
+	return Summary{Stats: Stats{SidecarFences: map[string]int{}, FenceConfirmedBy: map[string]int{}}}
+}
+
+// Summarize is the Summary of one run.
+func Summarize(r Result) Summary {
+	sum := newSummary()
+	sum.add(r)
+	return sum
+}
+
 // Lines are the two summary lines `make sim` and the tests end with.
 func (s Summary) Lines() string {
 	return fmt.Sprintf("sim-seeds %d seeds\nsim-violations %d count", s.Seeds, s.Violations)
@@ -163,6 +182,10 @@ func (s Summary) Lines() string {
 // StatsLine describes what the runs exercised.
 func (s Summary) StatsLine() string {
 	st := s.Stats
-	return fmt.Sprintf("writes=%d emergency=%d planned=%d planned-failed=%d reasserts=%d diverged=%d sidecar-fences=%v confirmed-by=%v",
-		st.Writes, st.Emergency, st.Planned, st.PlannedFailed, st.Reasserts, st.DivergedSites, st.SidecarFences, st.FenceConfirmedBy)
+	avail := 0.0
+	if st.Steps > 0 {
+		avail = 100 * float64(st.WriterSteps) / float64(st.Steps)
+	}
+	return fmt.Sprintf("writable=%.1f%% writes=%d emergency=%d planned=%d planned-failed=%d reasserts=%d diverged=%d sidecar-fences=%v confirmed-by=%v",
+		avail, st.Writes, st.Emergency, st.Planned, st.PlannedFailed, st.Reasserts, st.DivergedSites, st.SidecarFences, st.FenceConfirmedBy)
 }

@@ -92,7 +92,7 @@ func ParseSchedule(text string) (Schedule, error) {
 		if err != nil {
 			return nil, fmt.Errorf("fault %q: %w", strings.TrimSpace(line), err)
 		}
-		out = append(out, f)
+		out = append(out, f.normalized())
 	}
 	return out, nil
 }
@@ -181,9 +181,27 @@ func GenerateSchedule(rng *rand.Rand, c Config) Schedule {
 			if p := rng.IntN(n + 1); p < n && p != f.Site {
 				f.Peer = p
 			}
-			f.Delay = 2 + rng.IntN(3)
+			f.Delay = 1 + rng.IntN(4)
 		}
-		out = append(out, f)
+		out = append(out, f.normalized())
 	}
 	return out
+}
+
+// normalized clears the fields a fault's kind does not use, so that a
+// schedule equals its parsed String.
+func (f Fault) normalized() Fault {
+	if f.Kind != FaultDropLink && f.Kind != FaultDelayLink {
+		f.Peer = 0
+	}
+	if f.Kind != FaultDelayLink {
+		f.Delay = 0
+	}
+	switch f.Kind {
+	case FaultOperatorDown:
+		f.Site = Primary
+	case FaultPlanned, FaultReclone:
+		f.Dur = 0
+	}
+	return f
 }
