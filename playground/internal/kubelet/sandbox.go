@@ -89,7 +89,7 @@ func (pr *Provider) newSandbox(ctx context.Context, seq int, dir string) (*sandb
 }
 
 func (sb *sandbox) setup(ctx context.Context, cfg Config) error {
-	if err := os.MkdirAll(sb.dir, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(sb.dir, "logs"), 0o755); err != nil {
 		return fmt.Errorf("pod folder: %w", err)
 	}
 	if err := nsutil.Create(ctx, sb.netns); err != nil {
@@ -133,5 +133,9 @@ func (sb *sandbox) writeNetFiles(cfg Config, ns, hostname string) error {
 			return fmt.Errorf("write pod %s: %w", name, err)
 		}
 	}
-	return os.MkdirAll(filepath.Join(sb.dir, "tmp"), 0o1777)
+	tmp := filepath.Join(sb.dir, "tmp")
+	if err := os.MkdirAll(tmp, 0o777); err != nil {
+		return fmt.Errorf("pod tmp: %w", err)
+	}
+	return os.Chmod(tmp, 0o1777)
 }

@@ -66,8 +66,22 @@ func Main(path string) error {
 	if err := enterNetNS(spec.NetNS); err != nil {
 		return err
 	}
+	// Resolve and open the program and the record file before mounting:
+	// the container's /tmp may hide both.
+	prog, err := lookPath(spec.Argv[0], spec.Env)
+	if err != nil {
+		return err
+	}
+	progFile, err := os.OpenFile(prog, unix.O_PATH, 0) // kept open across exec, for scripts
+	if err != nil {
+		return fmt.Errorf("open program: %w", err)
+	}
 	if len(spec.Mounts) > 0 {
-		if err := mountAll(spec); err != nil {
+		record, err := openRecord(spec.CreatedDirs)
+		if err != nil {
+			return err
+		}
+		if err := mountAll(spec, record); err != nil {
 			return err
 		}
 	}
@@ -76,11 +90,19 @@ func Main(path string) error {
 			return fmt.Errorf("chdir %s: %w", spec.Dir, err)
 		}
 	}
-	prog, err := lookPath(spec.Argv[0], spec.Env)
-	if err != nil {
-		return err
+	fdPath := fmt.Sprintf("/proc/self/fd/%d", progFile.Fd())
+	return fmt.Errorf("exec %s: %w", prog, unix.Exec(fdPath, spec.Argv, spec.Env))
+}
+
+func openRecord(path string) (*os.File, error) {
+	if path == "" {
+		return nil, nil
 	}
-	return fmt.Errorf("exec %s: %w", prog, unix.Exec(prog, spec.Argv, spec.Env))
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("record mount points: %w", err)
+	}
+	return f, nil
 }
 
 func enterNetNS(path string) error {
@@ -98,7 +120,7 @@ func enterNetNS(path string) error {
 	return nil
 }
 
-func mountAll(spec Spec) error {
+func mountAll(spec Spec, record *os.File) error {
 	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
 		return fmt.Errorf("unshare mount namespace: %w", err)
 	}
@@ -108,8 +130,18 @@ func mountAll(spec Spec) error {
 	}
 	ms := append([]Mount(nil), spec.Mounts...)
 	sort.SliceStable(ms, func(i, j int) bool { return depth(ms[i].Target) < depth(ms[j].Target) })
-	for _, m := range ms {
-		if err := bind(m, spec.CreatedDirs); err != nil {
+	// Open every source first: a mount (over /tmp, say) may hide later ones.
+	srcs := make([]*os.File, len(ms))
+	for i, m := range ms {
+		f, err := os.OpenFile(m.Source, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("volume source: %w", err)
+		}
+		defer f.Close()
+		srcs[i] = f
+	}
+	for i, m := range ms {
+		if err := bind(m, srcs[i], record); err != nil {
 			return err
 		}
 	}
@@ -118,15 +150,16 @@ func mountAll(spec Spec) error {
 
 func depth(p string) int { return strings.Count(filepath.Clean(p), "/") }
 
-func bind(m Mount, record string) error {
-	st, err := os.Stat(m.Source)
-	if err != nil {
-		return fmt.Errorf("volume source: %w", err)
+func bind(m Mount, src *os.File, record *os.File) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(src.Fd()), &st); err != nil {
+		return fmt.Errorf("volume source %s: %w", m.Source, err)
 	}
-	if err := makeTarget(m.Target, st.IsDir(), record); err != nil {
+	if err := makeTarget(m.Target, st.Mode&unix.S_IFMT == unix.S_IFDIR, record); err != nil {
 		return err
 	}
-	if err := unix.Mount(m.Source, m.Target, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+	from := fmt.Sprintf("/proc/self/fd/%d", src.Fd())
+	if err := unix.Mount(from, m.Target, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 		return fmt.Errorf("bind %s at %s: %w", m.Source, m.Target, err)
 	}
 	if m.ReadOnly {
@@ -140,7 +173,7 @@ func bind(m Mount, record string) error {
 
 // makeTarget makes the mount point, recording each directory it had to make
 // on the host so that teardown can remove it again.
-func makeTarget(target string, dir bool, record string) error {
+func makeTarget(target string, dir bool, record *os.File) error {
 	target = filepath.Clean(target)
 	if _, err := os.Lstat(target); err == nil {
 		return nil
@@ -170,17 +203,14 @@ func makeTarget(target string, dir bool, record string) error {
 	return recordDirs(record, made)
 }
 
-func recordDirs(record string, made []string) error {
-	if record == "" || len(made) == 0 {
+func recordDirs(record *os.File, made []string) error {
+	if record == nil || len(made) == 0 {
 		return nil
 	}
-	f, err := os.OpenFile(record, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
+	if _, err := record.WriteString(strings.Join(made, "\n") + "\n"); err != nil {
 		return fmt.Errorf("record mount points: %w", err)
 	}
-	defer f.Close()
-	_, err = f.WriteString(strings.Join(made, "\n") + "\n")
-	return err
+	return nil
 }
 
 // lookPath resolves a program name the way a container runtime would: an
