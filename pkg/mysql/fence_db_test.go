@@ -124,6 +124,12 @@ func TestKillAppConnectionsIsSelective(t *testing.T) {
 	if err := mon.PingContext(ctx); err != nil {
 		t.Fatal(err)
 	}
+	// Another session of the operator's account, pinned.
+	opConn, err := s.db(t, 1, false).Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = opConn.Close() }()
 	killed, err := s.in[1].KillAppConnections(ctx)
 	if err != nil || killed != 3 {
 		t.Fatalf("killed %d, %v; want 3 application sessions", killed, err)
@@ -134,6 +140,12 @@ func TestKillAppConnectionsIsSelective(t *testing.T) {
 	// The monitor, the caller and replication survive, on both sides.
 	if _, err := mon.ExecContext(ctx, "DO 1"); err != nil {
 		t.Fatalf("monitor session was killed: %v", err)
+	}
+	if _, err := opConn.ExecContext(ctx, "DO 1"); err != nil {
+		t.Fatalf("operator session was killed: %v", err)
+	}
+	if _, err := s.in[1].Status(ctx); err != nil {
+		t.Fatalf("the caller's own pool after the kill: %v", err)
 	}
 	if killed, err := s.in[0].KillAppConnections(ctx); err != nil {
 		t.Fatalf("kill on primary: %d, %v", killed, err)

@@ -3,6 +3,7 @@ package testbed
 import (
 	"net"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -41,5 +42,13 @@ func TestCleanupsRunLastFirstOnce(t *testing.T) {
 func TestQuote(t *testing.T) {
 	if got := quote(`a'b\c`); got != `'a\'b\\c'` {
 		t.Fatalf("quote: %s", got)
+	}
+}
+
+func TestMissingServerSaysHowToInstall(t *testing.T) {
+	_, err := findBinary("no-such-server-bloodraven")
+	if err == nil || !strings.Contains(err.Error(), "not found at /usr/sbin/no-such-server-bloodraven") ||
+		!strings.Contains(err.Error(), "run make deps") {
+		t.Fatalf("got %v", err)
 	}
 }
