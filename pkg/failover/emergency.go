@@ -127,7 +127,7 @@ func (e *Emergency) begin(ctx context.Context, p Pass, from, to string) error {
 	st.TopologyGeneration++
 	st.ActiveSite = to
 	st.Failover = &v1alpha1.FailoverIntent{From: from, To: to, Generation: st.TopologyGeneration,
-		Step: v1alpha1.StepIntent, StartTime: metav1.NewTime(now)}
+		Step: v1alpha1.StepIntent, StartTime: metav1.NewTime(now).Rfc3339Copy()}
 	if !src.Executed.IsEmpty() {
 		st.Failover.SourceGtidExecuted = src.Executed.String()
 	}

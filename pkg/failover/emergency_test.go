@@ -188,6 +188,7 @@ func TestEmergencyCrashBetweenSteps(t *testing.T) {
 		t.Run("crash at write "+string(rune('0'+failAt)), func(t *testing.T) {
 			w := newWorld(t)
 			primarySeenDownButSQLAnswers(w)
+			w.sites["b"].executed = w.sites["a"].executed // b holds everything: a coming back does not retarget
 			w.failAt = failAt
 			if _, err := run(t, w, NewEmergency(w.env())); !errors.Is(err, ErrPersist) {
 				t.Fatalf("want the crash to surface as ErrPersist, got %v", err)
@@ -253,5 +254,25 @@ func TestEmergencyRetargets(t *testing.T) {
 	}
 	if w.promotes["b"] != 0 {
 		t.Fatal("b promoted after it was dropped")
+	}
+}
+
+// TestEmergencyOldPrimaryBackAndFresher: the old primary answers again,
+// fenced, before the target was promoted and holds more: promoting it loses
+// nothing, so the failover moves back to it.
+func TestEmergencyOldPrimaryBackAndFresher(t *testing.T) {
+	w := newWorld(t)
+	primaryPartitioned(w)
+	e := NewEmergency(w.env())
+	if out, _ := run(t, w, e); out.Step != v1alpha1.StepFencing {
+		t.Fatalf("want a wait at Fencing, got %+v", out)
+	}
+	w.sites["a"].up, w.sites["a"].writable = true, false // back, booted fenced
+	if out, err := run(t, w, e); err != nil || !out.Completed {
+		t.Fatalf("outcome %+v err %v", out, err)
+	}
+	st := w.persisted.Status
+	if st.ActiveSite != "a" || st.TopologyGeneration != 3 || !slices.Equal(w.writers(), []string{"a"}) || w.promotes["b"] != 0 {
+		t.Fatalf("active %s generation %d writers %v", st.ActiveSite, st.TopologyGeneration, w.writers())
 	}
 }

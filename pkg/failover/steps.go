@@ -30,7 +30,8 @@ func (e *Emergency) fence(ctx context.Context, p Pass, it *v1alpha1.FailoverInte
 		cancel()
 	}
 	if dl, ok := LeaseDeadline(ev); ok && it.From != it.To {
-		it.FenceDeadline = &metav1.Time{Time: dl}
+		deadline := metav1.NewTime(dl).Rfc3339Copy()
+		it.FenceDeadline = &deadline
 	}
 	if ok, why := promotable(p, it, confirmed); !ok {
 		return why, e.persist(ctx, p) // skipped by the persister when nothing changed
@@ -191,7 +192,7 @@ func (e *Emergency) repoint(ctx context.Context, p Pass, it *v1alpha1.FailoverIn
 // complete persists lastFailover and clears the intent.
 func (e *Emergency) complete(ctx context.Context, p Pass, it *v1alpha1.FailoverIntent) error {
 	st := &p.Group.Status
-	st.LastFailover = &v1alpha1.FailoverRecord{Time: metav1.NewTime(e.env.Clock.Now()), From: it.From, To: it.To,
+	st.LastFailover = &v1alpha1.FailoverRecord{Time: metav1.NewTime(e.env.Clock.Now()).Rfc3339Copy(), From: it.From, To: it.To,
 		Kind: v1alpha1.KindEmergency}
 	st.ActiveSite, st.Failover = it.To, nil
 	if from, ok := p.Input.Site(it.From); ok && it.From != it.To && from.State != v1alpha1.StateUnreachable &&

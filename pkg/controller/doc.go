@@ -1,0 +1,28 @@
+// Package controller is the operator: a controller-runtime reconciler that
+// converges each MysqlFailoverGroup's Kubernetes objects (through
+// pkg/routing), and one poll loop per group that observes every site,
+// decides with pkg/topology and acts, at most one topology operation per pass.
+//
+// Per pass the loop:
+//   - reads the group straight from the API server (never a stale cache);
+//   - probes every site in parallel, each probe bounded by its own deadline,
+//     so a hung site never delays the others, and feeds the per-site
+//     topology.Debouncer;
+//   - builds topology.Input, judging unreachable sites with
+//     failover.ConfirmFence over the sidecar reports the /active-site API
+//     recorded (Registry);
+//   - decides with topology.Decide and acts: fence extra writers, run the
+//     emergency failover (pkg/failover), re-assert the active site, or keep
+//     replicas pointed at the active site;
+//   - writes status through one patch helper (optimistic lock, skipped when
+//     nothing changed), and records conditions, Events and metrics.
+//
+// The first start of a group (no status.activeSite) makes the first
+// primary-candidate site active at generation 1; the loop then makes it
+// writable and points the others at it.
+//
+// Seams: Resolver maps (group, site) to a mysql.Config (default: the per-site
+// Service); Router is pkg/routing's Router; PlannedStepper is where the
+// planned-failover state machine plugs in (automatic evaluation pauses while
+// it holds the topology). Everything is wired by New, which cmd/operator calls.
+package controller

@@ -1,0 +1,17 @@
+package controller
+
+import "errors"
+
+// Sentinel errors; check them with errors.Is.
+var (
+	// ErrUnknownGroup means /active-site was asked about a group that does not exist.
+	ErrUnknownGroup = errors.New("unknown failover group")
+	// ErrBadRequest means an /active-site request is malformed.
+	ErrBadRequest = errors.New("malformed request")
+	// ErrNoActiveSite means the group exists but has no active site yet.
+	ErrNoActiveSite = errors.New("group has no active site yet")
+	// ErrUnknownSite means a site name is not in the group's spec.
+	ErrUnknownSite = errors.New("unknown site")
+	// ErrConflict means a status write kept conflicting with other writers.
+	ErrConflict = errors.New("status write conflict")
+)

@@ -1,0 +1,173 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/failover"
+	"github.com/shipstream/bloodraven/pkg/routing"
+	"github.com/shipstream/bloodraven/pkg/topology"
+)
+
+// groupLoop is one group's poll loop: one goroutine, one pass per pollInterval.
+type groupLoop struct {
+	key       types.NamespacedName
+	op        *Operator
+	log       logr.Logger
+	conns     *conns
+	patcher   *statusPatcher
+	emergency *failover.Emergency
+
+	// Memory of this operator's life; the persisted status is the rest.
+	deb        map[string]*topology.Debouncer
+	thresholds [2]int32
+	obs        map[string]observation // this pass's probe results
+	last       map[string]observation // last successful probe per site
+	seenPod    map[string]bool
+	podsNow    map[string]int
+	waitSince  map[string]time.Time // when a gated action first waited, by action
+}
+
+func newGroupLoop(op *Operator, key types.NamespacedName) *groupLoop {
+	l := &groupLoop{key: key, op: op, log: op.log.WithValues("group", key.String()),
+		conns:   newConns(op.resolver, op.open),
+		patcher: &statusPatcher{c: op.client, reader: op.reader},
+		deb:     map[string]*topology.Debouncer{}, last: map[string]observation{},
+		seenPod: map[string]bool{}, waitSince: map[string]time.Time{}}
+	l.emergency = failover.NewEmergency(failover.Env{DB: l.conns, Router: op.router, Persister: l.patcher,
+		Publisher: op.registry, Notifier: op.notifier, Clock: op.clock})
+	return l
+}
+
+// run makes passes until ctx ends or the group is gone.
+func (l *groupLoop) run(ctx context.Context) {
+	defer l.conns.close()
+	for {
+		start := l.op.clock.Now()
+		interval, stop := l.pass(ctx)
+		if stop {
+			l.op.registry.Forget(l.key)
+			l.op.metrics.forget(l.key.Namespace, l.key.Name)
+			return
+		}
+		wait := interval - l.op.clock.Now().Sub(start)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(max(wait, 10*time.Millisecond)):
+		}
+	}
+}
+
+// defaultPollInterval is used until the group can be read.
+const defaultPollInterval = 2 * time.Second
+
+// pass is one observe-decide-act round. It reports the interval to the next
+// pass, and stop when the group is gone.
+func (l *groupLoop) pass(ctx context.Context) (time.Duration, bool) {
+	g := &v1alpha1.MysqlFailoverGroup{}
+	if err := l.op.reader.Get(ctx, l.key, g); err != nil {
+		if apierrors.IsNotFound(err) {
+			return 0, true
+		}
+		l.log.Error(err, "read group")
+		return defaultPollInterval, false
+	}
+	if !g.DeletionTimestamp.IsZero() {
+		return 0, true
+	}
+	interval := max(g.Spec.PollInterval.Duration, 50*time.Millisecond)
+	if g.Spec.PollInterval.Duration <= 0 {
+		interval = defaultPollInterval
+	}
+	l.patcher.reset(g)
+	if err := l.bootstrap(ctx, g); err != nil {
+		l.log.Error(err, "first start")
+		return interval, false
+	}
+	l.op.registry.Publish(g)
+	l.conns.refresh(ctx, g)
+	l.observe(ctx, g, l.probeTimeout(interval))
+	p, err := l.buildPass(g)
+	if err != nil {
+		l.log.Error(err, "decide")
+		return interval, false
+	}
+	l.act(ctx, p)
+	l.record(ctx, p)
+	return interval, false
+}
+
+func (l *groupLoop) probeTimeout(interval time.Duration) time.Duration {
+	if t := l.op.opts.ProbeTimeout; t > 0 {
+		return t
+	}
+	return interval
+}
+
+// bootstrap is the first start: the first primary-candidate site becomes
+// active at generation 1 (the loop then makes it writable and points the
+// others at it). A group whose authority was lost later (generation > 0,
+// no active site) is left to Decide, which prefers the sites that write.
+func (l *groupLoop) bootstrap(ctx context.Context, g *v1alpha1.MysqlFailoverGroup) error {
+	st := &g.Status
+	if st.ActiveSite != "" || st.TopologyGeneration > 0 {
+		return nil
+	}
+	st.ActiveSite = routing.InitialSite(g)
+	if st.ActiveSite == "" {
+		return fmt.Errorf("no primary-candidate site in %s", l.key)
+	}
+	st.TopologyGeneration = 1
+	for _, s := range g.Spec.Sites {
+		failover.SiteRecord(st, s.Name)
+	}
+	if err := l.patcher.PersistStatus(ctx, g); err != nil {
+		return err
+	}
+	l.log.Info("first start", "activeSite", st.ActiveSite)
+	return nil
+}
+
+// buildPass snapshots the group for Decide and the failover sequence.
+func (l *groupLoop) buildPass(g *v1alpha1.MysqlFailoverGroup) (failover.Pass, error) {
+	now := l.op.clock.Now()
+	st := &g.Status
+	in := topology.Input{ActiveSite: st.ActiveSite, Generation: st.TopologyGeneration, History: failover.History(st),
+		InFlight: failover.InFlight(st), PlannedInFlight: l.plannedHolds(g), Cooldown: g.Spec.FailoverCooldown.Duration,
+		MaxLag: l.op.opts.MaxLag, Now: now}
+	settings := failover.SettingsFor(g, l.op.opts.failoverSettings())
+	p := failover.Pass{Group: g, Settings: settings,
+		Evidence: func(site string) failover.Evidence { return l.evidence(g, site, settings) },
+		Sidecar: func(site string) (int64, bool) {
+			return l.op.registry.Generation(l.key, site, settings.LeaseTimeout)
+		}}
+	for _, s := range g.Spec.Sites {
+		in.Sites = append(in.Sites, l.siteView(g, s, p.Evidence))
+	}
+	d, err := topology.Decide(in)
+	if err != nil {
+		return p, err
+	}
+	p.Input, p.Decision = in, d
+	return p, nil
+}
+
+// plannedHolds reports whether a planned failover owns the topology.
+func (l *groupLoop) plannedHolds(g *v1alpha1.MysqlFailoverGroup) bool {
+	if l.op.planned != nil {
+		return l.op.planned.Holds(g)
+	}
+	return failover.PlannedInFlight(&g.Status)
+}
+
+// stamp is a status time: RFC 3339 keeps whole seconds, so keeping more
+// would make every write look like a change.
+func stamp(t time.Time) metav1.Time { return metav1.NewTime(t).Rfc3339Copy() }

@@ -1,0 +1,182 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/failover"
+	"github.com/shipstream/bloodraven/pkg/mysql"
+	"github.com/shipstream/bloodraven/pkg/topology"
+)
+
+// observation is one probe of a site.
+type observation struct {
+	status  mysql.Status
+	err     error
+	at      time.Time
+	latency time.Duration
+}
+
+// probe is the debouncer's view of an observation.
+func (o observation) probe() topology.Probe {
+	switch {
+	case o.err != nil:
+		return topology.ProbeFailed
+	case o.status.Writable():
+		return topology.ProbeWritable
+	}
+	return topology.ProbeReadOnly
+}
+
+// observe probes every site in parallel, each bounded by timeout, and feeds
+// the debouncers. A hung site costs the pass at most timeout.
+func (l *groupLoop) observe(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, timeout time.Duration) {
+	l.ensureDebouncers(g)
+	obs := make(map[string]observation, len(g.Spec.Sites))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, s := range g.Spec.Sites {
+		wg.Go(func() {
+			pctx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			start := l.op.clock.Now()
+			st, err := l.conns.Status(pctx, s.Name)
+			o := observation{status: st, err: err, at: l.op.clock.Now()}
+			o.latency = o.at.Sub(start)
+			mu.Lock()
+			obs[s.Name] = o
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	l.obs = obs
+	for _, s := range g.Spec.Sites {
+		o := obs[s.Name]
+		l.op.metrics.PollLatency.WithLabelValues(g.Namespace, g.Name, s.Name).Observe(o.latency.Seconds())
+		if o.err == nil {
+			l.last[s.Name] = o
+		}
+		state, changed, err := l.deb[s.Name].Observe(o.at, o.probe())
+		if err != nil {
+			l.log.Error(err, "debounce", "site", s.Name)
+			continue
+		}
+		if changed {
+			l.op.notifier.Event(g, failover.EventNormal, v1alpha1.EventSiteStateChanged,
+				fmt.Sprintf("site %s is %s", s.Name, state))
+		}
+	}
+	l.observePods(ctx, g)
+}
+
+// ensureDebouncers (re)makes the debouncers when the sites or thresholds change.
+func (l *groupLoop) ensureDebouncers(g *v1alpha1.MysqlFailoverGroup) {
+	th := [2]int32{max(g.Spec.FailureThreshold, 1), max(g.Spec.RecoveryThreshold, 1)}
+	if th != l.thresholds {
+		l.deb, l.thresholds = map[string]*topology.Debouncer{}, th
+	}
+	for _, s := range g.Spec.Sites {
+		if l.deb[s.Name] == nil {
+			d, err := topology.NewDebouncer(int(th[0]), int(th[1]))
+			if err != nil {
+				panic(fmt.Sprintf("thresholds clamped to 1 but %v", err)) // cannot happen
+			}
+			l.deb[s.Name] = d
+		}
+	}
+}
+
+// observePods counts each site's Pods, for the pod-gone confirmation: a
+// site whose Pods this operator saw and that now has none cannot write.
+func (l *groupLoop) observePods(ctx context.Context, g *v1alpha1.MysqlFailoverGroup) {
+	var pods corev1.PodList
+	err := l.op.client.List(ctx, &pods, client.InNamespace(g.Namespace), client.MatchingLabels{v1alpha1.LabelGroup: g.Name})
+	if err != nil {
+		l.podsNow = nil // unknown: nothing counts as gone
+		return
+	}
+	l.podsNow = map[string]int{}
+	for _, p := range pods.Items {
+		site := p.Labels[v1alpha1.LabelSite]
+		l.podsNow[site]++
+		l.seenPod[site] = true
+	}
+}
+
+func (l *groupLoop) podGone(site string) bool {
+	return l.podsNow != nil && l.seenPod[site] && l.podsNow[site] == 0
+}
+
+// siteView is a site as Decide sees it.
+func (l *groupLoop) siteView(g *v1alpha1.MysqlFailoverGroup, s v1alpha1.Site, ev func(string) failover.Evidence) topology.SiteView {
+	d := l.deb[s.Name]
+	v := topology.SiteView{Name: s.Name, Role: s.Role, State: d.State(), Stale: l.obs[s.Name].err != nil}
+	for _, rec := range g.Status.Sites {
+		if rec.Name == s.Name {
+			v.Diverged = rec.DivergentGtid != ""
+		}
+	}
+	if last, ok := l.last[s.Name]; ok {
+		st := last.status
+		v.Executed, v.ServerID = st.Executed, serverID(st)
+		if rs := st.Replica; rs != nil {
+			v.Replication = topology.Replication{Running: rs.IORunning == mysql.ThreadYes && rs.SQLRunning}
+			if err := rs.Err(); err != nil {
+				v.Replication.Error = err.Error()
+			}
+			if rs.SecondsBehind >= 0 {
+				v.Replication.Lag = time.Duration(rs.SecondsBehind) * time.Second
+			}
+		}
+	}
+	if v.State == v1alpha1.StateUnreachable || v.State == v1alpha1.StateUnknown {
+		ok, _ := failover.ConfirmFence(ev(s.Name))
+		v.FenceConfirmed = ok || failover.HeldReadOnly(&g.Status, s.Name)
+	}
+	return v
+}
+
+// serverID is the GTID source id a server writes under: MySQL's server_uuid,
+// MariaDB's "<domain>-<server_id>" (domain 0, the default).
+func serverID(st mysql.Status) string {
+	if st.Flavor == v1alpha1.FlavorMySQL {
+		return st.ServerUUID
+	}
+	if st.ServerID == 0 {
+		return ""
+	}
+	return fmt.Sprintf("0-%d", st.ServerID)
+}
+
+// evidence is what this operator knows about whether site can write. It
+// reads g's status when called, so that a just-published intent counts.
+func (l *groupLoop) evidence(g *v1alpha1.MysqlFailoverGroup, site string, s failover.Settings) failover.Evidence {
+	reg := l.op.registry
+	ev := failover.Evidence{Site: site, Now: l.op.clock.Now(), Active: g.Status.ActiveSite, PodGone: l.podGone(site),
+		LeaseTimeout: s.LeaseTimeout, PeerCheckInterval: s.PeerCheckInterval, LastContact: reg.Started()}
+	if d := l.deb[site]; d != nil {
+		if since, failing := d.FailingSince(); failing {
+			ev.FailingSince = since
+		}
+	}
+	sv := reg.sidecar(l.key, site)
+	ev.Report = sv.report
+	if sv.lastServed.After(ev.LastContact) {
+		ev.LastContact = sv.lastServed
+	}
+	for _, p := range g.Spec.Sites {
+		if p.Name == site {
+			continue
+		}
+		pv := reg.sidecar(l.key, p.Name)
+		ev.Peers = append(ev.Peers, failover.PeerAdoption{Site: p.Name, PodGone: l.podGone(p.Name),
+			Adopted: pv.known && pv.servedGen >= g.Status.TopologyGeneration, At: pv.servedGenAt})
+	}
+	return ev
+}

@@ -1,0 +1,201 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/failover"
+	"github.com/shipstream/bloodraven/pkg/mysql"
+)
+
+// Router is pkg/routing's Router as the operator uses it.
+type Router interface {
+	failover.Router
+	Converge(ctx context.Context, g *v1alpha1.MysqlFailoverGroup) error
+}
+
+// PlannedStepper is where the planned-failover state machine plugs in.
+// While Holds is true for a group, the poll loop still observes and records,
+// Decide blocks automatic failovers and re-assertions (PlannedInFlight), and
+// the loop's one operation per pass is Step.
+type PlannedStepper interface {
+	Holds(g *v1alpha1.MysqlFailoverGroup) bool
+	Step(ctx context.Context, p failover.Pass) error
+}
+
+// Options are the operator-wide settings.
+type Options struct {
+	// ProbeTimeout bounds one probe of a site; 0 means the group's pollInterval.
+	ProbeTimeout time.Duration
+	// DrainTimeout bounds an emergency failover's wait for the target's relay log.
+	DrainTimeout time.Duration
+	// CallTimeout bounds one SQL or Kubernetes call of an action.
+	CallTimeout time.Duration
+	// FenceTimeout bounds one SQL fence attempt on an old primary that may not answer.
+	FenceTimeout time.Duration
+	// MaxLag is the replica lag above which a group is Degraded (ReplicaLagging).
+	MaxLag time.Duration
+	// ResyncPeriod re-converges every group's objects at least this often.
+	ResyncPeriod time.Duration
+}
+
+func (o Options) withDefaults() Options {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&o.DrainTimeout, 30*time.Second)
+	def(&o.CallTimeout, 5*time.Second)
+	def(&o.FenceTimeout, time.Second)
+	def(&o.MaxLag, 30*time.Second)
+	def(&o.ResyncPeriod, 5*time.Minute)
+	return o
+}
+
+func (o Options) failoverSettings() failover.Settings {
+	return failover.Settings{DrainTimeout: o.DrainTimeout, CallTimeout: o.CallTimeout, FenceTimeout: o.FenceTimeout}
+}
+
+// Deps are what New wires together. Client, Reader and Resolver are required.
+type Deps struct {
+	// Client writes (status, Events) and reads through the cache.
+	Client client.Client
+	// Reader reads straight from the API server (the manager's APIReader).
+	Reader   client.Reader
+	Resolver Resolver
+	// Router converges objects and moves clients; nil skips both (tests of the loop alone).
+	Router   Router
+	Recorder events.EventRecorder
+	// Registerer receives the metrics; nil leaves them unregistered.
+	Registerer prometheus.Registerer
+	// Registry is shared with the API; nil makes one.
+	Registry *Registry
+	Planned  PlannedStepper
+	Open     Opener
+	Clock    failover.Clock
+	Log      logr.Logger
+}
+
+// Operator owns the poll loops of every group. It is a manager Runnable
+// that needs leader election: loops run only on the leader.
+type Operator struct {
+	client   client.Client
+	reader   client.Reader
+	resolver Resolver
+	router   Router
+	registry *Registry
+	notifier *notifier
+	metrics  *Metrics
+	planned  PlannedStepper
+	open     Opener
+	clock    failover.Clock
+	opts     Options
+	log      logr.Logger
+
+	started chan struct{}
+	mu      sync.Mutex
+	ctx     context.Context
+	loops   map[types.NamespacedName]*loopHandle
+}
+
+type loopHandle struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// New wires an Operator.
+func New(d Deps, opts Options) (*Operator, error) {
+	if d.Client == nil || d.Reader == nil || d.Resolver == nil {
+		return nil, errors.New("controller: Client, Reader and Resolver are required")
+	}
+	if d.Clock == nil {
+		d.Clock = failover.ClockFunc(time.Now)
+	}
+	if d.Open == nil {
+		d.Open = mysql.Open
+	}
+	if d.Registry == nil {
+		d.Registry = NewRegistry(d.Clock.Now)
+	}
+	m := NewMetrics(d.Registerer)
+	return &Operator{client: d.Client, reader: d.Reader, resolver: d.Resolver, router: d.Router,
+		registry: d.Registry, notifier: &notifier{rec: d.Recorder, metrics: m}, metrics: m, planned: d.Planned,
+		open: d.Open, clock: d.Clock, opts: opts.withDefaults(), log: d.Log,
+		started: make(chan struct{}), loops: map[types.NamespacedName]*loopHandle{}}, nil
+}
+
+// Registry is the Operator's registry of published views and sidecar reports.
+func (o *Operator) Registry() *Registry { return o.registry }
+
+// Metrics are the Operator's collectors.
+func (o *Operator) Metrics() *Metrics { return o.metrics }
+
+// NeedLeaderElection implements manager.LeaderElectionRunnable.
+func (o *Operator) NeedLeaderElection() bool { return true }
+
+// Start implements manager.Runnable: it holds the loops' context until ctx
+// ends, then stops every loop and waits for them.
+func (o *Operator) Start(ctx context.Context) error {
+	o.mu.Lock()
+	o.ctx = ctx
+	o.mu.Unlock()
+	close(o.started)
+	<-ctx.Done()
+	o.mu.Lock()
+	loops := o.loops
+	o.loops = map[types.NamespacedName]*loopHandle{}
+	o.mu.Unlock()
+	for _, h := range loops {
+		h.cancel()
+		<-h.done
+	}
+	return nil
+}
+
+// EnsureLoop starts the group's poll loop unless it runs. It fails until
+// Start was called.
+func (o *Operator) EnsureLoop(key types.NamespacedName) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.ctx == nil {
+		return fmt.Errorf("poll loop %s: operator not started", key)
+	}
+	if h, ok := o.loops[key]; ok {
+		select {
+		case <-h.done:
+		default:
+			return nil
+		}
+	}
+	ctx, cancel := context.WithCancel(o.ctx)
+	h := &loopHandle{cancel: cancel, done: make(chan struct{})}
+	o.loops[key] = h
+	go func() {
+		defer close(h.done)
+		newGroupLoop(o, key).run(ctx)
+	}()
+	return nil
+}
+
+// StopLoop stops the group's poll loop and waits for it.
+func (o *Operator) StopLoop(key types.NamespacedName) {
+	o.mu.Lock()
+	h, ok := o.loops[key]
+	delete(o.loops, key)
+	o.mu.Unlock()
+	if ok {
+		h.cancel()
+		<-h.done
+	}
+}

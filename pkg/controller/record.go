@@ -1,0 +1,158 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/failover"
+	"github.com/shipstream/bloodraven/pkg/gtid"
+	"github.com/shipstream/bloodraven/pkg/topology"
+)
+
+// record writes the pass's observations and conditions to status (skipped
+// when nothing changed) and to the metrics.
+func (l *groupLoop) record(ctx context.Context, p failover.Pass) {
+	g := p.Group
+	st := &g.Status
+	st.ObservedGeneration = g.Generation
+	l.recordSites(g)
+	l.recordConditions(g, p.Decision)
+	if err := l.patcher.PersistStatus(ctx, g); err != nil {
+		l.log.Error(err, "write status")
+		return
+	}
+	l.op.registry.Publish(g)
+}
+
+// recordSites fills status.sites in spec order from the debouncers and the
+// fresh probes; an unreachable site keeps its last GTIDs and fence mark.
+func (l *groupLoop) recordSites(g *v1alpha1.MysqlFailoverGroup) {
+	st := &g.Status
+	out := make([]v1alpha1.SiteStatus, 0, len(g.Spec.Sites))
+	for _, s := range g.Spec.Sites {
+		rec := *failover.SiteRecord(st, s.Name)
+		d := l.deb[s.Name]
+		rec.State = d.State()
+		if since := d.Since(); !since.IsZero() {
+			t := stamp(since)
+			rec.LastTransitionTime = &t
+		}
+		if o := l.obs[s.Name]; o.err == nil {
+			l.recordProbe(g, &rec, o)
+		}
+		l.op.metrics.setSiteState(g.Namespace, g.Name, s.Name, rec.State)
+		out = append(out, rec)
+	}
+	st.Sites = out
+}
+
+func (l *groupLoop) recordProbe(g *v1alpha1.MysqlFailoverGroup, rec *v1alpha1.SiteStatus, o observation) {
+	ms := o.status
+	rec.GtidExecuted = ms.Executed.String()
+	rec.Fenced = !ms.Writable()
+	rec.Replicating, rec.SecondsBehindSource, rec.ReplicationError = false, nil, ""
+	rs := ms.Replica
+	if rs == nil {
+		l.op.metrics.ReplicationLag.DeleteLabelValues(g.Namespace, g.Name, rec.Name)
+		return
+	}
+	rec.Replicating = rs.Healthy()
+	if err := rs.Err(); err != nil {
+		rec.ReplicationError = err.Error()
+	}
+	if rs.SecondsBehind >= 0 {
+		lag := rs.SecondsBehind
+		rec.SecondsBehindSource = &lag
+		l.op.metrics.ReplicationLag.WithLabelValues(g.Namespace, g.Name, rec.Name).Set(float64(lag))
+	}
+}
+
+// recordConditions sets Ready, Degraded and FailoverBlocked from the
+// decision, and records a FailoverBlocked Event when the block changes.
+func (l *groupLoop) recordConditions(g *v1alpha1.MysqlFailoverGroup, d topology.Decision) {
+	st := &g.Status
+	now := stamp(l.op.clock.Now())
+	set := func(typ string, ok bool, reason, msg string) {
+		status := metav1.ConditionFalse
+		if ok {
+			status = metav1.ConditionTrue
+		}
+		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: typ, Status: status, Reason: reason,
+			Message: msg, ObservedGeneration: g.Generation, LastTransitionTime: now})
+	}
+	serving := (d.Kind == topology.KindHealthy || d.Kind == topology.KindDegraded) && st.Failover == nil
+	readyReason := v1alpha1.ReasonHealthy
+	switch {
+	case st.Failover != nil:
+		readyReason = v1alpha1.ReasonFailoverRunning
+	case !serving:
+		readyReason = d.Reason
+	}
+	set(v1alpha1.ConditionReady, serving, readyReason, d.Message)
+	set(v1alpha1.ConditionDegraded, d.Kind != topology.KindHealthy, d.Reason, d.Message)
+	l.op.metrics.FailoverBlocked.DeletePartialMatch(map[string]string{labelNamespace: g.Namespace, labelGroup: g.Name})
+	if d.Kind != topology.KindFailoverBlocked {
+		set(v1alpha1.ConditionFailoverBlocked, false, v1alpha1.ReasonNotBlocked, "no failover is blocked")
+		l.op.notifier.clearOnChange(g, v1alpha1.EventFailoverBlocked)
+		return
+	}
+	msg := fmt.Sprintf("%s blocked: %s", d.Wanted, d.Message)
+	set(v1alpha1.ConditionFailoverBlocked, true, d.Reason, msg)
+	l.op.metrics.FailoverBlocked.WithLabelValues(g.Namespace, g.Name, d.Reason).Set(1)
+	l.op.notifier.EventOnChange(g, failover.EventWarning, v1alpha1.EventFailoverBlocked, d.Reason+": "+msg)
+}
+
+// accountLoss fills lastFailover.transactionsLost once the old primary can
+// be read again.
+func (l *groupLoop) accountLoss(g *v1alpha1.MysqlFailoverGroup) {
+	st := &g.Status
+	lf := st.LastFailover
+	if lf == nil || lf.TransactionsLost != nil {
+		return
+	}
+	o := l.obs[lf.From]
+	if o.err != nil || o.at.IsZero() {
+		return
+	}
+	if failover.AccountLoss(st, o.status.Executed) && *lf.TransactionsLost > 0 {
+		l.op.notifier.Event(g, failover.EventWarning, v1alpha1.EventTransactionsLost,
+			fmt.Sprintf("failover %s -> %s lost %d transactions: %s", lf.From, lf.To, *lf.TransactionsLost, lf.LostGtidSet))
+	}
+}
+
+// markDivergence persists the divergent GTIDs Decide found, once per site:
+// a marked site never rejoins by itself.
+func (l *groupLoop) markDivergence(g *v1alpha1.MysqlFailoverGroup, d topology.Decision) {
+	for _, dv := range d.Divergent {
+		rec := failover.SiteRecord(&g.Status, dv.Site)
+		if rec.DivergentGtid != "" || dv.GTIDs.IsEmpty() {
+			continue
+		}
+		rec.DivergentGtid = dv.GTIDs.String()
+		l.op.notifier.Event(g, failover.EventWarning, v1alpha1.EventDivergenceDetected,
+			fmt.Sprintf("site %s holds transactions active site %s never saw: %s; it will not rejoin", dv.Site,
+				g.Status.ActiveSite, dv.GTIDs))
+	}
+}
+
+// withoutOwn drops the transactions of source id from set.
+func withoutOwn(set gtid.Set, id string) gtid.Set {
+	ivs := set.Intervals(id)
+	if id == "" || len(ivs) == 0 {
+		return set
+	}
+	parts := make([]string, len(ivs))
+	for i, iv := range ivs {
+		parts[i] = iv.String()
+	}
+	own, err := gtid.ParseSet(id + ":" + strings.Join(parts, ":"))
+	if err != nil {
+		return set
+	}
+	return set.Subtract(own)
+}

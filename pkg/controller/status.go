@@ -1,0 +1,62 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+)
+
+// statusPatcher is the one way a group's status is written. It keeps the
+// last status read from or written to the API server as its base, skips the
+// write when nothing changed, and patches with an optimistic lock: a
+// conflict (someone changed the object since) re-reads the object and
+// applies this status again on top. The operator is the status's only writer.
+// It implements failover.Persister.
+type statusPatcher struct {
+	c      client.Client
+	reader client.Reader
+	base   *v1alpha1.MysqlFailoverGroup
+}
+
+// maxConflictRetries bounds re-reads after conflicts in one write.
+const maxConflictRetries = 3
+
+// reset makes g, as just read, the base.
+func (p *statusPatcher) reset(g *v1alpha1.MysqlFailoverGroup) { p.base = g.DeepCopy() }
+
+// PersistStatus writes g.Status unless it equals the base's.
+func (p *statusPatcher) PersistStatus(ctx context.Context, g *v1alpha1.MysqlFailoverGroup) error {
+	if p.base != nil && equality.Semantic.DeepEqual(p.base.Status, g.Status) {
+		return nil
+	}
+	want := g.Status.DeepCopy()
+	for range maxConflictRetries {
+		base := p.base
+		if base == nil {
+			base = g.DeepCopy()
+			base.Status = v1alpha1.MysqlFailoverGroupStatus{}
+		}
+		patch := client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})
+		err := p.c.Status().Patch(ctx, g, patch)
+		if err == nil {
+			p.base = g.DeepCopy()
+			return nil
+		}
+		if !apierrors.IsConflict(err) {
+			return fmt.Errorf("patch status of %s/%s: %w", g.Namespace, g.Name, err)
+		}
+		fresh := &v1alpha1.MysqlFailoverGroup{}
+		if err := p.reader.Get(ctx, client.ObjectKeyFromObject(g), fresh); err != nil {
+			return fmt.Errorf("re-read %s/%s after conflict: %w", g.Namespace, g.Name, err)
+		}
+		p.base = fresh.DeepCopy()
+		fresh.Status = *want.DeepCopy()
+		*g = *fresh
+	}
+	return fmt.Errorf("patch status of %s/%s: %w", g.Namespace, g.Name, ErrConflict)
+}
