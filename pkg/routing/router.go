@@ -89,7 +89,7 @@ func (r *Router) Converge(ctx context.Context, g *v1alpha1.MysqlFailoverGroup) e
 		}
 	}
 	for _, s := range g.Spec.Sites {
-		if err := r.apply(ctx, g, r.renderPVC(g, s), false); err != nil {
+		if err := r.convergePVC(ctx, g, s); err != nil {
 			return fmt.Errorf("converge %s/%s: %w", g.Namespace, g.Name, err)
 		}
 	}

@@ -1,11 +1,17 @@
 package routing
 
 import (
+	"context"
+	"fmt"
+	"slices"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
 )
@@ -68,6 +74,36 @@ func (r *Router) renderPVC(g *v1alpha1.MysqlFailoverGroup, s v1alpha1.Site) *cor
 			},
 		},
 	}
+}
+
+// convergePVC applies a site's PVC unless the live one already has every
+// field it sets. Unlike other kinds, the API server rewrites a PVC once on the
+// first apply after its creation even when nothing changed, so the compare is
+// what keeps a second Converge from writing.
+func (r *Router) convergePVC(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, s v1alpha1.Site) error {
+	want := r.renderPVC(g, s)
+	var live corev1.PersistentVolumeClaim
+	err := r.Client.Get(ctx, client.ObjectKeyFromObject(want), &live)
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return fmt.Errorf("get pvc %s: %w", want.Name, err)
+	case pvcUpToDate(&live, want):
+		return nil
+	}
+	return r.apply(ctx, g, want, false)
+}
+
+func pvcUpToDate(live, want *corev1.PersistentVolumeClaim) bool {
+	for k, v := range want.Labels {
+		if live.Labels[k] != v {
+			return false
+		}
+	}
+	ws, ls := want.Spec, live.Spec
+	wantSize, liveSize := ws.Resources.Requests[corev1.ResourceStorage], ls.Resources.Requests[corev1.ResourceStorage]
+	return slices.Equal(ls.AccessModes, ws.AccessModes) && liveSize.Cmp(wantSize) == 0 &&
+		(ws.StorageClassName == nil || (ls.StorageClassName != nil && *ls.StorageClassName == *ws.StorageClassName))
 }
 
 // podLabels are a site Pod's labels at creation. Every Pod starts as a
