@@ -160,6 +160,7 @@ func (n *mariadbNode) boot(bin mariadbBinaries, timeout time.Duration) error {
 	n.proc = p
 	if err := n.waitReady(timeout); err != nil {
 		p.kill()
+		n.proc = nil
 		if logSays(n.errLog, "Address already in use") {
 			return fmt.Errorf("%s on port %d: %w", n.name(), n.port, errAddrInUse)
 		}

@@ -50,8 +50,12 @@ func (p *process) exited() bool {
 	}
 }
 
+// signal signals the process group, unless the process was already reaped
+// (its id may belong to someone else by now).
 func (p *process) signal(sig syscall.Signal) {
-	_ = syscall.Kill(-p.cmd.Process.Pid, sig)
+	if !p.exited() {
+		_ = syscall.Kill(-p.cmd.Process.Pid, sig)
+	}
 }
 
 // kill sends SIGKILL to the process group and waits for the exit.
