@@ -97,8 +97,9 @@ type Decision struct {
 	// Fence is true when mysqld must be fenced now, for Reason.
 	Fence  bool
 	Reason string
-	// Adopted is true when this tick replaced the cached view.
-	Adopted bool
+	// Adopted is true when this tick replaced the cached view; Changed when
+	// the replacement names another active site or generation (or is the first).
+	Adopted, Changed bool
 	// Ignored lists the answers this tick threw away, to log and count.
 	Ignored []Ignored
 }
@@ -177,6 +178,7 @@ func (l *Loop) hear(now time.Time, peer string, r Reply, d *Decision) {
 		l.lastPeer[peer] = later(l.lastPeer[peer], now)
 	}
 	if !l.hasView || r.View.Newer(l.view) {
+		d.Changed = d.Changed || !l.hasView || r.View.Generation != l.view.Generation || r.View.ActiveSite != l.view.ActiveSite
 		l.view, l.hasView, d.Adopted = r.View, true, true
 		l.view.Source = from
 	}

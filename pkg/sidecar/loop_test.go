@@ -295,3 +295,26 @@ func TestClassify(t *testing.T) {
 		t.Errorf("decoded view %+v", r.View)
 	}
 }
+
+func TestLoopChangedOnlyWhenTheAuthorityMoves(t *testing.T) {
+	l, err := NewLoop(testSettings, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		v                v1alpha1.ActiveSiteView
+		adopted, changed bool
+	}{
+		{view("iad", 1, 0), true, true},             // the first view
+		{view("iad", 1, time.Second), true, false},  // a fresher copy of the same view
+		{view("iad", 1, 0), false, false},           // an older copy
+		{view("pdx", 2, 2*time.Second), true, true}, // a failover
+		{view("pdx", 3, 2*time.Second), true, true}, // a new generation naming the same site
+	}
+	for i, s := range steps {
+		d := l.Tick(Observation{Now: t0.Add(time.Duration(i) * time.Second), DB: DBReadOnly, Operator: op(s.v)})
+		if d.Adopted != s.adopted || d.Changed != s.changed {
+			t.Errorf("step %d: adopted %v changed %v, want %v %v", i, d.Adopted, d.Changed, s.adopted, s.changed)
+		}
+	}
+}

@@ -13,6 +13,8 @@ type contact struct {
 	err         error
 	answeredAt  time.Time // last HTTP answer of any kind
 	asked       bool
+	// ignored is the last ignored answer's error, "" once an answer is taken.
+	ignored string
 }
 
 // runnerState is what the Runner remembers beside the Loop, for /status,
@@ -70,6 +72,7 @@ func (r *Runner) record(obs Observation, d Decision, gen int64, active, source s
 			changes = append(changes, change{r.st.peers[i].target, p.Reply})
 		}
 	}
+	newIgnored := r.st.noteIgnored(d.Ignored)
 	r.mu.Unlock()
 	for _, c := range changes {
 		r.logReplyChange(c.target, c.reply)
@@ -84,11 +87,55 @@ func (r *Runner) record(obs Observation, d Decision, gen int64, active, source s
 	}
 	for _, ig := range d.Ignored {
 		r.metrics.contactError(ig.From, ig.Err)
-		r.log.Warn("ignored reply", "from", ig.From, "error", ig.Err)
 	}
-	if d.Adopted {
+	for _, ig := range newIgnored {
+		r.log.Warn("ignored reply (logged again only when it changes)", "from", ig.From, "error", ig.Err)
+	}
+	if d.Changed {
 		r.log.Info("adopted view", "activeSite", active, "generation", gen, "source", source)
 	}
+}
+
+// noteIgnored remembers this tick's ignored answers per contact and returns
+// those that differ from the contact's last one. A contact whose answer was
+// not ignored this tick forgets its last one.
+func (st *runnerState) noteIgnored(ignored []Ignored) []Ignored {
+	var fresh []Ignored
+	seen := map[*contact]bool{}
+	for _, ig := range ignored {
+		c := st.contact(ig.From)
+		if c == nil {
+			continue
+		}
+		seen[c] = true
+		if msg := ig.Err.Error(); msg != c.ignored {
+			c.ignored = msg
+			fresh = append(fresh, ig)
+		}
+	}
+	for _, c := range st.all() {
+		if !seen[c] {
+			c.ignored = ""
+		}
+	}
+	return fresh
+}
+
+func (st *runnerState) all() []*contact {
+	out := []*contact{&st.operator}
+	for i := range st.peers {
+		out = append(out, &st.peers[i])
+	}
+	return out
+}
+
+func (st *runnerState) contact(target string) *contact {
+	for _, c := range st.all() {
+		if c.target == target {
+			return c
+		}
+	}
+	return nil
 }
 
 func (r *Runner) logReplyChange(target string, rep Reply) {

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	gomysql "github.com/go-sql-driver/mysql"
+
+	"github.com/shipstream/bloodraven/pkg/mysql"
+	"github.com/shipstream/bloodraven/pkg/sidecar"
+)
+
+// errUsage marks a command line or environment that cannot start a sidecar.
+var errUsage = errors.New("usage")
+
+// options is everything the command line and the environment say.
+type options struct {
+	sidecar   sidecar.Config
+	mysql     mysql.Config
+	listen    string
+	logFormat string
+	logLevel  string
+}
+
+// envPrefix starts the name of every environment variable the sidecar reads;
+// a flag set on the command line wins over its variable.
+const envPrefix = "BLOODRAVEN_"
+
+// flagSpec is one flag and the variable that backs it.
+type flagSpec struct {
+	name, env, def, usage string
+}
+
+var flagSpecs = []flagSpec{
+	{"namespace", "NAMESPACE", "", "namespace of the failover group (falls back to $POD_NAMESPACE)"},
+	{"group", "GROUP", "", "name of the MysqlFailoverGroup (required)"},
+	{"site", "SITE", "", "this sidecar's site (required)"},
+	{"mysql-dsn", "MYSQL_DSN", "root@unix(/run/mysqld/mysqld.sock)/", "DSN of the local mysqld, go-sql-driver form; prefer the variable, it may hold a password"},
+	{"app-users", "APP_USERS", "", "comma-separated application accounts a fence kills (empty: every account but the system ones)"},
+	{"system-users", "SYSTEM_USERS", "", "comma-separated accounts a fence never kills (operator, replication, monitoring)"},
+	{"operator-url", "OPERATOR_URL", "", "base URL of the operator's /active-site (required)"},
+	{"peers", "PEERS", "", "comma-separated site=URL of the other sites' sidecars, e.g. pdx=http://orders-pdx.shop.svc:8080"},
+	{"lease-timeout", "LEASE_TIMEOUT", "20s", "how long mysqld stays writable without any contact"},
+	{"peer-check-interval", "PEER_CHECK_INTERVAL", "5s", "period of the fencing loop"},
+	{"request-timeout", "REQUEST_TIMEOUT", "0s", "timeout of each GET to the operator or a peer (0: two thirds of the interval)"},
+	{"listen", "LISTEN", ":8080", "address of the HTTP server"},
+	{"log-format", "LOG_FORMAT", "text", "text or json"},
+	{"log-level", "LOG_LEVEL", "info", "debug, info, warn or error"},
+}
+
+// parseOptions reads args (without the program name) over the environment:
+// a flag not given on the command line takes its variable, if set, else its
+// default. Variables never show in -help, since the DSN may hold a password.
+func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (options, error) {
+	fs := flag.NewFlagSet("sidecar", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	vals := map[string]*string{}
+	for _, f := range flagSpecs {
+		vals[f.name] = fs.String(f.name, f.def, f.usage+" [$"+envPrefix+f.env+"]")
+	}
+	if err := fs.Parse(args); err != nil {
+		return options{}, fmt.Errorf("%w: %w", errUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return options{}, fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	for _, f := range flagSpecs {
+		if v := getenv(envPrefix + f.env); v != "" && !set[f.name] {
+			*vals[f.name] = v
+		}
+	}
+	if *vals["namespace"] == "" {
+		*vals["namespace"] = getenv("POD_NAMESPACE")
+	}
+	return buildOptions(func(name string) string { return strings.TrimSpace(*vals[name]) })
+}
+
+func buildOptions(get func(string) string) (options, error) {
+	o := options{listen: get("listen"), logFormat: get("log-format"), logLevel: get("log-level")}
+	var err error
+	durs := map[string]*time.Duration{"lease-timeout": &o.sidecar.LeaseTimeout,
+		"peer-check-interval": &o.sidecar.PeerCheckInterval, "request-timeout": &o.sidecar.RequestTimeout}
+	for name, d := range durs {
+		if *d, err = time.ParseDuration(get(name)); err != nil {
+			return o, fmt.Errorf("%w: -%s: %w", errUsage, name, err)
+		}
+	}
+	o.sidecar.Namespace, o.sidecar.Group, o.sidecar.Site = get("namespace"), get("group"), get("site")
+	o.sidecar.OperatorURL = get("operator-url")
+	if o.sidecar.Peers, err = parsePeers(get("peers")); err != nil {
+		return o, err
+	}
+	if o.mysql, err = mysqlConfig(get("mysql-dsn")); err != nil {
+		return o, err
+	}
+	o.mysql.AppUsers, o.mysql.SystemUsers = splitList(get("app-users")), splitList(get("system-users"))
+	switch {
+	case o.sidecar.Group == "" || o.sidecar.Site == "" || o.sidecar.OperatorURL == "":
+		return o, fmt.Errorf("%w: -group, -site and -operator-url are required", errUsage)
+	case o.logFormat != "text" && o.logFormat != "json":
+		return o, fmt.Errorf("%w: -log-format %q: want text or json", errUsage, o.logFormat)
+	}
+	return o, nil
+}
+
+// parsePeers reads "site=URL,site=URL".
+func parsePeers(s string) ([]sidecar.Peer, error) {
+	var out []sidecar.Peer
+	for _, item := range splitList(s) {
+		name, u, ok := strings.Cut(item, "=")
+		if !ok || name == "" || u == "" {
+			return nil, fmt.Errorf("%w: -peers item %q: want site=URL", errUsage, item)
+		}
+		out = append(out, sidecar.Peer{Name: strings.TrimSpace(name), URL: strings.TrimSpace(u)})
+	}
+	return out, nil
+}
+
+// mysqlConfig reads a go-sql-driver DSN: user:password@unix(/path)/ or @tcp(host:port)/.
+func mysqlConfig(dsn string) (mysql.Config, error) {
+	c, err := gomysql.ParseDSN(dsn)
+	if err != nil {
+		return mysql.Config{}, fmt.Errorf("%w: -mysql-dsn: %w", errUsage, err)
+	}
+	mc := mysql.Config{User: c.User, Password: c.Passwd, DialTimeout: time.Second, MaxOpenConns: 2}
+	switch c.Net {
+	case "unix":
+		mc.Socket = c.Addr
+	case "tcp", "":
+		mc.Addr = c.Addr
+	default:
+		return mc, fmt.Errorf("%w: -mysql-dsn network %q: want unix or tcp", errUsage, c.Net)
+	}
+	return mc, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"errors"
+	"io"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/shipstream/bloodraven/pkg/sidecar"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestParseOptionsFlagsWinOverEnvironment(t *testing.T) {
+	o, err := parseOptions([]string{"-site", "iad", "-lease-timeout", "30s", "-peers", "pdx=http://pdx:8080, fra=http://fra:8080"},
+		env(map[string]string{
+			"BLOODRAVEN_SITE": "ignored", "BLOODRAVEN_GROUP": "orders", "POD_NAMESPACE": "shop",
+			"BLOODRAVEN_OPERATOR_URL": "http://op:8443", "BLOODRAVEN_MYSQL_DSN": "sc:pw@unix(/run/m.sock)/",
+			"BLOODRAVEN_PEER_CHECK_INTERVAL": "2s", "BLOODRAVEN_SYSTEM_USERS": "bloodraven, repl",
+		}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := o.sidecar
+	if c.Site != "iad" || c.Group != "orders" || c.Namespace != "shop" || c.OperatorURL != "http://op:8443" ||
+		c.LeaseTimeout != 30*time.Second || c.PeerCheckInterval != 2*time.Second || c.RequestTimeout != 0 {
+		t.Fatalf("sidecar config %+v", c)
+	}
+	if want := []sidecar.Peer{{Name: "pdx", URL: "http://pdx:8080"}, {Name: "fra", URL: "http://fra:8080"}}; !reflect.DeepEqual(c.Peers, want) {
+		t.Fatalf("peers %+v, want %+v", c.Peers, want)
+	}
+	m := o.mysql
+	if m.Socket != "/run/m.sock" || m.Addr != "" || m.User != "sc" || m.Password != "pw" || !reflect.DeepEqual(m.SystemUsers, []string{"bloodraven", "repl"}) {
+		t.Fatalf("mysql config %+v", m)
+	}
+	if o.listen != ":8080" || o.logFormat != "text" {
+		t.Fatalf("defaults: listen %q log format %q", o.listen, o.logFormat)
+	}
+}
+
+func TestParseOptionsRejects(t *testing.T) {
+	base := []string{"-group", "orders", "-site", "iad", "-operator-url", "http://op"}
+	for name, args := range map[string][]string{
+		"missing site":   {"-group", "orders", "-operator-url", "http://op"},
+		"bad duration":   append(base, "-lease-timeout", "soon"),
+		"bad peer":       append(base, "-peers", "http://pdx:8080"),
+		"bad dsn":        append(base, "-mysql-dsn", "no-at-sign("),
+		"bad network":    append(base, "-mysql-dsn", "u@pipe(x)/"),
+		"bad log format": append(base, "-log-format", "xml"),
+		"stray argument": append(base, "extra"),
+		"unknown flag":   append(base, "-nope"),
+	} {
+		if _, err := parseOptions(args, env(nil), io.Discard); !errors.Is(err, errUsage) {
+			t.Errorf("%s: error %v, want errUsage", name, err)
+		}
+	}
+}
