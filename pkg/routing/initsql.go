@@ -62,25 +62,30 @@ func RenderInitSQL(flavor v1alpha1.Flavor, c Credentials) (string, error) {
 	}
 	s = append(s, "SET SESSION sql_log_bin=0",
 		"CREATE DATABASE IF NOT EXISTS "+quoteIdent(c.AppDatabase))
-	s = append(s, account(c.Operator, "ALL PRIVILEGES ON *.*", " WITH GRANT OPTION")...)
-	s = append(s, account(c.Replication, "REPLICATION SLAVE, REPLICATION CLIENT ON *.*", "")...)
-	s = append(s, "REVOKE ALL PRIVILEGES, GRANT OPTION FROM "+userHost(c.Application.Username))
-	s = append(s, account(c.Application, AppPrivileges+" ON "+quoteIdent(c.AppDatabase)+".*", "")...)
-	s = append(s, account(c.Monitor, monitorPrivileges(flavor)+" ON *.*", "")...)
+	s = append(s, account(c.Operator, false, "ALL PRIVILEGES ON *.*", " WITH GRANT OPTION")...)
+	s = append(s, account(c.Replication, false, "REPLICATION SLAVE, REPLICATION CLIENT ON *.*", "")...)
+	s = append(s, account(c.Application, true, AppPrivileges+" ON "+quoteIdent(c.AppDatabase)+".*", "")...)
+	s = append(s, account(c.Monitor, false, monitorPrivileges(flavor)+" ON *.*", "")...)
 	if flavor == v1alpha1.FlavorMySQL {
 		s = append(s, "SET GLOBAL super_read_only=ON")
 	}
 	return strings.Join(s, ";\n") + ";\n", nil
 }
 
-// account creates a user, sets its password and grants it privileges.
-func account(a Account, grants, suffix string) []string {
+// account creates a user, sets its password, with reset drops every
+// privilege it holds, and grants it privileges.
+// The order matters: a failing statement ends init_file on MariaDB, which
+// then starts anyway, and REVOKE fails on a user that does not exist yet.
+func account(a Account, reset bool, privileges, suffix string) []string {
 	u := userHost(a.Username)
-	return []string{
+	s := []string{
 		"CREATE USER IF NOT EXISTS " + u + " IDENTIFIED BY " + quoteString(a.Password),
 		"ALTER USER " + u + " IDENTIFIED BY " + quoteString(a.Password),
-		"GRANT " + grants + " TO " + u + suffix,
 	}
+	if reset {
+		s = append(s, "REVOKE ALL PRIVILEGES, GRANT OPTION FROM "+u)
+	}
+	return append(s, "GRANT "+privileges+" TO "+u+suffix)
 }
 
 // monitorPrivileges: MariaDB 10.5+ split SHOW REPLICA STATUS out into SLAVE MONITOR.

@@ -65,11 +65,12 @@ func TestRenderInitSQL(t *testing.T) {
 			name: "quotes, backslashes and line breaks stay inside one line", flavor: v1alpha1.FlavorMariaDB,
 			edit: func(c *Credentials) {
 				c.Application.Password = "it's\\a\nsecret"
-				c.AppDatabase = "we`ird"
+				c.AppDatabase = "we`ird%s"
 			},
 			want: []string{
 				`ALTER USER 'app'@'%' IDENTIFIED BY 'it\'s\\a\nsecret';`,
-				"CREATE DATABASE IF NOT EXISTS `we``ird`;",
+				"CREATE DATABASE IF NOT EXISTS `we``ird%s`;",
+				"GRANT " + AppPrivileges + " ON `we``ird%s`.* TO 'app'@'%';",
 			},
 		},
 	}
@@ -116,6 +117,24 @@ func containsLine(lines []string, want string) bool {
 		}
 	}
 	return false
+}
+
+// A failing statement ends init_file on MariaDB, and REVOKE fails for a user
+// that does not exist: on a first boot the user must be created before.
+func TestApplicationAccountIsCreatedBeforeItsPrivilegesAreReset(t *testing.T) {
+	sql, err := RenderInitSQL(v1alpha1.FlavorMariaDB, testCredentials())
+	if err != nil {
+		t.Fatal(err)
+	}
+	order := []string{"CREATE USER IF NOT EXISTS 'app'@", "REVOKE ALL PRIVILEGES, GRANT OPTION FROM 'app'@", "GRANT SELECT"}
+	last := -1
+	for _, stmt := range order {
+		i := strings.Index(sql, stmt)
+		if i <= last {
+			t.Fatalf("%q is not after the statements %q before it:\n%s", stmt, order, sql)
+		}
+		last = i
+	}
 }
 
 func TestApplicationAccountNeverHoldsFencePrivileges(t *testing.T) {
