@@ -29,7 +29,7 @@ func TestMariaDBStatements(t *testing.T) {
 		verb: func(in *instance) error {
 			return in.ReplicateFrom(ctx, Endpoint{Host: "10.0.0.2", Port: 3306}, Credentials{User: "repl", Password: "pw"})
 		},
-		want: []string{"SHOW REPLICA STATUS", "SET GLOBAL read_only = ON",
+		want: []string{"SHOW REPLICA STATUS", "SET SESSION lock_wait_timeout = ? [1]", "SET GLOBAL read_only = ON",
 			mariadbChangeMaster + " [10.0.0.2 3306 repl pw]", "START REPLICA"},
 	}, {
 		name: "wait with MASTER_GTID_WAIT on the set's position",

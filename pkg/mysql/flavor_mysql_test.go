@@ -102,7 +102,7 @@ func TestMySQLStatements(t *testing.T) {
 			return in.ReplicateFrom(ctx, Endpoint{Host: "db-b", Port: 3307}, Credentials{User: "repl", Password: "pw"})
 		},
 		want: []string{
-			"SHOW REPLICA STATUS", "SET GLOBAL super_read_only = ON",
+			"SHOW REPLICA STATUS", "SET SESSION lock_wait_timeout = ? [1]", "SET GLOBAL super_read_only = ON",
 			mysqlChangeSource + " [db-b 3307 repl pw]", "START REPLICA",
 		},
 	}, {
@@ -112,7 +112,7 @@ func TestMySQLStatements(t *testing.T) {
 			return in.ReplicateFrom(ctx, Endpoint{Host: "db-b", Port: 3306}, Credentials{User: "repl", Password: "pw"})
 		},
 		want: []string{
-			"SHOW REPLICA STATUS", "SET GLOBAL super_read_only = ON", "STOP REPLICA",
+			"SHOW REPLICA STATUS", "SET SESSION lock_wait_timeout = ? [1]", "SET GLOBAL super_read_only = ON", "STOP REPLICA",
 			mysqlChangeSource + " [db-b 3306 repl pw]", "START REPLICA",
 		},
 	}, {

@@ -25,8 +25,7 @@ func (in *instance) Fence(ctx context.Context) error {
 }
 
 func (in *instance) fence(ctx context.Context, ex executor, d dialect) error {
-	secs := max(1, int(in.cfg.LockWaitTimeout/time.Second))
-	if err := d.setLockWaitTimeout(ctx, ex, secs); err != nil {
+	if err := d.setLockWaitTimeout(ctx, ex, in.lockWaitSeconds()); err != nil {
 		return err
 	}
 	for attempt := 1; ; attempt++ {
@@ -105,4 +104,10 @@ func (in *instance) killApp(ctx context.Context, ex executor, d dialect) (int, e
 		killed++
 	}
 	return killed, nil
+}
+
+// lockWaitSeconds is Config.LockWaitTimeout in whole seconds, at least one
+// (MariaDB's lock_wait_timeout takes no fractions).
+func (in *instance) lockWaitSeconds() int {
+	return max(1, int(in.cfg.LockWaitTimeout/time.Second))
 }

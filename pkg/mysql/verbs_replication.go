@@ -113,7 +113,11 @@ func (in *instance) ReplicateFrom(ctx context.Context, source Endpoint, creds Cr
 		if rs != nil && alreadyReplicating(*rs, source, creds) {
 			return nil
 		}
-		// A replica never takes application writes.
+		// A replica never takes application writes. Running writes may hold
+		// read_only back: fail within lock_wait_timeout rather than hang.
+		if err := d.setLockWaitTimeout(ctx, ex, in.lockWaitSeconds()); err != nil {
+			return err
+		}
 		if err := d.setFenced(ctx, ex, true); err != nil {
 			return fmt.Errorf("set read-only: %w", err)
 		}
