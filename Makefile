@@ -69,15 +69,28 @@ helm-check: $(CONTROLLER_GEN)
 	  --set 'watchNamespaces={shop,billing}' --set leaderElection.enabled=false --set metrics.enabled=false >/dev/null
 	@echo "helm-check: ok"
 
-# Deterministic simulation over many seeds: make sim SEEDS=5000 [STEPS=600],
-# or replay one seed with its trace: make sim SEED=51 [SCHEDULE=file].
+# Deterministic simulation over many seeds: make sim SEEDS=5000 [STEPS=600] [REAL=1],
+# or replay one seed with its trace: make sim SEED=51 [SCHEDULE=file]. REAL=1 runs
+# pkg/sidecar's Loop and pkg/failover's fence confirmation instead of the sim's models.
 SEEDS ?= 2000
 STEPS ?= 600
 sim:
-	go run ./pkg/sim/cmd/simulate -seeds=$(SEEDS) -steps=$(STEPS) $(if $(SEED),-seed=$(SEED)) $(if $(SCHEDULE),-schedule=$(SCHEDULE))
+	go run ./pkg/sim/cmd/simulate -seeds=$(SEEDS) -steps=$(STEPS) $(if $(SEED),-seed=$(SEED)) $(if $(SCHEDULE),-schedule=$(SCHEDULE)) $(if $(REAL),-real)
 
 # Switchover by SQL between two real MariaDB servers under four writers; prints
 # switchover-{writable,window}-{p50,p99} in ms. BLOODRAVEN_BENCH_ROUNDS=n for more rounds.
 bench-db:
 	@out=$$(go test -count=1 -tags db -run '^$$' -bench '^BenchmarkSwitchover$$' -benchtime 1x ./pkg/mysql 2>&1) || { echo "$$out"; exit 1; }; \
 	  grep -E '^switchover-' <<<"$$out"
+
+# An idle sidecar, the built binary with default timings, next to a real MariaDB
+# with a stub operator and a stub peer, measured from /proc over 60 s
+# (BLOODRAVEN_BENCH_SECONDS=n to change): prints sidecar-idle-rss (peak, MiB)
+# and sidecar-idle-cpu (percent of one core). The goal is an RSS of 25 MiB or less.
+.PHONY: bench-sidecar
+bench-sidecar:
+	@mkdir -p bin
+	go build -o bin/sidecar ./cmd/sidecar
+	@out=$$(BLOODRAVEN_SIDECAR_BIN=$(CURDIR)/bin/sidecar go test -count=1 -tags db -run '^$$' \
+	  -bench '^BenchmarkSidecarIdle$$' -benchtime 1x -timeout 5m ./cmd/sidecar 2>&1) || { echo "$$out"; exit 1; }; \
+	  grep -E '^sidecar-idle-' <<<"$$out"

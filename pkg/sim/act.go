@@ -56,9 +56,18 @@ func (o *operator) sidecarGeneration(name string) int64 {
 }
 
 // reassert makes the active site writable again once its sidecar holds the
-// current view (otherwise the sidecar could fence it right back).
+// current view (otherwise the sidecar could fence it right back). A site that
+// still replicates (a promotion that stopped halfway) first drains its relay
+// log and stops replicating, as a promotion would.
 func (o *operator) reassert(target string) {
 	if o.sidecarGeneration(target) < o.st.Generation {
+		return
+	}
+	s, err := o.ops.Status(target)
+	if err != nil || (s.Source != "" && !s.Executed.Contains(s.Received)) {
+		return
+	}
+	if s.Source != "" && o.ops.StopReplica(target) != nil {
 		return
 	}
 	if err := o.ops.Unfence(target); err == nil {
@@ -123,8 +132,9 @@ func (g guardedOps) Unfence(site string) error {
 	if site != st.ActiveSite {
 		return fmt.Errorf("unfence %s, active site is %s: %w", site, st.ActiveSite, ErrUnsafe)
 	}
-	for _, rec := range st.Sites {
-		if rec.Name != site && rec.MayBeWritable {
+	for i, rec := range st.Sites {
+		seenFenced := g.o.mem.fresh[i] && g.o.mem.last[i].ReadOnly
+		if rec.Name != site && rec.MayBeWritable && !seenFenced {
 			return fmt.Errorf("unfence %s while %s may write: %w", site, rec.Name, ErrUnsafe)
 		}
 	}

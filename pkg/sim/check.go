@@ -128,15 +128,40 @@ func (c *checker) prune() {
 	c.discarded = c.discarded.Subtract(c.discarded.Subtract(held))
 }
 
-// divergenceReport checks that every transaction Decide names as divergent
-// is really held by that site and missing from the active site.
+// divergenceReport checks that divergence Decide reports is real. Sites
+// named against the active site must truly hold the named transactions and
+// the active site lack them. A failover blocked on divergence between
+// candidates must have some truly diverged site among them.
 func (c *checker) divergenceReport(d topology.Decision) {
+	if len(d.Divergent) == 0 {
+		return
+	}
 	active, _ := c.w.siteByName(c.w.op.st.ActiveSite)
+	errant := func(name string) gtid.Set {
+		s, _ := c.w.siteByName(name)
+		return s.db.executed.set(c.w.uuids).Subtract(active.db.executed.set(c.w.uuids))
+	}
+	if d.Kind == topology.KindFailoverBlocked {
+		for _, name := range append([]string{d.Target}, divergentSites(d)...) {
+			if !errant(name).IsEmpty() {
+				return
+			}
+		}
+		c.violate(InvariantTruthful, fmt.Sprintf("failover blocked on divergence, but none of %s, %v truly diverged",
+			d.Target, divergentSites(d)))
+		return
+	}
 	for _, dv := range d.Divergent {
-		s, _ := c.w.siteByName(dv.Site)
-		truth := s.db.executed.set(c.w.uuids).Subtract(active.db.executed.set(c.w.uuids))
-		if !truth.Contains(dv.GTIDs) {
+		if truth := errant(dv.Site); !truth.Contains(dv.GTIDs) {
 			c.violate(InvariantTruthful, fmt.Sprintf("%s named divergent %s, truly errant %s", dv.Site, dv.GTIDs, truth))
 		}
 	}
+}
+
+func divergentSites(d topology.Decision) []string {
+	out := make([]string, len(d.Divergent))
+	for i, dv := range d.Divergent {
+		out[i] = dv.Site
+	}
+	return out
 }

@@ -24,6 +24,9 @@ type Evidence struct {
 	// ObservedSafeAt is the last time a fresh probe saw the site read-only, or
 	// its sidecar reported its mysqld down; zero if never in this operator's life.
 	ObservedSafeAt time.Time
+	// FailingSince is the first failed probe of the site's current run of
+	// failures; zero while its probes succeed.
+	FailingSince time.Time
 	// LastContact is the operator's last exchange with the site's sidecar, or
 	// the operator's start when later (what happened before is unknown).
 	LastContact time.Time

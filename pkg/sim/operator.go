@@ -144,6 +144,9 @@ func (o *operator) evidence(i int, now time.Time) Evidence {
 		UnfencedAt: o.st.Sites[i].UnfencedAt, ObservedSafeAt: o.mem.safeAt[i],
 		LastContact: o.mem.lastContact[i], PodGone: !s.pod,
 		LeaseTimeout: o.w.cfg.LeaseTimeout, PeerCheckInterval: o.w.cfg.PeerCheckInterval}
+	if since, failing := o.mem.deb[i].FailingSince(); failing {
+		ev.FailingSince = since
+	}
 	if ev.LastContact.Before(o.started) {
 		ev.LastContact = o.started
 	}
@@ -157,21 +160,23 @@ func (o *operator) evidence(i int, now time.Time) Evidence {
 	return ev
 }
 
-// markDivergence records errant transactions on any reachable site: against
-// the active site's set when it is reachable, otherwise against what the
-// active site held at promotion plus anything its own server wrote since.
+// markDivergence records errant transactions on any reachable site. The
+// reference is the active site's own set when it heads the history (no
+// failover in flight) and was just read; otherwise the history's head as far
+// as the operator knows it: the set the last promoted site held when it was
+// promoted, plus anything its own server wrote since.
 func (o *operator) markDivergence() {
-	if o.st.Intent != nil || o.st.Planned.Guard() || o.w.cfg.Break&BreakRejoinCheck != 0 {
+	if o.w.cfg.Break&BreakRejoinCheck != 0 {
 		return
 	}
 	a := o.activeIdx()
 	ref := o.st.PromotionExecuted.Union(gtid.MustParseSet(fmt.Sprintf("%s:1-%d", o.st.ActiveSourceID, uint64(gtid.MaxSeq))))
-	if o.mem.fresh[a] {
+	if o.st.Intent == nil && !o.st.Planned.Guard() && o.mem.fresh[a] {
 		ref = o.mem.last[a].Executed
 	}
 	for i := range o.w.sites {
 		rec := &o.st.Sites[i]
-		if i == a || !o.mem.fresh[i] || !rec.Divergent.IsEmpty() {
+		if !o.mem.fresh[i] || !rec.Divergent.IsEmpty() {
 			continue
 		}
 		if errant := gtid.Errant(o.mem.last[i].Executed, ref); !errant.IsEmpty() {

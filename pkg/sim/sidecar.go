@@ -8,6 +8,8 @@ type View struct {
 	Active     string
 	Generation int64
 	ObservedAt time.Time
+	// From names the peer that served the view ("" for the operator).
+	From string
 }
 
 // newer reports whether v should replace cur: a higher generation, or the same

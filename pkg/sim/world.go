@@ -56,12 +56,15 @@ type World struct {
 	opBackAt int
 	admin    []int // step at which an administrator's fence ends, per site
 	stats    Stats
+	// commitAt[k][n-1] is the commit order of transaction n of site k's server.
+	commitAt [][]uint64
+	commits  uint64
 }
 
 func newWorld(cfg Config, sched Schedule) *World {
 	n := len(cfg.Roles)
 	w := &World{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x21)), net: newNetwork(n), sched: sched,
-		admin: make([]int, n)}
+		admin: make([]int, n), commitAt: make([][]uint64, n)}
 	phaseRng := rand.New(rand.NewPCG(cfg.Seed, 0x9a5e))
 	for i, r := range cfg.Roles {
 		s := &site{idx: i, name: siteNames[i], role: r, uuid: fmt.Sprintf("%08x-0000-4000-8000-%012x", i+1, i+1),
@@ -123,8 +126,7 @@ func (w *World) runStep() {
 func (w *World) clientWrites() {
 	for _, s := range w.sites {
 		if s.writable() && w.rng.Float64() < w.cfg.WriteChance {
-			s.db.executed[s.idx]++
-			w.stats.Writes++
+			w.commit(s)
 		}
 	}
 }
@@ -144,12 +146,39 @@ func (w *World) replicate() {
 		if w.step < s.slowUntil {
 			budget = 0
 		}
-		for k := range s.db.executed {
-			n := min(uint64(budget), s.db.received[k]-min(s.db.received[k], s.db.executed[k]))
-			s.db.executed[k] += n
-			budget -= int(n)
+		for ; budget > 0 && w.applyNext(&s.db); budget-- {
 		}
 	}
+}
+
+// commit commits a client transaction on s, the next of its own server.
+func (w *World) commit(s *site) {
+	n := s.db.executed[s.idx] + 1
+	s.db.executed[s.idx] = n
+	w.commits++
+	if pos := w.commitAt[s.idx]; uint64(len(pos)) >= n {
+		pos[n-1] = w.commits // a recloned server reuses the numbers of wiped transactions
+	} else {
+		w.commitAt[s.idx] = append(pos, w.commits)
+	}
+	w.stats.Writes++
+}
+
+// applyNext applies the relayed transaction committed first, as a source's
+// binlog order (and so a replica's applier) follows commit order.
+func (w *World) applyNext(db *mysqld) bool {
+	best := -1
+	for k := range db.executed {
+		if db.executed[k] < db.received[k] &&
+			(best < 0 || w.commitAt[k][db.executed[k]] < w.commitAt[best][db.executed[best]]) {
+			best = k
+		}
+	}
+	if best < 0 {
+		return false
+	}
+	db.executed[best]++
+	return true
 }
 
 // tickSidecars runs the fencing loop of every sidecar whose tick is due.
@@ -167,7 +196,9 @@ func (w *World) tickSidecars() {
 		var peers []View
 		for _, p := range w.sites {
 			if p != s && p.pod && w.net.call(s.idx, p.idx, w.step) {
-				peers = append(peers, p.sidecar.View())
+				v := p.sidecar.View()
+				v.From = p.name
+				peers = append(peers, v)
 			}
 		}
 		if fence, why := s.sidecar.Tick(w.now(), opView, peers, s.writable()); fence && s.writable() {

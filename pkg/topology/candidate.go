@@ -16,6 +16,10 @@ func Eligible(s SiteView) bool {
 type Candidate struct {
 	Site      string
 	Divergent []Divergence
+	// Freshest is, when the sets diverge, the eligible site with the most
+	// transactions (first in spec order among equals), which Divergent is
+	// measured against.
+	Freshest string
 }
 
 // SelectCandidate picks the freshest eligible site: the one whose executed
@@ -45,7 +49,17 @@ func SelectCandidate(sites []SiteView) Candidate {
 		}
 	}
 	if len(div) > 0 {
-		return Candidate{Divergent: div}
+		return Candidate{Divergent: div, Freshest: best.Name}
 	}
 	return Candidate{Site: best.Name}
+}
+
+// holdsAll reports whether s holds every eligible site's transactions.
+func holdsAll(s SiteView, sites []SiteView) bool {
+	for _, o := range sites {
+		if Eligible(o) && !s.Executed.Contains(o.Executed) {
+			return false
+		}
+	}
+	return true
 }

@@ -111,9 +111,14 @@ func allUnreachable(in Input) bool {
 }
 
 // decideReadOnlyActive handles a reachable active site that does not write:
-// the promotion of an emergency failover in flight, or a re-assertion.
+// the promotion of an emergency failover in flight, or a re-assertion. A
+// failover target that is no longer eligible, or no longer holds every
+// eligible site's transactions, is replaced as if it had failed.
 func decideReadOnlyActive(in Input, a SiteView) Decision {
 	if in.InFlight != nil && in.InFlight.To == a.Name {
+		if !Eligible(a) || !holdsAll(a, in.Sites) {
+			return decideFailover(in, a)
+		}
 		return gatePromotion(in, a.Name, KindFailover, v1alpha1.ReasonFailoverRunning)
 	}
 	return gatePromotion(in, a.Name, KindNoPrimary, v1alpha1.ReasonNoPrimary)
@@ -136,7 +141,8 @@ func decideFailover(in Input, a SiteView) Decision {
 		return blocked(KindFailover, v1alpha1.ReasonNoCandidate, "",
 			fmt.Sprintf("active site %s unreachable and no primary-candidate site is reachable, read-only, unfenced and not diverged", a.Name))
 	case c.Site == "":
-		d := blocked(KindFailover, v1alpha1.ReasonDivergence, "", "no candidate holds every other candidate's transactions")
+		d := blocked(KindFailover, v1alpha1.ReasonDivergence, c.Freshest,
+			fmt.Sprintf("promoting %s, the freshest candidate, would lose other candidates' transactions", c.Freshest))
 		d.Divergent = c.Divergent
 		return d
 	}

@@ -56,12 +56,24 @@ func TestDecideFailover(t *testing.T) {
 		{"equal sets: spec order wins", group("a", lostA, ro("b", "A:1-10"), ro("c", "A:1-10")),
 			want{kind: KindFailover, reason: v1alpha1.ReasonPrimaryUnreachable, target: "b"}},
 		{"incomparable sets: blocked, divergent GTIDs named", group("a", lostA, ro("b", "A:1-10,B:1"), ro("c", "A:1-11")),
-			want{kind: KindFailoverBlocked, reason: v1alpha1.ReasonDivergence, divergent: []string{"c"}, wanted: KindFailover}},
+			want{kind: KindFailoverBlocked, reason: v1alpha1.ReasonDivergence, target: "b", divergent: []string{"c"}, wanted: KindFailover}},
 		{"a fresher dr-only site does not block the candidate", group("a", lostA, ro("b", "A:1-8"),
 			role(ro("c", "A:1-10"), v1alpha1.RoleDROnly)),
 			want{kind: KindFailover, reason: v1alpha1.ReasonPrimaryUnreachable, target: "b"}},
 		{"promotion of a failover in flight", inFlight(group("b", lostA, ro("b", "A:1-10")), "a", "b"),
 			want{kind: KindFailover, reason: v1alpha1.ReasonFailoverRunning, target: "b"}},
+		{"failover in flight: a diverged target is replaced", inFlight(group("b", lostA,
+			with(ro("b", "A:1-10,B:1"), func(s *SiteView) { s.Diverged = true }), ro("c", "A:1-9")), "a", "b"),
+			want{kind: KindFailover, reason: v1alpha1.ReasonPrimaryUnreachable, target: "c"}},
+		{"failover in flight: an administrator-fenced target is replaced", inFlight(group("b", lostA,
+			with(ro("b", "A:1-10"), func(s *SiteView) { s.AdminFenced = true }), ro("c", "A:1-10")), "a", "b"),
+			want{kind: KindFailover, reason: v1alpha1.ReasonPrimaryUnreachable, target: "c"}},
+		{"failover in flight: a fresher site that appeared wins", inFlight(group("b", lostA, ro("b", "A:1-8"), ro("c", "A:1-10")), "a", "b"),
+			want{kind: KindFailover, reason: v1alpha1.ReasonPrimaryUnreachable, target: "c"}},
+		{"failover in flight: an incomparable site that appeared blocks", inFlight(group("b", lostA, ro("b", "A:1-8,B:1"), ro("c", "A:1-10")), "a", "b"),
+			want{kind: KindFailoverBlocked, reason: v1alpha1.ReasonDivergence, target: "c", divergent: []string{"b"}, wanted: KindFailover}},
+		{"failover in flight: an equally fresh site does not move the target", inFlight(group("c", lostA, ro("b", "A:1-10"), ro("c", "A:1-10")), "a", "c"),
+			want{kind: KindFailover, reason: v1alpha1.ReasonFailoverRunning, target: "c"}},
 		{"failover in flight waits for the old primary's fence", inFlight(group("b", down("a"), ro("b", "A:1-10")), "a", "b"),
 			want{kind: KindFailoverBlocked, reason: v1alpha1.ReasonFenceUnconfirmed, target: "b", unconfirmed: []string{"a"}, wanted: KindFailover}},
 		{"failover in flight is held by the planned guard", withPlanned(inFlight(group("b", lostA, ro("b", "A:1")), "a", "b")),
@@ -85,7 +97,7 @@ func TestDecideCooldownRetryAfter(t *testing.T) {
 
 func TestSelectCandidateDivergentGTIDs(t *testing.T) {
 	c := SelectCandidate([]SiteView{ro("a", "A:1-10,B:1-2"), ro("b", "A:1-13"), ro("c", "A:1-9")})
-	if c.Site != "" || len(c.Divergent) != 1 {
+	if c.Site != "" || len(c.Divergent) != 1 || c.Freshest != "b" {
 		t.Fatalf("got %+v, want no site and one divergence", c)
 	}
 	// b has the most transactions; promoting it would lose a's B:1-2.

@@ -1,7 +1,3 @@
-// Command simulate runs Bloodraven's deterministic simulation over many seeds,
-// or replays one seed with its whole trace. It ends with the lines
-// "sim-seeds <n> seeds" and "sim-violations <n> count", and exits 1 when an
-// invariant broke.
 package main
 
 import (
@@ -18,15 +14,20 @@ func main() {
 	steps := flag.Int("steps", sim.DefaultSteps, "steps (logical seconds) per run")
 	seed := flag.Uint64("seed", 0, "replay this one seed and print its trace")
 	schedule := flag.String("schedule", "", "with -seed: file holding the schedule to replay (as a trace prints it)")
+	real := flag.Bool("real", false, "run pkg/sidecar's Loop and pkg/failover's fence confirmation instead of the models")
 	flag.Parse()
+	var adjust func(*sim.Config)
+	if *real {
+		adjust = sim.UseRealCode
+	}
 	var (
 		sum sim.Summary
 		err error
 	)
 	if *seed != 0 {
-		sum, err = replay(*seed, *steps, *schedule)
+		sum, err = replay(*seed, *steps, *schedule, adjust)
 	} else {
-		sum, err = sim.RunSeeds(*first, *seeds, *steps, nil)
+		sum, err = sim.RunSeeds(*first, *seeds, *steps, adjust)
 		for _, r := range sum.Failures {
 			fmt.Printf("seed %d broke an invariant:\n%s\n", r.Config.Seed, r.Report())
 		}
@@ -42,8 +43,11 @@ func main() {
 	}
 }
 
-func replay(seed uint64, steps int, scheduleFile string) (sim.Summary, error) {
+func replay(seed uint64, steps int, scheduleFile string, adjust func(*sim.Config)) (sim.Summary, error) {
 	cfg := sim.ConfigForSeed(seed, steps)
+	if adjust != nil {
+		adjust(&cfg)
+	}
 	if scheduleFile != "" {
 		text, err := os.ReadFile(scheduleFile)
 		if err != nil {
