@@ -8,6 +8,7 @@ import "time"
 type PeerAdoption struct {
 	Site    string
 	PodGone bool
+	GoneAt  time.Time // when Kubernetes showed the Pod gone
 	Adopted bool
 	At      time.Time
 }
@@ -61,8 +62,11 @@ const (
 // operator's last contact with it, or the moment the last other site was seen
 // holding the current generation. The lease deadline is that, plus
 // leaseTimeout, plus peerCheckInterval (the sidecar only checks once a tick).
-// While any other site whose Pod exists has not been seen holding the current
-// generation, there is no deadline: it might be an island with the old primary.
+// A peer whose Pod is gone renews nothing any more, but it may have until it
+// went away: it counts with the time Kubernetes showed it gone (or its
+// adoption, when earlier). While any other site whose Pod exists has not been
+// seen holding the current generation, there is no deadline: it might be an
+// island with the old primary.
 type DesignConfirmer struct{}
 
 // Confirm implements FenceConfirmer.
@@ -75,12 +79,15 @@ func (DesignConfirmer) Confirm(ev Evidence) (bool, string) {
 	}
 	base := ev.LastContact
 	for _, p := range ev.Peers {
+		last := p.At // the peer served the old view until then at the latest
 		switch {
-		case p.PodGone:
+		case p.PodGone && (!p.Adopted || p.GoneAt.Before(p.At)):
+			last = p.GoneAt // ... or until its Pod went away
 		case !p.Adopted:
 			return false, ""
-		case p.At.After(base):
-			base = p.At
+		}
+		if last.After(base) {
+			base = last
 		}
 	}
 	return leaseOver(ev, base)

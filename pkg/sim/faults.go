@@ -66,7 +66,7 @@ func (w *World) fire(f Fault) {
 	until := w.step + f.Dur
 	switch f.Kind {
 	case FaultKillPod:
-		s.pod, s.db.up, s.podBackAt = false, false, until
+		s.pod, s.db.up, s.podBackAt, s.goneAt = false, false, until, w.now()
 	case FaultCrashMySQL:
 		if s.pod {
 			s.db.up, s.dbBackAt = false, until

@@ -152,7 +152,7 @@ func (o *operator) evidence(i int, now time.Time) Evidence {
 	}
 	for j, p := range o.w.sites {
 		if j != i {
-			ev.Peers = append(ev.Peers, PeerAdoption{Site: p.name, PodGone: !p.pod,
+			ev.Peers = append(ev.Peers, PeerAdoption{Site: p.name, PodGone: !p.pod, GoneAt: p.goneAt,
 				Adopted: o.mem.genSeen[j] >= o.st.Generation && !o.mem.genSeenAt[j].Before(p.startedAt),
 				At:      o.mem.genSeenAt[j]})
 		}

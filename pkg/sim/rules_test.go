@@ -65,7 +65,15 @@ func TestDesignConfirmer(t *testing.T) {
 		{"deadline is strict", func(e *Evidence) { e.Now = at(95) }, false, ""},
 		{"a late peer adoption moves the deadline", func(e *Evidence) { e.Peers[1].At = at(80) }, false, ""},
 		{"a peer that never held the generation blocks", func(e *Evidence) { e.Peers[1].Adopted = false }, false, ""},
-		{"a peer whose Pod is gone does not block", func(e *Evidence) { e.Peers[1] = PeerAdoption{Site: "fra", PodGone: true} }, true, ConfirmedByLease},
+		{"a peer whose Pod is gone does not block", func(e *Evidence) {
+			e.Peers[1] = PeerAdoption{Site: "fra", PodGone: true, GoneAt: at(65)}
+		}, true, ConfirmedByLease},
+		{"a peer whose Pod went away late moves the deadline", func(e *Evidence) {
+			e.Peers[1] = PeerAdoption{Site: "fra", PodGone: true, GoneAt: at(80)}
+		}, false, ""},
+		{"a gone peer that adopted before going counts from its adoption", func(e *Evidence) {
+			e.Peers[1] = PeerAdoption{Site: "fra", PodGone: true, GoneAt: at(90), Adopted: true, At: at(70)}
+		}, true, ConfirmedByLease},
 		{"a late last contact moves the deadline", func(e *Evidence) { e.LastContact = at(78) }, false, ""},
 		{"the active site is never confirmed by lease", func(e *Evidence) { e.Active = "iad" }, false, ""},
 		{"seen read-only after the unfence", func(e *Evidence) { e.Now = at(61); e.ObservedSafeAt = at(61) }, true, ConfirmedByProbe},

@@ -30,6 +30,7 @@ type site struct {
 	uuid      string
 	pod       bool
 	startedAt time.Time // the Pod's start time, as Kubernetes shows it
+	goneAt    time.Time // when the Pod was last deleted
 	podBackAt int
 	db        mysqld
 	dbBackAt  int
