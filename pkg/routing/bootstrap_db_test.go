@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -171,4 +172,45 @@ func TestChangedSecretTakesEffectAtNextBoot(t *testing.T) {
 	if err := open(t, c, old, creds.AppDatabase).Ping(); err == nil {
 		t.Errorf("old application password still accepted")
 	}
+}
+
+// TestMyCnfParsesOnMariaDB hands the whole rendered my.cnf, paths and
+// defaults included, to mariadbd's option parser, which rejects any unknown
+// option, and reads back the values it ends up with.
+func TestMyCnfParsesOnMariaDB(t *testing.T) {
+	server, err := exec.LookPath("mariadbd")
+	if err != nil {
+		t.Fatalf("mariadbd not found (apt-get install mariadb-server): %v", err)
+	}
+	dir := t.TempDir()
+	paths := cnfPaths{DataDir: dir, Socket: filepath.Join(dir, "s.sock"), PIDFile: filepath.Join(dir, "pid"),
+		InitFile: filepath.Join(dir, "init.sql"), Port: 3306}
+	cnf := filepath.Join(dir, "my.cnf")
+	body := renderMyCnf(v1alpha1.FlavorMariaDB, "iad", "max_connections=77\nread_only=OFF", paths)
+	if err := os.WriteFile(cnf, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(server, "--defaults-file="+cnf, "--verbose", "--help").CombinedOutput()
+	if err != nil {
+		t.Fatalf("mariadbd rejects the rendered my.cnf: %v\n%s\n%s", err, lastLines(string(out), 5), body)
+	}
+	vals := map[string]string{}
+	for _, l := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(l); len(f) == 2 {
+			vals[f[0]] = f[1]
+		}
+	}
+	want := map[string]string{"read-only": "TRUE", "gtid-strict-mode": "TRUE", "log-slave-updates": "TRUE",
+		"binlog-format": "ROW", "server-id": iadServerID, "skip-name-resolve": "TRUE", "bind-address": "0.0.0.0",
+		"max-connections": "77", "init-file": paths.InitFile, "socket": paths.Socket, "datadir": dir + "/"}
+	for k, v := range want {
+		if vals[k] != v {
+			t.Errorf("%s = %q, want %q", k, vals[k], v)
+		}
+	}
+}
+
+func lastLines(s string, n int) string {
+	l := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.Join(l[max(0, len(l)-n):], "\n")
 }
