@@ -130,17 +130,30 @@ func TestExistingSecretsAreNeverOverwritten(t *testing.T) {
 	checkSidecarSecret(t, g)
 }
 
-// checkSidecarSecret: the sidecar's DSN credentials come from the operator Secret.
+// checkSidecarSecret: the sidecar's DSN and system users come from the Secrets.
 func checkSidecarSecret(t *testing.T, g *v1alpha1.MysqlFailoverGroup) {
 	t.Helper()
 	var d appsv1.Deployment
 	get(t, g.Namespace, routing.SiteName(g.Name, "a"), &d)
 	sc := container(t, d.Spec.Template.Spec, routing.ContainerSidecar)
+	want := map[string]string{
+		routing.EnvMySQLUser:       routing.SecretName(g.Name, routing.AccountOperator) + "/username",
+		routing.EnvMySQLPassword:   routing.SecretName(g.Name, routing.AccountOperator) + "/password",
+		routing.EnvReplicationUser: routing.SecretName(g.Name, routing.AccountReplication) + "/username",
+		routing.EnvMonitorUser:     routing.SecretName(g.Name, routing.AccountMonitor) + "/username",
+	}
+	got := map[string]string{}
 	for _, e := range sc.Env {
-		if e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil ||
-			e.ValueFrom.SecretKeyRef.Name != routing.SecretName(g.Name, routing.AccountOperator) {
-			t.Errorf("sidecar env %s: %+v, want from the operator Secret", e.Name, e.ValueFrom)
+		if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+			got[e.Name] = e.ValueFrom.SecretKeyRef.Name + "/" + e.ValueFrom.SecretKeyRef.Key
 		}
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("sidecar env from Secrets %v, want %v", got, want)
+	}
+	args := strings.Join(sc.Args, " ")
+	if !strings.Contains(args, "--system-users=$(BLOODRAVEN_MYSQL_USER),$(BLOODRAVEN_ACCOUNT_REPLICATION),$(BLOODRAVEN_ACCOUNT_MONITOR)") {
+		t.Errorf("sidecar args %q: want --system-users naming the three system accounts", args)
 	}
 }
 

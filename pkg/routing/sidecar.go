@@ -10,12 +10,14 @@ import (
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
 )
 
-// Environment variables the sidecar container gets from the operator
-// account's Secret; its --mysql-dsn refers to them as $(VAR), which the
-// kubelet expands, so passwords never appear in the Pod spec.
+// Environment variables the sidecar container gets from the credentials
+// Secrets. Its flags refer to them as $(VAR), which the kubelet expands, so
+// neither passwords nor usernames are written into the Pod spec.
 const (
-	EnvMySQLUser     = "BLOODRAVEN_MYSQL_USER"
-	EnvMySQLPassword = "BLOODRAVEN_MYSQL_PASSWORD"
+	EnvMySQLUser       = "BLOODRAVEN_MYSQL_USER"
+	EnvMySQLPassword   = "BLOODRAVEN_MYSQL_PASSWORD"
+	EnvReplicationUser = "BLOODRAVEN_ACCOUNT_REPLICATION"
+	EnvMonitorUser     = "BLOODRAVEN_ACCOUNT_MONITOR"
 )
 
 // Sidecar HTTP paths of the probes.
@@ -32,7 +34,9 @@ func (r *Router) sidecarImage(g *v1alpha1.MysqlFailoverGroup) string {
 }
 
 // SidecarArgs are the sidecar's flags for one site. The DSN reaches mysqld
-// over the Pod-local unix socket as the operator account.
+// over the Pod-local unix socket as the operator account. --system-users
+// names the operator, replication and monitor accounts, which a fence must
+// never kill; --app-users stays empty, so a fence kills every other account.
 func (r *Router) SidecarArgs(g *v1alpha1.MysqlFailoverGroup, site string) []string {
 	return []string{
 		"--namespace=" + g.Namespace,
@@ -44,6 +48,7 @@ func (r *Router) SidecarArgs(g *v1alpha1.MysqlFailoverGroup, site string) []stri
 		"--lease-timeout=" + g.Spec.Sidecar.LeaseTimeout.Duration.String(),
 		"--peer-check-interval=" + g.Spec.Sidecar.PeerCheckInterval.Duration.String(),
 		fmt.Sprintf("--listen=:%d", SidecarPort),
+		fmt.Sprintf("--system-users=$(%s),$(%s),$(%s)", EnvMySQLUser, EnvReplicationUser, EnvMonitorUser),
 	}
 }
 
@@ -59,10 +64,9 @@ func (r *Router) peers(g *v1alpha1.MysqlFailoverGroup, self string) string {
 }
 
 func (r *Router) sidecarContainer(g *v1alpha1.MysqlFailoverGroup, s v1alpha1.Site) corev1.Container {
-	opSecret := CredentialSecretName(g, AccountOperator)
-	fromSecret := func(key string) *corev1.EnvVarSource {
+	fromSecret := func(role, key string) *corev1.EnvVarSource {
 		return &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
-			LocalObjectReference: corev1.LocalObjectReference{Name: opSecret}, Key: key}}
+			LocalObjectReference: corev1.LocalObjectReference{Name: CredentialSecretName(g, role)}, Key: key}}
 	}
 	http := func(path string) corev1.ProbeHandler {
 		return corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
@@ -74,8 +78,10 @@ func (r *Router) sidecarContainer(g *v1alpha1.MysqlFailoverGroup, s v1alpha1.Sit
 		Command: r.opts.SidecarCommand,
 		Args:    r.SidecarArgs(g, s.Name),
 		Env: []corev1.EnvVar{
-			{Name: EnvMySQLUser, ValueFrom: fromSecret(SecretKeyUsername)},
-			{Name: EnvMySQLPassword, ValueFrom: fromSecret(SecretKeyPassword)},
+			{Name: EnvMySQLUser, ValueFrom: fromSecret(AccountOperator, SecretKeyUsername)},
+			{Name: EnvMySQLPassword, ValueFrom: fromSecret(AccountOperator, SecretKeyPassword)},
+			{Name: EnvReplicationUser, ValueFrom: fromSecret(AccountReplication, SecretKeyUsername)},
+			{Name: EnvMonitorUser, ValueFrom: fromSecret(AccountMonitor, SecretKeyUsername)},
 		},
 		Ports:          []corev1.ContainerPort{{Name: PortNameSidecar, ContainerPort: SidecarPort, Protocol: corev1.ProtocolTCP}},
 		ReadinessProbe: &corev1.Probe{ProbeHandler: http(PathReadyz), PeriodSeconds: 2, FailureThreshold: 2},
