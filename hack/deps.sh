@@ -33,4 +33,5 @@ go_tool controller-gen sigs.k8s.io/controller-tools/cmd/controller-gen@v0.21.0
 go_tool helm helm.sh/helm/v3/cmd/helm@v3.21.4
 
 "$here/kube-binaries.sh" >/dev/null
+"$here/external-dns.sh" >/dev/null
 echo "deps: ok ($cache)"

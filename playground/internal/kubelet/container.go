@@ -264,8 +264,12 @@ func (c *container) execSpec(argv []string) (podexec.Spec, error) {
 	if err != nil {
 		return podexec.Spec{}, err
 	}
+	env, err := c.env(pod, sb)
+	if err != nil {
+		return podexec.Spec{}, err
+	}
 	return podexec.Spec{
-		NetNS: nsutil.Path(sb.netns), Argv: argv, Env: c.env(pod, sb), Dir: c.spec.WorkingDir,
+		NetNS: nsutil.Path(sb.netns), Argv: argv, Env: env, Dir: c.spec.WorkingDir,
 		Mounts: mounts, CreatedDirs: r.pr.cfg.CreatedDirs,
 	}, nil
 }

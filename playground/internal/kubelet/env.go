@@ -1,10 +1,12 @@
 package kubelet
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
+	"sort"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -17,9 +19,9 @@ func isFile(p string) bool {
 }
 
 // env is the container's environment: defaults, the service variables for
-// the API server, the Pod's identity, then the container's own variables
-// (already resolved by virtual-kubelet), which win.
-func (c *container) env(pod *corev1.Pod, sb *sandbox) []string {
+// the API server, the Pod's identity, then the container's own envFrom and
+// env (resolved here, with the Pod's IP known), which win.
+func (c *container) env(pod *corev1.Pod, sb *sandbox) ([]string, error) {
 	cfg := c.r.pr.cfg
 	vars := [][2]string{
 		{"PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
@@ -33,18 +35,25 @@ func (c *container) env(pod *corev1.Pod, sb *sandbox) []string {
 		{"POD_NAMESPACE", pod.Namespace},
 		{"NODE_NAME", cfg.Node},
 	}
-	podIPRefs := c.r.pr.statusFieldRefs(pod, c.spec.Name)
+	ctx, cancel := context.WithTimeout(c.r.ctx, 10*time.Second)
+	defer cancel()
+	for _, ef := range c.spec.EnvFrom {
+		data, err := c.r.pr.envSource(ctx, pod.Namespace, ef)
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range sortedKeys(data) {
+			vars = append(vars, [2]string{ef.Prefix + k, data[k]})
+		}
+	}
 	for _, e := range c.spec.Env {
-		v := e.Value
-		switch podIPRefs[e.Name] {
-		case "status.podIP", "status.podIPs":
-			v = sb.ip.String()
-		case "status.hostIP", "status.hostIPs":
-			v = cfg.NodeIP.String()
+		v, err := c.r.pr.envValue(ctx, pod, sb, e)
+		if err != nil {
+			return nil, fmt.Errorf("env %s: %w", e.Name, err)
 		}
 		vars = append(vars, [2]string{e.Name, v})
 	}
-	return dedupe(vars)
+	return dedupe(vars), nil
 }
 
 func dedupe(vars [][2]string) []string {
@@ -104,25 +113,66 @@ func (c *container) mounts(sb *sandbox, vols map[string]string, img Image) ([]po
 	return ms, nil
 }
 
-// statusFieldRefs maps env names to the status field they reference in the
-// Pod's original spec; virtual-kubelet resolves them before the Pod has an IP.
-func (pr *Provider) statusFieldRefs(pod *corev1.Pod, container string) map[string]string {
-	out := map[string]string{}
-	orig, err := pr.pods.Pods(pod.Namespace).Get(pod.Name)
-	if err != nil {
-		return out
-	}
-	for _, list := range [][]corev1.Container{orig.Spec.InitContainers, orig.Spec.Containers} {
-		for _, ct := range list {
-			if ct.Name != container {
-				continue
-			}
-			for _, e := range ct.Env {
-				if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && strings.HasPrefix(e.ValueFrom.FieldRef.FieldPath, "status.") {
-					out[e.Name] = e.ValueFrom.FieldRef.FieldPath
-				}
-			}
+func (pr *Provider) envValue(ctx context.Context, pod *corev1.Pod, sb *sandbox, e corev1.EnvVar) (string, error) {
+	vf := e.ValueFrom
+	switch {
+	case vf == nil:
+		return e.Value, nil
+	case vf.FieldRef != nil:
+		switch vf.FieldRef.FieldPath {
+		case "status.podIP", "status.podIPs":
+			return sb.ip.String(), nil
+		case "status.hostIP", "status.hostIPs":
+			return pr.cfg.NodeIP.String(), nil
 		}
+		return fieldValue(pod, vf.FieldRef.FieldPath)
+	case vf.ConfigMapKeyRef != nil:
+		r := vf.ConfigMapKeyRef
+		files, err := pr.configMapFiles(ctx, pod.Namespace, r.Name, nil, r.Optional)
+		return keyOf(files, r.Key, r.Optional, err)
+	case vf.SecretKeyRef != nil:
+		r := vf.SecretKeyRef
+		files, err := pr.secretFiles(ctx, pod.Namespace, r.Name, nil, r.Optional)
+		return keyOf(files, r.Key, r.Optional, err)
 	}
-	return out
+	return "", nil // resourceFieldRef: no limits are enforced here
+}
+
+func keyOf(files map[string][]byte, key string, optional *bool, err error) (string, error) {
+	if err != nil {
+		return "", err
+	}
+	v, ok := files[key]
+	if !ok && (optional == nil || !*optional) {
+		return "", fmt.Errorf("key %q missing", key)
+	}
+	return string(v), nil
+}
+
+func (pr *Provider) envSource(ctx context.Context, ns string, ef corev1.EnvFromSource) (map[string]string, error) {
+	var files map[string][]byte
+	var err error
+	switch {
+	case ef.ConfigMapRef != nil:
+		files, err = pr.configMapFiles(ctx, ns, ef.ConfigMapRef.Name, nil, ef.ConfigMapRef.Optional)
+	case ef.SecretRef != nil:
+		files, err = pr.secretFiles(ctx, ns, ef.SecretRef.Name, nil, ef.SecretRef.Optional)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("envFrom: %w", err)
+	}
+	out := map[string]string{}
+	for k, v := range files {
+		out[k] = string(v)
+	}
+	return out, nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

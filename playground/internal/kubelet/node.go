@@ -64,6 +64,7 @@ func StartNode(ctx context.Context, cfg Config, cert, key string) (*Node, error)
 func withSpec(cfg Config) nodeutil.NodeOpt {
 	return func(c *nodeutil.NodeConfig) error {
 		c.NumWorkers = 4
+		c.SkipDownwardAPIResolution = true // env is resolved at start, once the Pod IP is known
 		c.InformerResyncPeriod = 30 * time.Second
 		c.HTTPListenAddr = net.JoinHostPort(cfg.NodeIP.String(), fmt.Sprint(KubeletPort))
 		c.TLSConfig = nil // served by Node.serve inside the core namespace
