@@ -41,8 +41,11 @@ func (l *groupLoop) act(ctx context.Context, p failover.Pass) {
 	}
 }
 
+// afterEmergency logs the sequence's progress, a wait only when it changes.
 func (l *groupLoop) afterEmergency(g *v1alpha1.MysqlFailoverGroup, out failover.Outcome) {
-	if out.Started || out.Completed || out.Waiting != "" {
+	wait := string(out.Step) + ": " + out.Waiting
+	if out.Started || out.Completed || (out.Waiting != "" && wait != l.lastWait) {
+		l.lastWait = wait
 		l.log.Info("emergency failover", "step", out.Step, "started", out.Started, "completed", out.Completed,
 			"waiting", out.Waiting, "generation", g.Status.TopologyGeneration)
 	}

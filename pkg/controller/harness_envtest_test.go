@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -108,6 +109,9 @@ func (e *env) index(site string) int {
 
 // Resolve maps each site to its test-bed instance (or its proxy).
 func (e *env) Resolve(_ context.Context, g *v1alpha1.MysqlFailoverGroup, site string) (controller.SiteAccess, error) {
+	if g.Namespace != e.ns {
+		return controller.SiteAccess{}, fmt.Errorf("group %s/%s is not this test's", g.Namespace, g.Name)
+	}
 	i := e.index(site)
 	acc := e.db.Accounts
 	creds := routing.Credentials{
@@ -179,7 +183,10 @@ func (e *env) startOperator() *operatorRun {
 	e.t.Helper()
 	mgr, err := ctrl.NewManager(cp.Config, ctrl.Options{Scheme: cp.Scheme,
 		Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)}, Logger: testr.New(e.t)})
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)}, Logger: testr.New(e.t),
+		// Each test's operator sees only its own namespace: other tests' groups
+		// would otherwise be resolved to this test's servers.
+		Cache: cache.Options{DefaultNamespaces: map[string]cache.Config{e.ns: {}}}})
 	if err != nil {
 		e.t.Fatalf("manager: %v", err)
 	}

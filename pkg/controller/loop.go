@@ -33,6 +33,7 @@ type groupLoop struct {
 	seenPod    map[string]bool
 	podsNow    map[string]int
 	waitSince  map[string]time.Time // when a gated action first waited, by action
+	lastWait   string               // the emergency sequence's last logged wait
 }
 
 func newGroupLoop(op *Operator, key types.NamespacedName) *groupLoop {
