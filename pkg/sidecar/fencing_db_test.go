@@ -19,11 +19,16 @@ import (
 // the other, and a table t on iad.
 func twoSites(t *testing.T) (op *operator, x *toxi, iad, pdx *site) {
 	t.Helper()
+	return twoSitesWith(t, fast)
+}
+
+func twoSitesWith(t *testing.T, tm timing) (op *operator, x *toxi, iad, pdx *site) {
+	t.Helper()
 	c := testbed.StartMariaDB(t, 2)
 	op, x = newOperator(t, "iad"), newToxi()
 	iad, pdx = newSite(t, c, 0, "iad"), newSite(t, c, 1, "pdx")
-	iad.run(t, x, op, fast, pdx)
-	pdx.run(t, x, op, fast, iad)
+	iad.run(t, x, op, tm, pdx)
+	pdx.run(t, x, op, tm, iad)
 	iad.reassert(t)
 	mustExec(t, iad.appDB(t), "CREATE TABLE t (id INT AUTO_INCREMENT PRIMARY KEY, v INT)")
 	return op, x, iad, pdx
@@ -144,7 +149,8 @@ func TestOperatorRestartCausesNoFence(t *testing.T) {
 	const down = 10 * time.Second
 	t.Run("peers renew the lease", func(t *testing.T) {
 		t.Parallel()
-		_, _, iad, pdx := twoSites(t)
+		// A lease well below the outage, yet roomy for a loaded machine.
+		_, _, iad, pdx := twoSitesWith(t, timing{lease: 3 * time.Second, tick: 500 * time.Millisecond})
 		iad.op.stop()
 		pdx.op.stop()
 		holdWritable(t, iad, down)
