@@ -1,0 +1,123 @@
+package controller
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+)
+
+var t0 = time.Date(2026, 4, 20, 14, 0, 0, 0, time.UTC)
+
+func testGroup(name, active string, gen int64) *v1alpha1.MysqlFailoverGroup {
+	return &v1alpha1.MysqlFailoverGroup{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "shop"},
+		Spec:   v1alpha1.MysqlFailoverGroupSpec{Sites: []v1alpha1.Site{{Name: "a"}, {Name: "b"}}},
+		Status: v1alpha1.MysqlFailoverGroupStatus{ActiveSite: active, TopologyGeneration: gen}}
+}
+
+func newTestAPI(t *testing.T) (*API, *Registry, *time.Time) {
+	t.Helper()
+	s := runtime.NewScheme()
+	if err := v1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	reader := fake.NewClientBuilder().WithScheme(s).
+		WithObjects(testGroup("orders", "a", 3), testGroup("fresh", "", 0)).Build()
+	now := t0
+	reg := NewRegistry(func() time.Time { return now })
+	reg.Publish(testGroup("carts", "b", 7))
+	return &API{Registry: reg, Reader: reader}, reg, &now
+}
+
+func TestActiveSiteAPI(t *testing.T) {
+	cases := []struct {
+		name   string
+		query  string
+		code   int
+		active string
+		gen    int64
+	}{
+		{"published group", "namespace=shop&group=carts", http.StatusOK, "b", 7},
+		{"group not yet published answers from its status", "namespace=shop&group=orders", http.StatusOK, "a", 3},
+		{"sidecar report", "namespace=shop&group=carts&site=a&generation=6&fenced=true&mysqld=up", http.StatusOK, "b", 7},
+		{"sidecar report of mysqld down", "namespace=shop&group=carts&site=a&generation=7&mysqld=down", http.StatusOK, "b", 7},
+		{"unknown group", "namespace=shop&group=nope", http.StatusNotFound, "", 0},
+		{"group without an active site yet", "namespace=shop&group=fresh", http.StatusServiceUnavailable, "", 0},
+		{"missing namespace", "group=carts", http.StatusBadRequest, "", 0},
+		{"missing group", "namespace=shop", http.StatusBadRequest, "", 0},
+		{"unknown site", "namespace=shop&group=carts&site=z", http.StatusBadRequest, "", 0},
+		{"generation not a number", "namespace=shop&group=carts&site=a&generation=x", http.StatusBadRequest, "", 0},
+		{"negative generation", "namespace=shop&group=carts&site=a&generation=-1", http.StatusBadRequest, "", 0},
+		{"fenced not a boolean", "namespace=shop&group=carts&site=a&fenced=maybe", http.StatusBadRequest, "", 0},
+		{"mysqld neither up nor down", "namespace=shop&group=carts&site=a&mysqld=sideways", http.StatusBadRequest, "", 0},
+		{"a report without its site", "namespace=shop&group=carts&fenced=true", http.StatusBadRequest, "", 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			api, _, _ := newTestAPI(t)
+			rec := httptest.NewRecorder()
+			api.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, v1alpha1.PathActiveSite+"?"+c.query, nil))
+			if rec.Code != c.code {
+				t.Fatalf("status %d, want %d: %s", rec.Code, c.code, rec.Body)
+			}
+			if c.code != http.StatusOK {
+				var body map[string]string
+				if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || body["error"] == "" {
+					t.Fatalf("error body %q: %v", rec.Body, err)
+				}
+				return
+			}
+			var v v1alpha1.ActiveSiteView
+			if err := json.Unmarshal(rec.Body.Bytes(), &v); err != nil {
+				t.Fatal(err)
+			}
+			if v.ActiveSite != c.active || v.Generation != c.gen || !v.ObservedAt.Equal(t0) || v.Source != v1alpha1.SourceOperator {
+				t.Fatalf("view %+v", v)
+			}
+		})
+	}
+}
+
+func TestActiveSiteRecordsReports(t *testing.T) {
+	api, reg, now := newTestAPI(t)
+	key := types.NamespacedName{Namespace: "shop", Name: "carts"}
+	get := func(q string) {
+		rec := httptest.NewRecorder()
+		api.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, v1alpha1.PathActiveSite+"?namespace=shop&group=carts&"+q, nil))
+		if rec.Code != http.StatusOK {
+			t.Fatalf("%s: %d %s", q, rec.Code, rec.Body)
+		}
+	}
+	get("site=a&generation=6&mysqld=down")
+	sv := reg.sidecar(key, "a")
+	if sv.report == nil || !sv.report.MysqldDown || sv.report.Generation != 6 || !sv.report.At.Equal(t0) {
+		t.Fatalf("report %+v", sv.report)
+	}
+	if !sv.lastServed.Equal(t0) || sv.servedGen != 7 || !sv.servedGenAt.Equal(t0) {
+		t.Fatalf("served %+v", sv.sidecarRecord)
+	}
+	*now = t0.Add(time.Second)
+	get("site=a&generation=7&fenced=true&mysqld=up")
+	sv = reg.sidecar(key, "a")
+	if !sv.report.Fenced || sv.report.MysqldDown || !sv.servedGenAt.Equal(t0) || !sv.lastServed.Equal(t0.Add(time.Second)) {
+		t.Fatalf("second report %+v served %+v", sv.report, sv.sidecarRecord)
+	}
+	if gen, live := reg.Generation(key, "a", 1500*time.Millisecond); gen != 7 || !live {
+		t.Fatalf("Generation = %d %v", gen, live)
+	}
+	*now = t0.Add(3 * time.Second)
+	if _, live := reg.Generation(key, "a", 1500*time.Millisecond); live {
+		t.Fatal("a sidecar silent for longer than leaseTimeout is not live")
+	}
+	if _, live := reg.Generation(key, "b", time.Hour); live {
+		t.Fatal("a sidecar never heard from is not live")
+	}
+}
