@@ -47,7 +47,7 @@ lint:
 	go vet ./...
 	go vet -tags db,envtest ./...
 
-test: deps verify-generate lint helm-check test-unit test-db test-envtest
+test: deps verify-generate lint helm-check test-unit test-db test-envtest test-localcluster
 
 test-unit:
 	$(GO_TEST) ./...
@@ -60,6 +60,12 @@ test-envtest:
 
 clean:
 	rm -rf bin
+
+# A local cluster whose Pods are processes (needs root and network namespaces; see docs/localcluster.md).
+.PHONY: test-localcluster
+test-localcluster:
+	go vet -tags localcluster ./playground/...
+	$(GO_TEST) -tags localcluster ./playground/...
 
 # The Helm chart lints cleanly and renders with default and namespaced values.
 helm-check: $(CONTROLLER_GEN)

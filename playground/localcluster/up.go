@@ -68,6 +68,13 @@ func (c *Cluster) prepareState() error {
 	if st, err := attachInfo(abs); err == nil && processAlive(st.SupervisorPID) {
 		return fmt.Errorf("state folder %s belongs to a running cluster (pid %d): run down first", abs, st.SupervisorPID)
 	}
+	// A new cluster starts from an empty etcd: what an earlier one left here
+	// (volumes, logs, a DNS journal with foreign owners) would only mislead.
+	for _, sub := range []string{"pki", "logs", "nodes", "volumes", "dns"} {
+		if err := os.RemoveAll(filepath.Join(abs, sub)); err != nil {
+			return fmt.Errorf("clear state folder: %w", err)
+		}
+	}
 	return nil
 }
 

@@ -48,7 +48,10 @@ func Write(cfg *Config) (named, externalDNS []string, err error) {
 		"--rfc2136-tsig-keyname=" + KeyName, "--rfc2136-tsig-secret=" + cfg.Secret,
 		"--rfc2136-tsig-secret-alg=hmac-sha256", "--rfc2136-tsig-axfr",
 		"--domain-filter=" + zone, "--registry=txt", "--txt-owner-id=" + cfg.OwnerID,
-		"--policy=sync", "--interval=1s", "--metrics-address=127.0.0.1:7979",
+		// external-dns checks once a second whether a run is due; an interval
+		// under that second makes every check run.
+		"--policy=sync", "--interval=500ms",
+		"--metrics-address=127.0.0.1:7979",
 		"--kubeconfig=" + cfg.Kubeconfig, "--log-level=info",
 	}
 	return named, externalDNS, nil

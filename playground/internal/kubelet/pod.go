@@ -14,9 +14,9 @@ import (
 
 // podRun is one Pod on this node, from sandbox to teardown.
 type podRun struct {
-	pr     *Provider
-	dir    string
-	ctx    context.Context
+	pr      *Provider
+	dir     string
+	ctx     context.Context
 	cancel  context.CancelFunc
 	runDone chan struct{} // closed when run returns
 	done    chan struct{} // closed after teardown

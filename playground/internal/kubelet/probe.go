@@ -215,7 +215,6 @@ func (c *container) execIn(ctx context.Context, argv []string) ([]byte, error) {
 	return cmd.CombinedOutput()
 }
 
-
 // helperCmd prepares the podexec helper for spec without starting it.
 func helperCmd(ctx context.Context, dir string, spec podexec.Spec) (*exec.Cmd, error) {
 	f, err := tempSpec(dir, spec)
@@ -229,4 +228,3 @@ func helperCmd(ctx context.Context, dir string, spec podexec.Spec) (*exec.Cmd, e
 	cmd.WaitDelay = time.Second
 	return cmd, nil
 }
-

@@ -218,4 +218,3 @@ func (s *Supervisor) kubectl(ctx context.Context, args ...string) error {
 	}
 	return nil
 }
-
