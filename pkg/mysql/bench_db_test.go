@@ -47,8 +47,11 @@ func BenchmarkSwitchover(b *testing.B) {
 			b.Fatalf("round %d (%d -> %d): %v", round, from, to, err)
 		}
 		writable = append(writable, took)
-		time.Sleep(100 * time.Millisecond) // let writers land on the new primary
 		win, ok := w.window(from, to, start)
+		for wait := time.Now(); !ok && time.Since(wait) < 5*time.Second; {
+			time.Sleep(10 * time.Millisecond) // writers are still landing on the new primary
+			win, ok = w.window(from, to, start)
+		}
 		if !ok {
 			b.Fatalf("round %d: no acked write on one side of the switchover", round)
 		}
