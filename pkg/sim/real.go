@@ -75,9 +75,11 @@ func (RealConfirmer) Confirm(ev Evidence) (bool, string) {
 	return failover.ConfirmFence(fe)
 }
 
-// UseRealCode makes a Config run pkg/sidecar's Loop and pkg/failover's fence
-// confirmation instead of the package's models.
+// UseRealCode makes a Config run pkg/sidecar's Loop, pkg/failover's fence
+// confirmation and pkg/failover's emergency step machine instead of the
+// package's models.
 func UseRealCode(c *Config) {
 	c.Sidecar = RealSidecar
 	c.Confirmer = RealConfirmer{}
+	c.Emergency = NewRealEmergency()
 }
