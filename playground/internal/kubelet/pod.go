@@ -33,6 +33,7 @@ type podRun struct {
 	startTime metav1.Time
 	initDone  bool
 	deleting  bool
+	since     map[corev1.PodConditionType]corev1.PodCondition
 }
 
 func newPodRun(pr *Provider, pod *corev1.Pod, seq int) *podRun {

@@ -33,19 +33,30 @@ func (r *podRun) snapshot() *corev1.Pod {
 		allReady = allReady && cs.Ready
 		st.ContainerStatuses = append(st.ContainerStatuses, cs)
 	}
-	st.Conditions = conditions(initDone, allReady && phase == corev1.PodRunning, ip != "")
+	st.Conditions = r.conditions(initDone, allReady && phase == corev1.PodRunning, ip != "")
 	pod.Status = st
 	return pod
 }
 
-func conditions(initDone, ready, sandbox bool) []corev1.PodCondition {
-	now := metav1.Now()
+// conditions returns the Pod's conditions; a condition's transition time
+// changes only when its status does.
+func (r *podRun) conditions(initDone, ready, sandbox bool) []corev1.PodCondition {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.since == nil {
+		r.since = map[corev1.PodConditionType]corev1.PodCondition{}
+	}
 	cond := func(t corev1.PodConditionType, ok bool) corev1.PodCondition {
 		s := corev1.ConditionFalse
 		if ok {
 			s = corev1.ConditionTrue
 		}
-		return corev1.PodCondition{Type: t, Status: s, LastTransitionTime: now}
+		if prev, found := r.since[t]; found && prev.Status == s {
+			return prev
+		}
+		c := corev1.PodCondition{Type: t, Status: s, LastTransitionTime: metav1.Now()}
+		r.since[t] = c
+		return c
 	}
 	return []corev1.PodCondition{
 		cond(corev1.PodScheduled, true),
