@@ -122,7 +122,8 @@ func (l *groupLoop) reassert(ctx context.Context, p failover.Pass, site string) 
 	}
 	cctx, cancel := context.WithTimeout(ctx, p.Settings.CallTimeout)
 	defer cancel()
-	if err := l.conns.Unfence(cctx, site); err != nil {
+	// Promote, not a bare unfence: a writable site must not keep replicating.
+	if _, err := l.conns.Promote(cctx, site); err != nil {
 		return fmt.Errorf("re-assert %s: %w", site, err)
 	}
 	l.op.metrics.Reasserts.WithLabelValues(g.Namespace, g.Name).Inc()

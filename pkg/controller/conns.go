@@ -121,18 +121,6 @@ func (c *conns) Fence(ctx context.Context, site string) error {
 	return nil
 }
 
-// Unfence makes site writable (re-assertion).
-func (c *conns) Unfence(ctx context.Context, site string) error {
-	sc, err := c.get(site)
-	if err != nil {
-		return err
-	}
-	if err := sc.inst.Unfence(ctx); err != nil {
-		return fmt.Errorf("unfence %s: %w", site, err)
-	}
-	return nil
-}
-
 // DrainRelayLog implements failover.DB: a site without replication has
 // nothing to drain, and a timeout is failover.ErrDrainPending.
 func (c *conns) DrainRelayLog(ctx context.Context, site string, timeout time.Duration) error {
