@@ -1,0 +1,52 @@
+package main
+
+import (
+	"testing"
+	"time"
+)
+
+func TestParseFlags(t *testing.T) {
+	t.Setenv("POD_NAMESPACE", "db-system")
+	cases := []struct {
+		name    string
+		args    []string
+		check   func(f flags) bool
+		wantErr bool
+	}{
+		{"defaults", nil, func(f flags) bool {
+			return f.leaderElect && f.apiAddr == ":8090" && f.probeAddr == ":8081" && f.metricsAddr == ":8443" &&
+				f.operatorURL == "http://bloodraven.db-system.svc:8090" && f.drainTimeout == 30*time.Second
+		}, false},
+		{"chart arguments", []string{"--leader-elect=false", "--namespaces=a,b", "--api-bind-address=:9000",
+			"--metrics-bind-address=0", "--log-level=debug"}, func(f flags) bool {
+			return !f.leaderElect && f.namespaces == "a,b" && f.operatorURL == "http://bloodraven.db-system.svc:9000" &&
+				f.metricsAddr == "0"
+		}, false},
+		{"explicit operator URL wins", []string{"--operator-url=http://op:1"}, func(f flags) bool {
+			return f.operatorURL == "http://op:1"
+		}, false},
+		{"unknown flag", []string{"--nope"}, nil, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f, err := parseFlags(c.args)
+			if (err != nil) != c.wantErr {
+				t.Fatalf("err = %v, want error %v", err, c.wantErr)
+			}
+			if c.check != nil && !c.check(f) {
+				t.Fatalf("flags %+v", f)
+			}
+		})
+	}
+}
+
+func TestLogLevel(t *testing.T) {
+	for _, s := range []string{"debug", "info", "error"} {
+		if _, err := logLevel(s); err != nil {
+			t.Errorf("%s: %v", s, err)
+		}
+	}
+	if _, err := logLevel("loud"); err == nil {
+		t.Error("loud accepted")
+	}
+}
