@@ -57,7 +57,7 @@ func isExec(p string) bool {
 func checkNetNS() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	name := "brlc-check-" + randomID()
+	name := "brlc-check-" + randomID() // never 11 characters: not a cluster
 	if err := nsutil.Create(ctx, name); err != nil {
 		return fmt.Errorf("network namespaces are not available here (need root with CAP_SYS_ADMIN and CAP_NET_ADMIN): %w", err)
 	}

@@ -27,6 +27,9 @@ func Up(ctx context.Context, opts Options) (*Cluster, error) {
 	if err := preflight(&opts); err != nil {
 		return nil, err
 	}
+	for _, id := range supervisor.CleanupStale() {
+		fmt.Fprintf(opts.Progress, "localcluster: removed stale cluster %s\n", id)
+	}
 	c := &Cluster{ID: "brlc-" + randomID(), opts: opts, start: time.Now()}
 	if err := c.prepareState(); err != nil {
 		return nil, err
@@ -190,6 +193,4 @@ func (c *Cluster) fail(err error) error {
 	return err
 }
 
-func processAlive(pid int) bool {
-	return pid > 0 && syscall.Kill(pid, 0) == nil
-}
+func processAlive(pid int) bool { return supervisor.Alive(pid) }

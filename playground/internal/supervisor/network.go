@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/shipstream/bloodraven/playground/internal/nsutil"
@@ -19,6 +21,9 @@ import (
 // addresses route into it so the proxy's DNAT applies to local clients too.
 func (s *Supervisor) setupNetwork(ctx context.Context) error {
 	ns := s.cfg.ClusterID
+	if err := writeMarker(ns); err != nil {
+		return err
+	}
 	if err := nsutil.Create(ctx, ns); err != nil {
 		return err
 	}
@@ -90,6 +95,7 @@ func Cleanup(clusterID, stateDir string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	names := nsutil.List(clusterID)
+	others := len(nsutil.List(NetNSPrefix)) > len(names)
 	for _, n := range names {
 		nsutil.KillAll(ctx, n)
 	}
@@ -100,9 +106,65 @@ func Cleanup(clusterID, stateDir string) {
 	}
 	_ = nsutil.Delete(ctx, clusterID)
 	_ = os.RemoveAll(filepath.Join("/dev/shm", clusterID+"-etcd"))
+	_ = os.Remove(filepath.Join(markerDir, clusterID))
 	if stateDir != "" {
-		podexec.RemoveCreated(filepath.Join(stateDir, CreatedDirs))
+		// Removing a folder that is a mount point in another cluster's
+		// container would detach that mount: leave them while one runs.
+		if !others {
+			podexec.RemoveCreated(filepath.Join(stateDir, CreatedDirs))
+		}
 		_ = os.Remove(filepath.Join(stateDir, SocketFile))
 		_ = os.Remove(filepath.Join(stateDir, InfoFile))
 	}
+}
+
+// NetNSPrefix starts the name of every cluster's namespaces.
+const NetNSPrefix = "brlc-"
+
+// markerDir holds one file per running cluster with its supervisor's PID,
+// so a later Up can remove clusters whose supervisor died.
+const markerDir = "/run/bloodraven-localcluster"
+
+func writeMarker(id string) error {
+	if err := os.MkdirAll(markerDir, 0o755); err != nil {
+		return fmt.Errorf("marker folder: %w", err)
+	}
+	return os.WriteFile(filepath.Join(markerDir, id), []byte(fmt.Sprint(os.Getpid())), 0o644)
+}
+
+// CleanupStale removes clusters whose supervisor is gone (killed with
+// SIGKILL, say); their processes died with it, their namespaces did not.
+// It returns the IDs it removed.
+func CleanupStale() []string {
+	var removed []string
+	for _, n := range nsutil.List(NetNSPrefix) {
+		if len(n) != len(NetNSPrefix)+6 { // Pod namespaces go with their cluster
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(markerDir, n))
+		var pid int
+		if err == nil {
+			_, _ = fmt.Sscan(string(b), &pid)
+		}
+		if Alive(pid) {
+			continue
+		}
+		Cleanup(n, "")
+		removed = append(removed, n)
+	}
+	return removed
+}
+
+// Alive reports whether pid runs; a zombie (dead, not yet reaped by a
+// parent that may never reap it) counts as dead.
+func Alive(pid int) bool {
+	if pid <= 0 || syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i < 0 || len(b) < i+3 || b[i+2] != 'Z'
 }
