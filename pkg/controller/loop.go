@@ -31,9 +31,9 @@ type groupLoop struct {
 	obs        map[string]observation // this pass's probe results
 	last       map[string]observation // last successful probe per site
 	seenPod    map[string]bool
-	podsNow    map[string]int
-	waitSince  map[string]time.Time // when a gated action first waited, by action
-	lastWait   string               // the emergency sequence's last logged wait
+	podsNow    map[string][]time.Time // creation times of each site's Pods, nil when unknown
+	waitSince  map[string]time.Time   // when a gated action first waited, by action
+	lastWait   string                 // the emergency sequence's last logged wait
 }
 
 func newGroupLoop(op *Operator, key types.NamespacedName) *groupLoop {

@@ -92,8 +92,8 @@ func (l *groupLoop) ensureDebouncers(g *v1alpha1.MysqlFailoverGroup) {
 	}
 }
 
-// observePods counts each site's Pods, for the pod-gone confirmation: a
-// site whose Pods this operator saw and that now has none cannot write.
+// observePods records each site's Pods' creation times, for the pod-gone
+// confirmation.
 func (l *groupLoop) observePods(ctx context.Context, g *v1alpha1.MysqlFailoverGroup) {
 	var pods corev1.PodList
 	err := l.op.client.List(ctx, &pods, client.InNamespace(g.Namespace), client.MatchingLabels{v1alpha1.LabelGroup: g.Name})
@@ -101,16 +101,28 @@ func (l *groupLoop) observePods(ctx context.Context, g *v1alpha1.MysqlFailoverGr
 		l.podsNow = nil // unknown: nothing counts as gone
 		return
 	}
-	l.podsNow = map[string]int{}
+	l.podsNow = map[string][]time.Time{}
 	for _, p := range pods.Items {
 		site := p.Labels[v1alpha1.LabelSite]
-		l.podsNow[site]++
+		l.podsNow[site] = append(l.podsNow[site], p.CreationTimestamp.Time)
 		l.seenPod[site] = true
 	}
 }
 
-func (l *groupLoop) podGone(site string) bool {
-	return l.podsNow != nil && l.seenPod[site] && l.podsNow[site] == 0
+// podGone reports whether every Pod the site had when its failure was first
+// observed is gone: this operator saw the site's Pods, and none left was
+// created before the failure (creation times have whole seconds, so one
+// second of doubt counts as before). A newer Pod's mysqld booted fenced.
+func (l *groupLoop) podGone(site string, failingSince time.Time) bool {
+	if l.podsNow == nil || !l.seenPod[site] || failingSince.IsZero() {
+		return false
+	}
+	for _, created := range l.podsNow[site] {
+		if created.Before(failingSince.Add(time.Second)) {
+			return false
+		}
+	}
+	return true
 }
 
 // siteView is a site as Decide sees it.
@@ -158,13 +170,10 @@ func serverID(st mysql.Status) string {
 // reads g's status when called, so that a just-published intent counts.
 func (l *groupLoop) evidence(g *v1alpha1.MysqlFailoverGroup, site string, s failover.Settings) failover.Evidence {
 	reg := l.op.registry
-	ev := failover.Evidence{Site: site, Now: l.op.clock.Now(), Active: g.Status.ActiveSite, PodGone: l.podGone(site),
+	ev := failover.Evidence{Site: site, Now: l.op.clock.Now(), Active: g.Status.ActiveSite,
 		LeaseTimeout: s.LeaseTimeout, PeerCheckInterval: s.PeerCheckInterval, LastContact: reg.Started()}
-	if d := l.deb[site]; d != nil {
-		if since, failing := d.FailingSince(); failing {
-			ev.FailingSince = since
-		}
-	}
+	ev.FailingSince = l.failingSince(site)
+	ev.PodGone = l.podGone(site, ev.FailingSince)
 	sv := reg.sidecar(l.key, site)
 	ev.Report = sv.report
 	if sv.lastServed.After(ev.LastContact) {
@@ -175,8 +184,19 @@ func (l *groupLoop) evidence(g *v1alpha1.MysqlFailoverGroup, site string, s fail
 			continue
 		}
 		pv := reg.sidecar(l.key, p.Name)
-		ev.Peers = append(ev.Peers, failover.PeerAdoption{Site: p.Name, PodGone: l.podGone(p.Name),
+		ev.Peers = append(ev.Peers, failover.PeerAdoption{Site: p.Name, PodGone: l.podGone(p.Name, l.failingSince(p.Name)),
 			Adopted: pv.known && pv.servedGen >= g.Status.TopologyGeneration, At: pv.servedGenAt})
 	}
 	return ev
+}
+
+// failingSince is when this operator first saw the site's current run of
+// failed probes; zero when its last probe succeeded.
+func (l *groupLoop) failingSince(site string) time.Time {
+	if d := l.deb[site]; d != nil {
+		if since, failing := d.FailingSince(); failing {
+			return since
+		}
+	}
+	return time.Time{}
 }
