@@ -14,11 +14,16 @@
 // source; a site holding transactions the history discarded never replicates
 // from the active site and is never made writable.
 //
-// Seams, so later packages plug in without touching the model: SidecarLoop (the
+// Seams, so other packages plug in without touching the model: SidecarLoop (the
 // sidecar fencing loop, pkg/sidecar), FenceConfirmer (the operator's rule that an
 // old primary cannot write), EmergencySequencer and PlannedSequencer (pkg/failover)
-// acting through SiteOps (pkg/mysql's domain verbs). The package ships its own
-// models of each behind those interfaces.
+// acting through SiteOps (pkg/mysql's domain verbs) on the persisted Status. The
+// package ships its own model of each behind those interfaces (LeaseSidecar,
+// DesignConfirmer, ModelEmergency, ModelPlanned), and adapters running the real
+// pkg/sidecar Loop and pkg/failover ConfirmFence (UseRealCode).
+//
+// Breakage deliberately breaks one rule at a time; the tests use it to prove
+// that each invariant can fail, so that clean runs mean something.
 //
 // Nothing here reads the wall clock or starts a goroutine: a run is a function
 // of its Config, and Config is a function of its seed, so a seed replays exactly.
