@@ -115,3 +115,10 @@ const (
 	// ReasonPrimaryUnreachable: the active site is unreachable and a candidate may be promoted.
 	ReasonPrimaryUnreachable = "PrimaryUnreachable"
 )
+
+// Planned failover reasons added by the planned-failover state machine.
+const (
+	// ReasonSourceFenceFailed: the source could not be fenced within drainTimeout;
+	// whatever was applied was undone and the source left writable.
+	ReasonSourceFenceFailed = "SourceFenceFailed"
+)

@@ -1,6 +1,6 @@
 // Package failover owns the emergency failover of a failover group as a
-// restart-safe step machine, and the rule that confirms an old primary can no
-// longer accept writes.
+// restart-safe step machine, the planned-failover state machine, and the rule
+// that confirms an old primary can no longer accept writes.
 //
 // The sequence, each step persisted in status.failover before the next runs:
 //
@@ -27,7 +27,27 @@
 // which pkg/controller implements for real and pkg/sim for the simulation.
 // Time always comes from the Clock or from arguments.
 //
-// Planned failover (the annotation state machine) is a later addition: it
-// plugs in beside Emergency through PlannedInFlight, and the cooldown already
-// counts status.lastFailover of either kind.
+// Planned is the planned-failover state machine behind the annotation
+// bloodraven.shipstream.io/planned-failover=<site>[:maxLagWait=<duration>]
+// (ParsePlannedRequest reads it, strictly). Planned.Step runs one phase per
+// call and persists status.plannedFailover before returning: Pending (parse),
+// Validating (target known, primary-candidate, a replicating read-only
+// replica, no emergency in flight, cooldown over), Deferred (cooldown with
+// onCooldown: defer), Draining (strip the primary role label, SQL-fence the
+// source and record sourceGtidAtFence; then kill application connections
+// until none are left or drainTimeout runs out), WaitingForLag (until the
+// target's executed set holds sourceGtidAtFence, a short WaitForGTID slice
+// per call; past maxLagWait the source is unfenced and relabelled), Promoting
+// (the target is named active in a new generation when it caught up; then,
+// once its sidecar holds that generation and the GTID check is repeated, it
+// is promoted and labels and DNS follow), Resuming (other sites repointed,
+// lastFailover recorded) and Succeeded or Failed. transactionsLost is the
+// fenced set minus the target's set at promotion: 0 by construction. While a
+// planned failover holds the topology (PlannedHolds: Draining to Resuming)
+// PlannedInFlight pauses automatic evaluation; Deferred holds nothing. Both
+// paths write status.lastFailover, so the cooldown is shared, and both use
+// the same promotion primitives (DB.Promote, DrainRelayLog, pointDNS,
+// repointReplicas). The Dragonfly phases keep their place in the phase list;
+// until Dragonfly support lands they are skipped. Planned acts through
+// PlannedEnv: the ports above plus PlannedDB, Annotator and PlannedNotifier.
 package failover

@@ -19,3 +19,14 @@ var (
 // ErrDrainPending is what DB.DrainRelayLog returns when the relay log is not
 // applied yet; the sequence retries until its drain budget runs out.
 var ErrDrainPending = errors.New("failover: relay log not drained yet")
+
+// Planned failover.
+var (
+	// ErrInvalidRequest means the planned-failover annotation's value does not parse.
+	ErrInvalidRequest = errors.New("failover: invalid planned-failover request")
+	// ErrLagPending is what PlannedDB.WaitForGTID returns when the site has
+	// not applied the set yet; the planned failover waits on.
+	ErrLagPending = errors.New("failover: target has not caught up yet")
+	// ErrUnknownPhase means status.plannedFailover holds a phase this operator does not know.
+	ErrUnknownPhase = errors.New("failover: unknown planned-failover phase")
+)

@@ -35,11 +35,12 @@ func Starts(d topology.Decision) bool {
 			d.Reason == v1alpha1.ReasonFenceUnconfirmed && d.Target != "")
 }
 
-// PlannedInFlight reports whether a planned failover holds the topology: its
-// status block is in a non-terminal phase. Automatic evaluation pauses then.
-// The planned-failover state machine refines this when it lands.
+// PlannedInFlight reports whether a planned failover holds the topology:
+// its status block is in a phase PlannedHolds names (Draining through
+// Resuming). Automatic evaluation pauses then. A Deferred request holds
+// nothing: an emergency while it waits is handled as usual.
 func PlannedInFlight(st *v1alpha1.MysqlFailoverGroupStatus) bool {
-	return st.PlannedFailover != nil && st.PlannedFailover.Phase != "" && !st.PlannedFailover.Phase.Terminal()
+	return st.PlannedFailover != nil && PlannedHolds(st.PlannedFailover.Phase)
 }
 
 // History is status.lastFailover as topology.Decide reads it: the cooldown

@@ -156,14 +156,8 @@ func (e *Emergency) routeTo(ctx context.Context, p Pass, r Router, it *v1alpha1.
 	if err := r.SetRoleLabels(cctx, g, it.To); err != nil {
 		return fmt.Errorf("%w: role labels to %s: %w", ErrRoute, it.To, err)
 	}
-	changed, err := r.PointDNS(cctx, g, it.To)
-	if err != nil {
-		e.env.Notifier.Event(g, EventWarning, v1alpha1.EventDNSFlipFailed, fmt.Sprintf("point DNS at %s: %v", it.To, err))
-		return fmt.Errorf("%w: DNS to %s: %w", ErrRoute, it.To, err)
-	}
-	if changed {
-		e.env.Notifier.DNSFlipped(g)
-		e.env.Notifier.Event(g, EventNormal, v1alpha1.EventDNSFlipped, fmt.Sprintf("DNS now points at %s", it.To))
+	if err := pointDNS(cctx, r, e.env.Notifier, g, it.To); err != nil {
+		return err
 	}
 	if it.From != it.To {
 		if err := r.TaintSite(cctx, g, it.From); err != nil {
@@ -176,17 +170,41 @@ func (e *Emergency) routeTo(ctx context.Context, p Pass, r Router, it *v1alpha1.
 // repoint points every other reachable, read-only, non-diverged site at the
 // target (best effort: the poll loop's maintenance retries), then completes.
 func (e *Emergency) repoint(ctx context.Context, p Pass, it *v1alpha1.FailoverIntent) error {
+	repointReplicas(ctx, e.env.DB, p, it.To)
+	return e.complete(ctx, p, it)
+}
+
+// repointReplicas points every site but target that this pass saw
+// reachable, read-only, not diverged and holding nothing the promoted set
+// lacks at target. Best effort: the poll loop's maintenance retries.
+// Emergency and planned failovers share it.
+func repointReplicas(ctx context.Context, db DB, p Pass, target string) {
 	promoted, _ := gtid.ParseSet(p.Group.Status.PromotionGtidExecuted)
 	for _, s := range p.Input.Sites {
-		if s.Name == it.To || s.State != v1alpha1.StateReadOnly || s.Diverged ||
+		if s.Name == target || s.State != v1alpha1.StateReadOnly || s.Diverged ||
 			!gtid.Errant(s.Executed, promoted).IsEmpty() {
 			continue
 		}
-		cctx, cancel := e.call(ctx, p)
-		_ = e.env.DB.ReplicateFrom(cctx, s.Name, it.To)
+		cctx, cancel := context.WithTimeout(ctx, p.Settings.CallTimeout)
+		_ = db.ReplicateFrom(cctx, s.Name, target)
 		cancel()
 	}
-	return e.complete(ctx, p, it)
+}
+
+// pointDNS points the DNSEndpoint at site, counting and recording the flip,
+// or recording its failure as a warning Event. Emergency and planned
+// failovers share it.
+func pointDNS(ctx context.Context, r Router, n Notifier, g *v1alpha1.MysqlFailoverGroup, site string) error {
+	changed, err := r.PointDNS(ctx, g, site)
+	if err != nil {
+		n.Event(g, EventWarning, v1alpha1.EventDNSFlipFailed, fmt.Sprintf("point DNS at %s: %v", site, err))
+		return fmt.Errorf("%w: DNS to %s: %w", ErrRoute, site, err)
+	}
+	if changed {
+		n.DNSFlipped(g)
+		n.Event(g, EventNormal, v1alpha1.EventDNSFlipped, fmt.Sprintf("DNS now points at %s", site))
+	}
+	return nil
 }
 
 // complete persists lastFailover and clears the intent.

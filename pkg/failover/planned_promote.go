@@ -1,0 +1,172 @@
+package failover
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/gtid"
+)
+
+// promoting makes the target the primary with the emergency sequence's
+// primitives: it waits (bounded) for the target's sidecar to hold the
+// generation naming it, checks that no other site can write and that the
+// target still holds the fenced set, drains its relay log, promotes it, then
+// moves role labels and DNS. Failures are retried for drainTimeout, then end
+// in ExecuteFailed without rollback: the target is already named active, and
+// the poll loop's re-assertion or emergency path carries on from there.
+func (m *Planned) promoting(ctx context.Context, p Pass, b *v1alpha1.PlannedFailoverStatus) (PlannedOutcome, error) {
+	if p.Group.Status.ActiveSite != b.Target {
+		return m.lagCaughtUp(ctx, p, b)
+	}
+	if b.TargetGtidAtPromotion == "" {
+		if out, done, err := m.promoteTarget(ctx, p, b); !done || err != nil {
+			return out, err
+		}
+	}
+	return m.routeTarget(ctx, p, b)
+}
+
+// promoteTarget makes the target writable once that is safe; done is true
+// when it is writable and its set recorded.
+func (m *Planned) promoteTarget(ctx context.Context, p Pass, b *v1alpha1.PlannedFailoverStatus) (PlannedOutcome, bool, error) {
+	fenced, err := gtid.ParseSet(b.SourceGtidAtFence)
+	if err != nil {
+		out, err := m.executeFailed(ctx, p, b, fmt.Sprintf("sourceGtidAtFence does not parse: %v", err))
+		return out, false, err
+	}
+	if to, _ := p.Input.Site(b.Target); to.State == v1alpha1.StateWritable {
+		return m.promoted(ctx, p, b, fenced, to.Executed) // promoted before a restart
+	}
+	if why, pause := m.notYet(p, b); why != "" {
+		return m.retry(ctx, p, b, pause, why)
+	}
+	dctx, cancel := context.WithTimeout(ctx, relayDrain+p.Settings.CallTimeout)
+	_ = m.env.DB.DrainRelayLog(dctx, b.Target, relayDrain) // bounded, never fatal: the GTID check decides
+	cancel()
+	cctx, cancel := m.call(ctx, p)
+	have, err := m.env.DB.Executed(cctx, b.Target)
+	cancel()
+	switch {
+	case err != nil:
+		return m.retry(ctx, p, b, retryPause, fmt.Sprintf("reading %s's GTIDs: %v", b.Target, err))
+	case !have.Contains(fenced):
+		out, err := m.executeFailed(ctx, p, b, fmt.Sprintf("%s no longer holds the fenced set: it lacks %s",
+			b.Target, fenced.Subtract(have)))
+		return out, false, err
+	}
+	// Persisted before the target can write: it no longer counts as held read-only.
+	if rec := SiteRecord(&p.Group.Status, b.Target); rec.Fenced {
+		rec.Fenced = false
+		if err := m.persist(ctx, p); err != nil {
+			return waiting(retryPause, "persisting"), false, err
+		}
+	}
+	cctx, cancel = m.call(ctx, p)
+	set, err := m.env.DB.Promote(cctx, b.Target)
+	cancel()
+	if err != nil {
+		return m.retry(ctx, p, b, retryPause, fmt.Sprintf("%v %s: %v", ErrPromote, b.Target, err))
+	}
+	return m.promoted(ctx, p, b, fenced, set)
+}
+
+// notYet says why the target may not be made writable yet, and how soon to look again.
+func (m *Planned) notYet(p Pass, b *v1alpha1.PlannedFailoverStatus) (string, time.Duration) {
+	st := &p.Group.Status
+	if p.Sidecar != nil && m.inPhase(b) < p.Settings.AdoptionWait {
+		if gen, live := p.Sidecar(b.Target); live && gen < st.TopologyGeneration {
+			return fmt.Sprintf("%s's sidecar holds generation %d, waiting for %d", b.Target, gen, st.TopologyGeneration),
+				adoptionPoll
+		}
+	}
+	for _, s := range p.Input.Sites {
+		switch {
+		case s.Name == b.Target || s.State == v1alpha1.StateReadOnly:
+		case s.State == v1alpha1.StateWritable:
+			return fmt.Sprintf("%s is writable", s.Name), retryPause
+		case !s.FenceConfirmed && !HeldReadOnly(st, s.Name):
+			return fmt.Sprintf("%s is %s and not confirmed unable to write", s.Name, orUnknown(s.State)), retryPause
+		}
+	}
+	return "", 0
+}
+
+// retry waits for the next pass while Promoting's budget (drainTimeout)
+// lasts, and ends the request in ExecuteFailed after.
+func (m *Planned) retry(ctx context.Context, p Pass, b *v1alpha1.PlannedFailoverStatus, pause time.Duration,
+	why string) (PlannedOutcome, bool, error) {
+	if m.inPhase(b) < specOf(p.Group).drainTimeout {
+		return waiting(pause, why), false, nil
+	}
+	out, err := m.executeFailed(ctx, p, b, why)
+	return out, false, err
+}
+
+func (m *Planned) executeFailed(ctx context.Context, p Pass, b *v1alpha1.PlannedFailoverStatus, why string) (PlannedOutcome, error) {
+	return m.finish(ctx, p, b, ending{phase: v1alpha1.PhaseFailed, reason: v1alpha1.ReasonExecuteFailed,
+		msg: fmt.Sprintf("promoting %s failed: %s; %s stays fenced and %s is named active (generation %d): "+
+			"no rollback", b.Target, why, b.SourcePrimary, b.Target, p.Group.Status.TopologyGeneration),
+		result: PlannedResultFailedOther, event: v1alpha1.EventPlannedFailoverFailed})
+}
+
+// promoted records the target's set at promotion and what, of the fenced
+// set, it lacks: nothing, since the target was checked to hold it.
+func (m *Planned) promoted(ctx context.Context, p Pass, b *v1alpha1.PlannedFailoverStatus, fenced, set gtid.Set) (PlannedOutcome, bool, error) {
+	st := &p.Group.Status
+	lost := int64(fenced.Subtract(set).Count())
+	b.TargetGtidAtPromotion, b.TransactionsLost = set.String(), &lost
+	st.PromotionGtidExecuted = set.String()
+	SiteRecord(st, b.Target).Fenced = false
+	b.Message = fmt.Sprintf("%s is writable at %q; moving clients", b.Target, b.TargetGtidAtPromotion)
+	if err := m.persist(ctx, p); err != nil {
+		return waiting(retryPause, "persisting the promotion"), false, err
+	}
+	return PlannedOutcome{}, true, nil
+}
+
+// routeTarget moves the role labels (the -primary Service) and DNS to the
+// target, then enters Resuming. A failed DNS flip is a warning Event, not a
+// failure: the Service carries writes while external DNS catches up.
+func (m *Planned) routeTarget(ctx context.Context, p Pass, b *v1alpha1.PlannedFailoverStatus) (PlannedOutcome, error) {
+	msg := fmt.Sprintf("%s promoted at %q", b.Target, b.TargetGtidAtPromotion)
+	if r := m.env.Router; r != nil {
+		cctx, cancel := m.call(ctx, p)
+		defer cancel()
+		if err := r.SetRoleLabels(cctx, p.Group, b.Target); err != nil {
+			return waiting(retryPause, "moving role labels"),
+				fmt.Errorf("%w: planned failover: role labels to %s: %w", ErrRoute, b.Target, err)
+		}
+		if err := pointDNS(cctx, r, m.env.Notifier, p.Group, b.Target); err != nil {
+			msg += fmt.Sprintf("; DNS still points elsewhere (%v)", err)
+		}
+	}
+	return m.advance(ctx, p, b, v1alpha1.PhaseResuming, msg)
+}
+
+// resuming repoints the other sites at the target (best effort: the poll
+// loop keeps them pointed), records the failover in status.lastFailover,
+// which starts the shared cooldown, and releases the guard.
+func (m *Planned) resuming(ctx context.Context, p Pass, b *v1alpha1.PlannedFailoverStatus) (PlannedOutcome, error) {
+	st := &p.Group.Status
+	repointReplicas(ctx, m.env.DB, p, b.Target)
+	lost := int64(0)
+	if b.TransactionsLost != nil {
+		lost = *b.TransactionsLost
+	}
+	st.LastFailover = &v1alpha1.FailoverRecord{Time: stamp(m.env.Clock.Now()), From: b.SourcePrimary, To: b.Target,
+		Kind: v1alpha1.KindPlanned, TransactionsLost: &lost}
+	if lost > 0 {
+		fenced, _ := gtid.ParseSet(b.SourceGtidAtFence)
+		at, _ := gtid.ParseSet(b.TargetGtidAtPromotion)
+		st.LastFailover.LostGtidSet = fenced.Subtract(at).String()
+	}
+	out, err := m.finish(ctx, p, b, ending{phase: v1alpha1.PhaseSucceeded,
+		msg:    fmt.Sprintf("promoted %s, %d transactions lost", b.Target, lost),
+		result: PlannedResultSuccess, event: v1alpha1.EventPlannedFailoverCompleted, zeroLoss: true})
+	if err == nil {
+		m.env.Notifier.FailoverCompleted(p.Group, v1alpha1.KindPlanned)
+	}
+	return out, err
+}
