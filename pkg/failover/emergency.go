@@ -110,7 +110,7 @@ func (e *Emergency) step(ctx context.Context, p Pass, it *v1alpha1.FailoverInten
 	case v1alpha1.StepRepointing:
 		return "", e.repoint(ctx, p, it)
 	}
-	return "", fmt.Errorf("failover %s->%s: step %q: %w", it.From, it.To, it.Step, ErrUnknownSite)
+	return "", fmt.Errorf("failover %s->%s: step %q: %w", it.From, it.To, it.Step, ErrUnknownStep)
 }
 
 // begin persists a new intent: the next generation, naming the target active.

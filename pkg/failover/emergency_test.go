@@ -276,3 +276,11 @@ func TestEmergencyOldPrimaryBackAndFresher(t *testing.T) {
 		t.Fatalf("active %s generation %d writers %v", st.ActiveSite, st.TopologyGeneration, w.writers())
 	}
 }
+
+func TestEmergencyUnknownStep(t *testing.T) {
+	w := newWorld(t)
+	w.persisted.Status.Failover = &v1alpha1.FailoverIntent{From: "a", To: "b", Generation: 2, Step: "Dancing"}
+	if _, err := run(t, w, NewEmergency(w.env())); !errors.Is(err, ErrUnknownStep) {
+		t.Fatalf("want ErrUnknownStep, got %v", err)
+	}
+}

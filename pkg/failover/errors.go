@@ -8,6 +8,8 @@ var (
 	ErrNoTarget = errors.New("failover: no target site")
 	// ErrUnknownSite means a site named by the intent or decision is not in the spec.
 	ErrUnknownSite = errors.New("failover: unknown site")
+	// ErrUnknownStep means status.failover.step is not one of the steps.
+	ErrUnknownStep = errors.New("failover: unknown step")
 	// ErrPersist means a status write failed; the step is retried on the next pass.
 	ErrPersist = errors.New("failover: persist status")
 	// ErrPromote means the target could not be made writable.
