@@ -15,6 +15,9 @@ import (
 
 // act runs the pass's one topology operation.
 func (l *groupLoop) act(ctx context.Context, p failover.Pass) {
+	if l.plannedAct(ctx, p) {
+		return
+	}
 	g, d := p.Group, p.Decision
 	st := &g.Status
 	var err error

@@ -181,6 +181,13 @@ type operatorRun struct {
 // startOperator runs an operator (as a fresh process would) until stopped or the test ends.
 func (e *env) startOperator() *operatorRun {
 	e.t.Helper()
+	return e.startOperatorWith(nil)
+}
+
+// startOperatorWith is startOperator with mod changing the operator's
+// dependencies and options first (nil: none).
+func (e *env) startOperatorWith(mod func(*controller.Deps, *controller.Options)) *operatorRun {
+	e.t.Helper()
 	mgr, err := ctrl.NewManager(cp.Config, ctrl.Options{Scheme: cp.Scheme,
 		Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)}, Logger: testr.New(e.t),
@@ -192,9 +199,13 @@ func (e *env) startOperator() *operatorRun {
 	}
 	router := routing.New(mgr.GetClient(), mgr.GetScheme(), routing.Options{OperatorURL: "http://127.0.0.1:1"})
 	reg := prometheus.NewRegistry()
-	op, err := controller.New(controller.Deps{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Router: router,
-		Resolver: e, Recorder: mgr.GetEventRecorder("bloodraven"), Registerer: reg, Log: testr.New(e.t)},
-		controller.Options{CallTimeout: 3 * time.Second, FenceTimeout: 300 * time.Millisecond, DrainTimeout: 2 * time.Second})
+	deps := controller.Deps{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Router: router,
+		Resolver: e, Recorder: mgr.GetEventRecorder("bloodraven"), Registerer: reg, Log: testr.New(e.t)}
+	opts := controller.Options{CallTimeout: 3 * time.Second, FenceTimeout: 300 * time.Millisecond, DrainTimeout: 2 * time.Second}
+	if mod != nil {
+		mod(&deps, &opts)
+	}
+	op, err := controller.New(deps, opts)
 	if err != nil {
 		e.t.Fatal(err)
 	}

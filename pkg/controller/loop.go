@@ -24,6 +24,8 @@ type groupLoop struct {
 	conns     *conns
 	patcher   *statusPatcher
 	emergency *failover.Emergency
+	planned   *plannedRunner
+	wake      <-chan struct{} // Operator.Wake: pass now
 
 	// Memory of this operator's life; the persisted status is the rest.
 	deb        map[string]*topology.Debouncer
@@ -44,6 +46,7 @@ func newGroupLoop(op *Operator, key types.NamespacedName) *groupLoop {
 		seenPod: map[string]bool{}, waitSince: map[string]time.Time{}}
 	l.emergency = failover.NewEmergency(failover.Env{DB: l.conns, Router: op.router, Persister: l.patcher,
 		Publisher: op.registry, Notifier: op.notifier, Clock: op.clock})
+	l.planned = newPlannedRunner(l)
 	return l
 }
 
@@ -58,11 +61,15 @@ func (l *groupLoop) run(ctx context.Context) {
 			l.op.metrics.forget(l.key.Namespace, l.key.Name)
 			return
 		}
-		wait := interval - l.op.clock.Now().Sub(start)
+		wait := max(interval-l.op.clock.Now().Sub(start), 10*time.Millisecond)
+		if next, ok := l.plannedNext(); ok {
+			wait = min(wait, next) // a planned failover moves on at once
+		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(max(wait, 10*time.Millisecond)):
+		case <-l.wake:
+		case <-time.After(wait):
 		}
 	}
 }

@@ -17,6 +17,7 @@ type Metrics struct {
 	Reasserts          *prometheus.CounterVec
 	ExtraWritersFenced *prometheus.CounterVec
 	FailoverBlocked    *prometheus.GaugeVec
+	Planned            *PlannedMetrics
 }
 
 // Label names.
@@ -56,6 +57,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		reg.MustRegister(m.Failovers, m.DNSFlips, m.SiteState, m.PollLatency, m.ReplicationLag,
 			m.Reasserts, m.ExtraWritersFenced, m.FailoverBlocked)
 	}
+	m.Planned = newPlannedMetrics(reg)
 	return m
 }
 
@@ -82,4 +84,5 @@ func (m *Metrics) forget(ns, group string) {
 	} {
 		v.DeletePartialMatch(labels)
 	}
+	m.Planned.forget(labels)
 }

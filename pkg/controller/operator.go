@@ -112,6 +112,7 @@ type Operator struct {
 type loopHandle struct {
 	cancel context.CancelFunc
 	done   chan struct{}
+	wake   chan struct{}
 }
 
 // New wires an Operator.
@@ -179,11 +180,13 @@ func (o *Operator) EnsureLoop(key types.NamespacedName) error {
 		}
 	}
 	ctx, cancel := context.WithCancel(o.ctx)
-	h := &loopHandle{cancel: cancel, done: make(chan struct{})}
+	h := &loopHandle{cancel: cancel, done: make(chan struct{}), wake: make(chan struct{}, 1)}
 	o.loops[key] = h
 	go func() {
 		defer close(h.done)
-		newGroupLoop(o, key).run(ctx)
+		l := newGroupLoop(o, key)
+		l.wake = h.wake
+		l.run(ctx)
 	}()
 	return nil
 }

@@ -56,6 +56,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := o.EnsureLoop(req.NamespacedName); err != nil {
 		return ctrl.Result{}, err
 	}
+	o.plannedReconciled(req.NamespacedName, g)
 	if o.router != nil {
 		if err := o.router.Converge(ctx, g); err != nil {
 			return ctrl.Result{}, fmt.Errorf("converge %s: %w", req.NamespacedName, err)

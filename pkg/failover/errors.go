@@ -29,6 +29,9 @@ var (
 	// ErrLagPending is what PlannedDB.WaitForGTID returns when the site has
 	// not applied the set yet; the planned failover waits on.
 	ErrLagPending = errors.New("failover: target has not caught up yet")
+	// ErrNotReplicating means a planned failover's target does not receive
+	// its source's transactions.
+	ErrNotReplicating = errors.New("failover: not replicating")
 	// ErrUnknownPhase means status.plannedFailover holds a phase this operator does not know.
 	ErrUnknownPhase = errors.New("failover: unknown planned-failover phase")
 )

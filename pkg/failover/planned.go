@@ -24,6 +24,12 @@ type PlannedDB interface {
 	WaitForGTID(ctx context.Context, site string, set gtid.Set, timeout time.Duration) error
 	// Executed reads site's executed GTID set now.
 	Executed(ctx context.Context, site string) (gtid.Set, error)
+	// CheckReplica returns nil when site receives its source's transactions:
+	// replication is configured, its IO thread was not stopped, and no thread
+	// stopped on an error. An SQL thread paused without an error is lag,
+	// which WaitingForLag bounds, and passes. Otherwise the error wraps
+	// ErrNotReplicating and says why.
+	CheckReplica(ctx context.Context, site string) error
 }
 
 // Annotator answers requests: it removes the planned-failover annotation.

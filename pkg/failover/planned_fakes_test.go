@@ -230,6 +230,17 @@ func (w *pworld) Promote(ctx context.Context, n string) (gtid.Set, error) {
 	return w.world.Promote(ctx, n)
 }
 
+func (w *pworld) CheckReplica(_ context.Context, n string) error {
+	s, err := w.site(n)
+	switch {
+	case err != nil:
+		return err
+	case s.source == "":
+		return fmt.Errorf("%s: %w", n, ErrNotReplicating)
+	}
+	return nil
+}
+
 // Router
 func (w *pworld) SetRoleLabels(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, p string) error {
 	if err := w.errs["labels"]; err != nil {

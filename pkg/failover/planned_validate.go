@@ -82,6 +82,9 @@ func (m *Planned) validating(ctx context.Context, p Pass, b *v1alpha1.PlannedFai
 	now := m.env.Clock.Now()
 	b.SourcePrimary = p.Group.Status.ActiveSite
 	v := validate(p, b, now)
+	if v.reason == "" {
+		v = m.checkReplica(ctx, p, b)
+	}
 	switch {
 	case v.reason == "":
 		b.Reason, b.RetryAfter = "", nil
@@ -149,11 +152,21 @@ func validateSites(p Pass, b *v1alpha1.PlannedFailoverStatus) verdict {
 		why = "is fenced by an administrator"
 	case t.Replication.Error != "":
 		why = "has broken replication: " + t.Replication.Error
-	case !t.Replication.Running:
-		why = "is not replicating"
 	}
 	if why != "" {
 		return verdict{reason: v1alpha1.ReasonTargetUnhealthy, msg: fmt.Sprintf("target %s %s", b.Target, why)}
+	}
+	return verdict{}
+}
+
+// checkReplica asks the target itself whether it replicates: the pass's
+// view cannot tell a paused SQL thread (lag, for WaitingForLag) from
+// replication that is not there.
+func (m *Planned) checkReplica(ctx context.Context, p Pass, b *v1alpha1.PlannedFailoverStatus) verdict {
+	cctx, cancel := m.call(ctx, p)
+	defer cancel()
+	if err := m.env.DB.CheckReplica(cctx, b.Target); err != nil {
+		return verdict{reason: v1alpha1.ReasonTargetUnhealthy, msg: fmt.Sprintf("target %s: %v", b.Target, err)}
 	}
 	return verdict{}
 }

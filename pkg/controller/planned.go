@@ -1,0 +1,131 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/failover"
+	"github.com/shipstream/bloodraven/pkg/routing"
+	"github.com/shipstream/bloodraven/pkg/topology"
+)
+
+// plannedRunner drives one group's planned failover from its poll loop:
+// one phase per pass, with the next pass at once while phases move on, so a
+// caught-up switchover takes a handful of passes rather than poll intervals.
+type plannedRunner struct {
+	m *failover.Planned
+	// next is how soon the loop should pass again; has is false when the
+	// planned failover does not care (the poll interval then).
+	next     time.Duration
+	has      bool
+	lastWait string
+}
+
+func newPlannedRunner(l *groupLoop) *plannedRunner {
+	op := l.op
+	env := failover.PlannedEnv{DB: l.conns, Persister: l.patcher, Publisher: op.registry, Notifier: op.notifier,
+		Annotator: &annotator{c: op.client, reader: op.reader}, Clock: op.clock}
+	if op.router != nil {
+		env.Router = op.router
+	}
+	return &plannedRunner{m: failover.NewPlanned(env)}
+}
+
+// plannedAct runs the pass's operation when it belongs to a planned
+// failover, and reports whether it did. Extra writers are fenced first: the
+// request waits one pass for that.
+func (l *groupLoop) plannedAct(ctx context.Context, p failover.Pass) bool {
+	r := l.planned
+	r.next, r.has = 0, false
+	if !failover.Requested(p.Group) {
+		return false
+	}
+	if k := p.Decision.Kind; k == topology.KindFenceExtraWriters || k == topology.KindSplitBrain {
+		r.has = true
+		return false
+	}
+	out, err := r.m.Step(ctx, p)
+	if out.Next >= 0 {
+		r.next, r.has = out.Next, true
+	}
+	switch {
+	case err != nil:
+		l.log.Error(err, "planned failover", "phase", out.Phase, "waiting", out.Waiting)
+	case out.Waiting != "" && out.Waiting != r.lastWait:
+		l.log.Info("planned failover waits", "phase", out.Phase, "waiting", out.Waiting)
+	case out.Acted && out.Waiting == "":
+		l.log.Info("planned failover", "phase", out.Phase, "generation", p.Group.Status.TopologyGeneration)
+	}
+	r.lastWait = out.Waiting
+	return out.Acted
+}
+
+// plannedNext is how soon the planned failover wants the next pass.
+func (l *groupLoop) plannedNext() (time.Duration, bool) {
+	if l.planned == nil || !l.planned.has {
+		return 0, false
+	}
+	return l.planned.next, true
+}
+
+// Wake makes the group's poll loop start its next pass now rather than at
+// the end of its poll interval. It does nothing when the loop is not running.
+func (o *Operator) Wake(key types.NamespacedName) {
+	o.mu.Lock()
+	h := o.loops[key]
+	o.mu.Unlock()
+	if h == nil {
+		return
+	}
+	select {
+	case h.wake <- struct{}{}:
+	default: // a wake-up is already pending
+	}
+}
+
+// plannedReconciled wakes the group's loop when g carries a planned-failover
+// request: the annotation is acted on at once, not at the next poll.
+func (o *Operator) plannedReconciled(key types.NamespacedName, g *v1alpha1.MysqlFailoverGroup) {
+	if failover.Requested(g) {
+		o.Wake(key)
+	}
+}
+
+// annotator removes answered planned-failover requests. It implements failover.Annotator.
+type annotator struct {
+	c      client.Client
+	reader client.Reader
+}
+
+// ClearPlannedRequest implements failover.Annotator with a JSON patch that
+// tests the value before removing it, so a request written meanwhile stays.
+func (a *annotator) ClearPlannedRequest(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, value string) error {
+	path := "/metadata/annotations/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(v1alpha1.PlannedFailoverAnnotation)
+	body, err := json.Marshal([]map[string]any{{"op": "test", "path": path, "value": value}, {"op": "remove", "path": path}})
+	if err != nil {
+		return fmt.Errorf("planned-failover annotation patch: %w", err)
+	}
+	obj := &v1alpha1.MysqlFailoverGroup{}
+	obj.Namespace, obj.Name = g.Namespace, g.Name
+	perr := a.c.Patch(ctx, obj, client.RawPatch(types.JSONPatchType, body), client.FieldOwner(routing.FieldOwner))
+	if perr == nil {
+		return nil
+	}
+	// The test failed or the patch did not go through: a value other than
+	// ours (or none) means there is nothing of ours to remove.
+	fresh := &v1alpha1.MysqlFailoverGroup{}
+	if err := a.reader.Get(ctx, client.ObjectKeyFromObject(obj), fresh); err != nil {
+		return fmt.Errorf("remove the planned-failover annotation of %s/%s: %w (re-read: %w)", g.Namespace, g.Name, perr, err)
+	}
+	if v, ok := fresh.Annotations[v1alpha1.PlannedFailoverAnnotation]; !ok || v != value {
+		return nil
+	}
+	return fmt.Errorf("remove the planned-failover annotation of %s/%s: %w", g.Namespace, g.Name, perr)
+}
