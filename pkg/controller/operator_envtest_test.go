@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -84,7 +85,13 @@ func TestFirstStartRendersObjects(t *testing.T) {
 // within the detection window plus one second.
 func TestPrimaryKilledFailsOver(t *testing.T) {
 	e := newEnv(t, "a", "b")
-	e.createGroup(nil)
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: e.ns + "-node-a", Labels: map[string]string{"pool": e.ns + "-a"}}}
+	if err := cp.Client.Create(t.Context(), node); err != nil {
+		t.Fatal(err)
+	}
+	e.createGroup(func(spec map[string]any) {
+		spec["sites"].([]any)[0].(map[string]any)["taintNodeSelector"] = map[string]any{"pool": e.ns + "-a"}
+	})
 	run := e.startOperator()
 	e.startSidecars("a", "b")
 	e.healthy()
@@ -107,6 +114,12 @@ func TestPrimaryKilledFailsOver(t *testing.T) {
 		target, ip := e.dnsTarget("b")
 		return target == ip && e.podRole("b") == v1alpha1.RolePrimary && e.podRole("a") == v1alpha1.RoleReplica
 	})
+	if err := cp.Client.Get(t.Context(), client.ObjectKeyFromObject(node), node); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(node.Spec.Taints, func(tn corev1.Taint) bool { return tn.Key == v1alpha1.TaintLostPrimary }) {
+		t.Errorf("losing site's node taints %+v, want %s", node.Spec.Taints, v1alpha1.TaintLostPrimary)
+	}
 	for _, reason := range []string{v1alpha1.EventFailoverStarted, v1alpha1.EventFailoverExecuted, v1alpha1.EventDNSFlipped} {
 		e.eventually(5*time.Second, "event "+reason, func() bool { return len(e.events(reason)) > 0 })
 	}
