@@ -51,6 +51,8 @@ test: deps verify-generate lint helm-check test-unit test-db test-envtest test-l
 
 test-unit:
 	$(GO_TEST) ./...
+	@# The seeded simulation with the real decision, failover and fencing code.
+	$(MAKE) --no-print-directory sim SEEDS=2000 REAL=1
 
 test-db:
 	$(GO_TEST) -tags db $(call tier_pkgs,db)
