@@ -90,10 +90,14 @@ func Attach(stateDir string) (*Cluster, error) {
 	return c, c.connect()
 }
 
+// KeepStateOnDown makes Down keep the state folder (logs, Pod folders),
+// say because a test failed.
+func (c *Cluster) KeepStateOnDown() { c.opts.KeepState = true }
+
 // Down stops the cluster and removes everything it made, then checks that
 // nothing is left; a leftover is an error. A state folder that Up made
 // itself is removed too.
-func (c *Cluster) Down() error { return c.down(c.ownState) }
+func (c *Cluster) Down() error { return c.down(c.ownState && !c.opts.KeepState) }
 
 func (c *Cluster) down(removeState bool) error {
 	c.nsInodes = namespaceInodes(c.ID)

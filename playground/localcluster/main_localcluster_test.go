@@ -4,6 +4,7 @@ package localcluster_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"sync"
 	"testing"
@@ -18,13 +19,16 @@ var (
 	shared     *localcluster.Cluster
 	sharedErr  error
 	sharedOnce sync.Once
+	anyFailed  bool // then Down keeps the state folder for its logs
 )
 
 func TestMain(m *testing.M) {
 	localcluster.Init()
 	code := m.Run()
-	if shared != nil { // a test failed before TestZCleanup ran
+	if shared != nil { // TestZCleanup did not run
+		shared.KeepStateOnDown()
 		_ = shared.Down()
+		fmt.Fprintf(os.Stderr, "localcluster state kept in %s\n", shared.StateDir)
 	}
 	os.Exit(code)
 }
@@ -48,6 +52,11 @@ func cluster(t *testing.T) *localcluster.Cluster {
 	if shared == nil {
 		t.Fatal("the shared cluster is already down")
 	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			anyFailed = true
+		}
+	})
 	return shared
 }
 

@@ -58,10 +58,14 @@ type Options struct {
 	// BackoffInitial and BackoffMax bound the container restart delay
 	// (defaults 1s and 10s; the real kubelet uses 10s and 5m).
 	BackoffInitial, BackoffMax time.Duration
-	// Verbose writes the supervisor's debug log to StateDir/supervisor.log.
+	// Verbose is passed to the supervisor (its log, StateDir/supervisor.log,
+	// always has Pod events and errors).
 	Verbose bool
 	// Timeout bounds Up (default 2 minutes).
 	Timeout time.Duration
+	// KeepState keeps a state folder that Up made when Down runs, for its
+	// logs (set by the environment variable LOCALCLUSTER_KEEP_STATE=1 too).
+	KeepState bool
 }
 
 // DefaultImages maps the images the project uses to local programs:
@@ -98,6 +102,12 @@ func (o *Options) defaults() error {
 	}
 	if o.Progress == nil {
 		o.Progress = io.Discard
+	}
+	if os.Getenv("LOCALCLUSTER_KEEP_STATE") == "1" {
+		o.KeepState = true
+	}
+	if os.Getenv("LOCALCLUSTER_VERBOSE") == "1" {
+		o.Verbose = true
 	}
 	if o.Timeout == 0 {
 		o.Timeout = 2 * time.Minute

@@ -109,7 +109,7 @@ func TestPodsAndServices(t *testing.T) {
 		return fmt.Errorf("pod IP %s not in %d slices", pod.Status.PodIP, len(slices.Items))
 	})
 	checkDB(t, c, net.JoinHostPort(pod.Status.PodIP, "3306"))
-	body, err := c.HTTPGet(ctx, net.JoinHostPort(pod.Status.PodIP, "8080"), "/hello")
+	body, err := c.HTTPGet(dialCtx(), net.JoinHostPort(pod.Status.PodIP, "8080"), "/hello")
 	if err != nil || !strings.Contains(body, "pod="+pod.Name) || !strings.Contains(body, "ip="+pod.Status.PodIP) {
 		t.Fatalf("http via pod IP: %q, %v", body, err)
 	}
@@ -118,7 +118,7 @@ func TestPodsAndServices(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, 5*time.Second, "http via ClusterIP", func() error {
-		_, err := c.HTTPGet(ctx, net.JoinHostPort(svc.Spec.ClusterIP, "80"), "/")
+		_, err := c.HTTPGet(dialCtx(), net.JoinHostPort(svc.Spec.ClusterIP, "80"), "/")
 		return err
 	})
 	checkDB(t, c, net.JoinHostPort(svc.Spec.ClusterIP, "3306"))

@@ -63,7 +63,7 @@ func TestPersistenceAndRestarts(t *testing.T) {
 		if restarts(t, c, ns, next.Name, "web") <= before {
 			return errNotYet
 		}
-		_, err := c.HTTPGet(ctx, net.JoinHostPort(next.Status.PodIP, "8080"), "/")
+		_, err := c.HTTPGet(dialCtx(), net.JoinHostPort(next.Status.PodIP, "8080"), "/")
 		return err
 	})
 	t.Logf("killed container back after %.1fs", time.Since(start).Seconds())

@@ -16,6 +16,11 @@ import (
 func TestZCleanup(t *testing.T) {
 	c := cluster(t)
 	id, state := c.ID, c.StateDir
+	keep := anyFailed || os.Getenv("LOCALCLUSTER_KEEP_STATE") == "1"
+	if keep {
+		c.KeepStateOnDown()
+		t.Logf("keeping the state folder %s for its logs", state)
+	}
 	start := time.Now()
 	err := c.Down()
 	shared = nil
@@ -34,7 +39,7 @@ func TestZCleanup(t *testing.T) {
 	if strings.Contains(string(mounts), id) || strings.Contains(string(mounts), state) {
 		t.Errorf("mounts left:\n%s", mounts)
 	}
-	if _, err := os.Stat(state); !os.IsNotExist(err) {
+	if _, err := os.Stat(state); !keep && !os.IsNotExist(err) {
 		t.Errorf("state folder %s left: %v", state, err)
 	}
 	procs, _ := exec.Command("pgrep", "-f", state).Output()

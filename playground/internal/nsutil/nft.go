@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
+	"time"
 )
 
 // NFT loads an nft script inside the named netns, atomically.
 func NFT(ctx context.Context, netns, script string) error {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
 	c := exec.CommandContext(ctx, "ip", "netns", "exec", netns, "nft", "-f", "-")
 	c.Stdin = strings.NewReader(script)
 	out, err := c.CombinedOutput()

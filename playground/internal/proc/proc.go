@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -128,7 +129,37 @@ func (p *Proc) Signal(sig syscall.Signal) error {
 	if err := syscall.Kill(-p.Pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("signal %s (pgid %d): %w", p.Name, p.Pid, err)
 	}
+	if sig == syscall.SIGSTOP {
+		p.waitStopped(time.Second)
+	}
 	return nil
+}
+
+// waitStopped waits until every thread of the group leader is stopped, so a
+// freeze is in force when Signal returns.
+func (p *Proc) waitStopped(limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) && !p.Exited() && !allStopped(p.Pid) {
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func allStopped(pid int) bool {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return true
+	}
+	for _, t := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, t.Name()))
+		if err != nil {
+			continue
+		}
+		i := strings.LastIndexByte(string(b), ')')
+		if i < 0 || len(b) < i+3 || (b[i+2] != 'T' && b[i+2] != 't') {
+			return false
+		}
+	}
+	return true
 }
 
 // Stop sends SIGTERM to the group (and SIGCONT, in case it is frozen), waits

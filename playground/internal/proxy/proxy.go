@@ -22,22 +22,23 @@ import (
 
 // Proxy keeps the Service DNAT table of the core namespace current.
 type Proxy struct {
-	netns    string
-	hairpin  string // source address for a Pod that reaches itself through its Service
-	services corev1listers.ServiceLister
-	slices   discoverylisters.EndpointSliceLister
-	kick     chan struct{}
-	logf     func(string, ...any)
+	netns       string
+	hairpin     string // source address for a Pod that reaches itself through its Service
+	serviceCIDR string
+	services    corev1listers.ServiceLister
+	slices      discoverylisters.EndpointSliceLister
+	kick        chan struct{}
+	logf        func(string, ...any)
 
 	mu   sync.Mutex
 	last string
 }
 
 // Start watches Services and EndpointSlices and applies rules until ctx ends.
-func Start(ctx context.Context, client kubernetes.Interface, netns, hairpin string, logf func(string, ...any)) (*Proxy, error) {
+func Start(ctx context.Context, client kubernetes.Interface, netns, hairpin, serviceCIDR string, logf func(string, ...any)) (*Proxy, error) {
 	f := informers.NewSharedInformerFactory(client, time.Minute)
 	p := &Proxy{
-		netns: netns, hairpin: hairpin, logf: logf, kick: make(chan struct{}, 1),
+		netns: netns, hairpin: hairpin, serviceCIDR: serviceCIDR, logf: logf, kick: make(chan struct{}, 1),
 		services: f.Core().V1().Services().Lister(),
 		slices:   f.Discovery().V1().EndpointSlices().Lister(),
 	}
@@ -103,6 +104,7 @@ func (p *Proxy) sync(ctx context.Context) error {
 	p.mu.Lock()
 	p.last = body
 	p.mu.Unlock()
+	p.logf("proxy: rules updated (%d service ports)", strings.Count(body, " jump svc")-strings.Count(body, "vmap"))
 	return nil
 }
 
@@ -146,6 +148,12 @@ func (p *Proxy) render() (string, error) {
 		}
 	}
 	b.WriteString("  chain services {\n" + strings.Join(dispatch, "\n") + "\n  }\n")
+	// A Service address left untranslated has no ready endpoint: refuse at
+	// once, as kube-proxy does, so no client waits on a SYN nobody answers.
+	for _, hook := range []string{"output", "forward"} {
+		fmt.Fprintf(&b, "  chain no_endpoints_%[1]s {\n    type filter hook %[1]s priority 0; policy accept;\n"+
+			"    ip daddr %[2]s meta l4proto tcp reject with tcp reset\n    ip daddr %[2]s reject\n  }\n", hook, p.serviceCIDR)
+	}
 	b.WriteString(strings.Join(chains, ""))
 	b.WriteString("  chain post {\n    type nat hook postrouting priority 100; policy accept;\n" + strings.Join(hairpins, "\n") + "\n  }\n")
 	return b.String(), nil

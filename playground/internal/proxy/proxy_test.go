@@ -30,7 +30,7 @@ func TestRender(t *testing.T) {
 			{Addresses: []string{"10.250.2.9"}, Conditions: discoveryv1.EndpointConditions{Ready: &no}},
 		},
 	})
-	p := &Proxy{hairpin: "10.250.0.1", services: corev1listers.NewServiceLister(svcs), slices: discoverylisters.NewEndpointSliceLister(slices)}
+	p := &Proxy{hairpin: "10.250.0.1", serviceCIDR: "10.96.0.0/16", services: corev1listers.NewServiceLister(svcs), slices: discoverylisters.NewEndpointSliceLister(slices)}
 	out, err := p.render()
 	if err != nil {
 		t.Fatal(err)
@@ -41,6 +41,7 @@ func TestRender(t *testing.T) {
 		"meta l4proto tcp dnat to 10.250.1.2:3307",
 		"meta l4proto tcp dnat to 10.250.2.2:3307",
 		"ct status dnat ip saddr 10.250.1.2 ip daddr 10.250.1.2 snat to 10.250.0.1",
+		"ip daddr 10.96.0.0/16 meta l4proto tcp reject with tcp reset",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("render lacks %q:\n%s", want, out)

@@ -19,7 +19,7 @@ import (
 )
 
 func (s *Supervisor) startServices(ctx context.Context) error {
-	p, err := proxy.Start(s.ctx, s.client, s.cfg.ClusterID, APIServerIP, s.logf)
+	p, err := proxy.Start(s.ctx, s.client, s.cfg.ClusterID, APIServerIP, ServiceCIDR, s.logf)
 	if err != nil {
 		return err
 	}

@@ -84,10 +84,9 @@ func (s *Supervisor) progress(format string, args ...any) {
 	fmt.Fprintf(s.out, "%s%s (%.1fs)\n", ProgressPrefix, msg, time.Since(s.start).Seconds())
 }
 
+// logf writes to the supervisor's log (its stderr): Pod events and errors.
 func (s *Supervisor) logf(format string, args ...any) {
-	if s.cfg.Verbose {
-		fmt.Fprintf(os.Stderr, time.Now().Format("15:04:05.000 ")+format+"\n", args...)
-	}
+	fmt.Fprintf(os.Stderr, time.Now().Format("15:04:05.000 ")+format+"\n", args...)
 }
 
 // up runs every start step; stop aborts between steps.
