@@ -14,13 +14,14 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/shipstream/bloodraven/playground/localcluster"
 )
 
-// apply creates the objects of a YAML document list (Namespace, Deployment,
-// Service, PersistentVolumeClaim) in namespace ns.
+// apply creates objects from YAML documents (Deployment, Service,
+// ConfigMap, Secret, PersistentVolumeClaim) in namespace ns.
 func apply(t *testing.T, c *localcluster.Cluster, ns string, docs ...string) {
 	t.Helper()
 	ctx := context.Background()
@@ -39,6 +40,14 @@ func apply(t *testing.T, c *localcluster.Cluster, ns string, docs ...string) {
 			var o corev1.Service
 			mustDecode(t, doc, &o)
 			_, err = c.Client.CoreV1().Services(ns).Create(ctx, &o, metav1.CreateOptions{})
+		case "ConfigMap":
+			var o corev1.ConfigMap
+			mustDecode(t, doc, &o)
+			_, err = c.Client.CoreV1().ConfigMaps(ns).Create(ctx, &o, metav1.CreateOptions{})
+		case "Secret":
+			var o corev1.Secret
+			mustDecode(t, doc, &o)
+			_, err = c.Client.CoreV1().Secrets(ns).Create(ctx, &o, metav1.CreateOptions{})
 		case "PersistentVolumeClaim":
 			var o corev1.PersistentVolumeClaim
 			mustDecode(t, doc, &o)
@@ -145,3 +154,5 @@ func db(t *testing.T, c *localcluster.Cluster, addr, password string) *sql.DB {
 	t.Cleanup(func() { d.Close() })
 	return d
 }
+
+func intstrFromString(s string) intstr.IntOrString { return intstr.FromString(s) }
