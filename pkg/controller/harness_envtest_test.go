@@ -61,7 +61,7 @@ var nsCounter atomic.Int32
 
 // env is one test's world: a namespace, MariaDB sites, the group, and an operator.
 type env struct {
-	t     *testing.T
+	t     testing.TB // a test, or a benchmark (make bench-planned)
 	ns    string
 	db    *testbed.MariaDBCluster
 	sites []string
@@ -78,7 +78,7 @@ type env struct {
 
 // newEnv starts len(sites) MariaDB instances (the first one the writable
 // primary) and creates a namespace and the group's fake Pods.
-func newEnv(t *testing.T, sites ...string) *env {
+func newEnv(t testing.TB, sites ...string) *env {
 	t.Helper()
 	e := &env{t: t, ns: fmt.Sprintf("t%d-%d", os.Getpid()%1000, nsCounter.Add(1)), sites: sites,
 		addrs: map[string]string{}}
@@ -190,7 +190,7 @@ func (e *env) startOperatorWith(mod func(*controller.Deps, *controller.Options))
 	e.t.Helper()
 	mgr, err := ctrl.NewManager(cp.Config, ctrl.Options{Scheme: cp.Scheme,
 		Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)}, Logger: testr.New(e.t),
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)}, Logger: testr.NewWithInterface(e.t, testr.Options{}),
 		// Each test's operator sees only its own namespace: other tests' groups
 		// would otherwise be resolved to this test's servers.
 		Cache: cache.Options{DefaultNamespaces: map[string]cache.Config{e.ns: {}}}})
@@ -200,7 +200,7 @@ func (e *env) startOperatorWith(mod func(*controller.Deps, *controller.Options))
 	router := routing.New(mgr.GetClient(), mgr.GetScheme(), routing.Options{OperatorURL: "http://127.0.0.1:1"})
 	reg := prometheus.NewRegistry()
 	deps := controller.Deps{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Router: router,
-		Resolver: e, Recorder: mgr.GetEventRecorder("bloodraven"), Registerer: reg, Log: testr.New(e.t)}
+		Resolver: e, Recorder: mgr.GetEventRecorder("bloodraven"), Registerer: reg, Log: testr.NewWithInterface(e.t, testr.Options{})}
 	opts := controller.Options{CallTimeout: 3 * time.Second, FenceTimeout: 300 * time.Millisecond, DrainTimeout: 2 * time.Second}
 	if mod != nil {
 		mod(&deps, &opts)

@@ -61,10 +61,18 @@ func (l *groupLoop) plannedAct(ctx context.Context, p failover.Pass) bool {
 	case out.Waiting != "" && out.Waiting != r.lastWait:
 		l.log.Info("planned failover waits", "phase", out.Phase, "waiting", out.Waiting)
 	case out.Acted && out.Waiting == "":
-		l.log.Info("planned failover", "phase", out.Phase, "generation", p.Group.Status.TopologyGeneration)
+		l.log.Info("planned failover", "phase", out.Phase, "message", plannedMessage(p.Group),
+			"generation", p.Group.Status.TopologyGeneration)
 	}
 	r.lastWait = out.Waiting
 	return out.Acted
+}
+
+func plannedMessage(g *v1alpha1.MysqlFailoverGroup) string {
+	if b := g.Status.PlannedFailover; b != nil {
+		return b.Message
+	}
+	return ""
 }
 
 // plannedNext is how soon the planned failover wants the next pass.

@@ -148,7 +148,9 @@ func (m *Planned) Step(ctx context.Context, p Pass) (PlannedOutcome, error) {
 		if !ok {
 			return PlannedOutcome{Next: -1}, nil
 		}
-		return m.begin(ctx, p, value)
+		out, err := m.begin(ctx, p, value)
+		out.Phase = v1alpha1.PhasePending
+		return out, err
 	}
 	step, ok := plannedSteps[b.Phase]
 	if !ok {
@@ -258,10 +260,21 @@ func phaseKey(b *v1alpha1.PlannedFailoverStatus) string {
 	return requestKey(b) + "|" + string(b.Phase)
 }
 
+// persist writes the group's status. The Persister may replace what the
+// group's fields point to (it decodes the server's answer into the group,
+// or re-reads it after a conflict); the block keeps its identity here, so
+// that a phase holding it goes on changing the group's block.
 func (m *Planned) persist(ctx context.Context, p Pass) error {
 	cctx, cancel := context.WithTimeout(ctx, p.Settings.CallTimeout)
 	defer cancel()
-	if err := m.env.Persister.PersistStatus(cctx, p.Group); err != nil {
+	st := &p.Group.Status
+	held := st.PlannedFailover
+	err := m.env.Persister.PersistStatus(cctx, p.Group)
+	if now := st.PlannedFailover; held != nil && now != nil && now != held {
+		*held = *now
+		st.PlannedFailover = held
+	}
+	if err != nil {
 		return fmt.Errorf("%w: planned failover: %w", ErrPersist, err)
 	}
 	return nil

@@ -148,6 +148,7 @@ func (w *pworld) run(limit int) PlannedOutcome {
 func (w *pworld) block() *v1alpha1.PlannedFailoverStatus { return w.persisted.Status.PlannedFailover }
 
 // Persister: status only, like the status subresource.
+
 func (w *pworld) PersistStatus(_ context.Context, g *v1alpha1.MysqlFailoverGroup) error {
 	w.persists++
 	if w.failAt > 0 && w.persists >= w.failAt {
@@ -155,6 +156,9 @@ func (w *pworld) PersistStatus(_ context.Context, g *v1alpha1.MysqlFailoverGroup
 	}
 	w.persisted.Status = *g.Status.DeepCopy()
 	w.persisted.ResourceVersion = fmt.Sprint(w.persists)
+	// As the API client does when it decodes the answer (or re-reads after
+	// a conflict), g's pointers are replaced by fresh copies.
+	g.Status = *g.Status.DeepCopy()
 	if b := g.Status.PlannedFailover; b != nil {
 		if ph := string(b.Phase); len(w.phases) == 0 || w.phases[len(w.phases)-1] != ph {
 			w.phases = append(w.phases, ph)
