@@ -42,24 +42,6 @@ spec:
   dns: {hostname: db.bloodraven.test, ttl: 5}
 `
 
-// chartSecretsPatch grants what routing's server-side apply of the init SQL
-// Secret needs beyond the chart's RBAC (create only); remove it once the chart
-// grants patch on secrets.
-const chartSecretsPatch = `apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: bloodraven-e2e-secrets}
-rules:
-- apiGroups: [""]
-  resources: ["secrets"]
-  verbs: ["patch", "update"]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: bloodraven-e2e-secrets}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: bloodraven-e2e-secrets}
-subjects: [{kind: ServiceAccount, name: bloodraven, namespace: bloodraven-system}]
-`
-
 // A group of two sites comes up healthy with real Pods; killing the primary's
 // mysqld moves the -primary EndpointSlice and the DNS answer to the other site.
 func TestPrimaryMysqldKilled(t *testing.T) {
@@ -149,7 +131,6 @@ func installOperator(t *testing.T, c *localcluster.Cluster, root string) {
 	}
 	kubectl(t, c, "create", "namespace", "bloodraven-system")
 	apply(t, c, string(out))
-	apply(t, c, chartSecretsPatch)
 }
 
 func cacheDir() string {
