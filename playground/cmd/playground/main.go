@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -141,8 +142,13 @@ func status(ctx context.Context, c *localcluster.Cluster) error {
 	fmt.Printf("kubeconfig:  %s\napi server:  %s\nnetns:       %s\nsupervisor:  pid %d\n",
 		st.Info.Kubeconfig, st.Info.Server, st.Info.NetNS, st.Info.SupervisorPID)
 	fmt.Printf("dns:         BIND %s (zone %s), cluster DNS %s\n", st.Info.DNSServer, st.Info.Zone, st.Info.ClusterDNS)
-	for site, cidr := range st.Info.Sites {
-		fmt.Printf("site:        %s pods %s\n", site, cidr)
+	sites := make([]string, 0, len(st.Info.Sites))
+	for site := range st.Info.Sites {
+		sites = append(sites, site)
+	}
+	sort.Strings(sites)
+	for _, site := range sites {
+		fmt.Printf("site:        %s pods %s\n", site, st.Info.Sites[site])
 	}
 	for _, p := range st.Partitions {
 		fmt.Printf("partition:   %s <-/-> %s\n", p.A, p.B)
