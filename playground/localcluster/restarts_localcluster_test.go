@@ -5,6 +5,7 @@ package localcluster_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"testing"
 	"time"
@@ -87,4 +88,39 @@ func restarts(t *testing.T, c *localcluster.Cluster, ns, pod, container string) 
 	}
 	t.Fatalf("pod %s has no container %s", pod, container)
 	return 0
+}
+
+// TestLivenessRestarts: a failing liveness probe restarts the container,
+// with backoff, and the status shows it.
+func TestLivenessRestarts(t *testing.T) {
+	c := cluster(t)
+	ns := namespace(t, c, "liveness")
+	apply(t, c, ns, `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: sick}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: sick}}
+  template:
+    metadata: {labels: {app: sick}}
+    spec:
+      terminationGracePeriodSeconds: 1
+      containers:
+      - name: web
+        image: http-echo
+        ports: [{name: http, containerPort: 8080}]
+        livenessProbe: {httpGet: {path: /status/500, port: http}, periodSeconds: 1, failureThreshold: 1}
+`)
+	eventually(t, 20*time.Second, "two liveness restarts", func() error {
+		pods, err := c.Client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{})
+		if err != nil || len(pods.Items) != 1 || len(pods.Items[0].Status.ContainerStatuses) != 1 {
+			return fmt.Errorf("pods: %v", err)
+		}
+		cs := pods.Items[0].Status.ContainerStatuses[0]
+		if cs.RestartCount < 2 || cs.LastTerminationState.Terminated == nil {
+			return fmt.Errorf("restarts %d, last state %+v", cs.RestartCount, cs.LastTerminationState)
+		}
+		return nil
+	})
 }

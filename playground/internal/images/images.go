@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -99,7 +100,8 @@ func initSQL() string {
 	return b.String()
 }
 
-// httpEcho serves GET / with the Pod's name and IP, and /healthz. It listens
+// httpEcho serves GET / with the Pod's name and IP, /healthz, and
+// /status/CODE answering with that status (for failing probes). It listens
 // on --listen=ADDR, or :$PORT, or :8080.
 func httpEcho(args []string) error {
 	addr := ":8080"
@@ -113,6 +115,13 @@ func httpEcho(args []string) error {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.HandleFunc("/status/{code}", func(w http.ResponseWriter, r *http.Request) {
+		code, err := strconv.Atoi(r.PathValue("code"))
+		if err != nil || code < 200 || code > 599 {
+			code = http.StatusBadRequest
+		}
+		w.WriteHeader(code)
+	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "pod=%s namespace=%s ip=%s path=%s\n", os.Getenv("POD_NAME"), os.Getenv("POD_NAMESPACE"), os.Getenv("POD_IP"), r.URL.Path)
 	})

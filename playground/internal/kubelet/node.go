@@ -37,9 +37,9 @@ func StartNode(ctx context.Context, cfg Config, cert, key string) (*Node, error)
 	}
 	var prov *Provider
 	mux := http.NewServeMux()
-	newProvider := func(pc nodeutil.ProviderConfig) (nodeutil.Provider, node.NodeProvider, error) {
+	newProvider := func(nodeutil.ProviderConfig) (nodeutil.Provider, node.NodeProvider, error) {
 		var err error
-		prov, err = NewProvider(cfg, pc.Pods)
+		prov, err = NewProvider(cfg)
 		return prov, nil, err
 	}
 	vk, err := nodeutil.NewNode(cfg.Node, newProvider,

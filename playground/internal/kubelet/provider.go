@@ -5,33 +5,35 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/virtual-kubelet/virtual-kubelet/errdefs"
 	corev1 "k8s.io/api/core/v1"
-	corev1listers "k8s.io/client-go/listers/core/v1"
 )
 
 // Provider runs the Pods of one node as local processes.
 type Provider struct {
-	cfg  Config
-	ips  *ipPool
-	pods corev1listers.PodLister
+	cfg Config
+	ips *ipPool
 
 	mu     sync.Mutex
 	runs   map[string]*podRun // by namespace/name
-	seq    int
 	notify func(*corev1.Pod)
 }
 
-// NewProvider makes a provider; pods lists the Pods assigned to the node.
-func NewProvider(cfg Config, pods corev1listers.PodLister) (*Provider, error) {
+// NewProvider makes a provider for the node cfg describes.
+func NewProvider(cfg Config) (*Provider, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
-	return &Provider{cfg: cfg, ips: newIPPool(cfg.PodCIDR), pods: pods, runs: map[string]*podRun{}, notify: func(*corev1.Pod) {}}, nil
+	return &Provider{cfg: cfg, ips: newIPPool(cfg.PodCIDR), runs: map[string]*podRun{}, notify: func(*corev1.Pod) {}}, nil
 }
+
+// sandboxSeq numbers Pod sandboxes across every node of this process, so a
+// restarted node never reuses a name whose namespace is still going away.
+var sandboxSeq atomic.Int64
 
 func key(ns, name string) string { return ns + "/" + name }
 
@@ -43,8 +45,7 @@ func (pr *Provider) CreatePod(_ context.Context, pod *corev1.Pod) error {
 	if r, ok := pr.runs[k]; ok && r.pod.UID == pod.UID {
 		return nil
 	}
-	pr.seq++
-	pr.runs[k] = newPodRun(pr, pod, pr.seq)
+	pr.runs[k] = newPodRun(pr, pod, int(sandboxSeq.Add(1)))
 	return nil
 }
 

@@ -92,6 +92,7 @@ func (sb *sandbox) setup(ctx context.Context, cfg Config) error {
 	if err := os.MkdirAll(filepath.Join(sb.dir, "logs"), 0o755); err != nil {
 		return fmt.Errorf("pod folder: %w", err)
 	}
+	_ = nsutil.Delete(ctx, sb.netns) // a leftover of an earlier try
 	if err := nsutil.Create(ctx, sb.netns); err != nil {
 		return fmt.Errorf("pod netns: %w", err)
 	}
