@@ -90,6 +90,10 @@ func Attach(stateDir string) (*Cluster, error) {
 	return c, c.connect()
 }
 
+// Done is closed when the supervisor that Up started exits (after a down
+// from another process, say). It is nil for an attached cluster.
+func (c *Cluster) Done() <-chan struct{} { return c.exited }
+
 // KeepStateOnDown makes Down keep the state folder (logs, Pod folders),
 // say because a test failed.
 func (c *Cluster) KeepStateOnDown() { c.opts.KeepState = true }

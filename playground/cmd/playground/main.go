@@ -190,7 +190,11 @@ func up(ctx context.Context, state string, args []string) error {
 		return nil
 	}
 	fmt.Println("running; Ctrl-C stops it")
-	<-ctx.Done()
+	select {
+	case <-ctx.Done():
+	case <-c.Done():
+		fmt.Println("the cluster went down")
+	}
 	start := time.Now()
 	err = c.Down()
 	fmt.Printf("down in %.1fs\n", time.Since(start).Seconds())
