@@ -68,7 +68,11 @@ func Main(path string) error {
 	}
 	// Resolve and open the program and the record file before mounting:
 	// the container's /tmp may hide both.
-	prog, err := lookPath(spec.Argv[0], spec.Env)
+	name := spec.Argv[0]
+	if strings.Contains(name, "/") && !filepath.IsAbs(name) && spec.Dir != "" {
+		name = filepath.Join(spec.Dir, name) // relative to the working directory
+	}
+	prog, err := lookPath(name, spec.Env)
 	if err != nil {
 		return err
 	}
