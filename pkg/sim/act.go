@@ -26,7 +26,7 @@ func (o *operator) act(now time.Time, d topology.Decision, in topology.Input) {
 		Settings:          Settings{Cooldown: o.w.cfg.Cooldown, MaxLagWait: o.w.cfg.MaxLagWait, DrainTimeout: o.w.cfg.DrainTimeout},
 		SidecarGeneration: o.sidecarGeneration, Break: o.w.cfg.Break}
 	switch {
-	case o.st.Planned.Guard() || (o.st.PlannedRequest != "" && o.st.Intent == nil):
+	case o.plannedWants(c):
 		o.w.cfg.Planned.Step(c)
 	case o.st.Intent != nil || startsFailover(d):
 		o.w.cfg.Emergency.Step(c)

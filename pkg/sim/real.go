@@ -70,16 +70,18 @@ func (RealConfirmer) Confirm(ev Evidence) (bool, string) {
 		fe.Report = &failover.Report{At: ev.ObservedSafeAt, Generation: ev.Generation, Fenced: true}
 	}
 	for _, p := range ev.Peers {
-		fe.Peers = append(fe.Peers, failover.PeerAdoption{Site: p.Site, PodGone: p.PodGone, Adopted: p.Adopted, At: p.At})
+		fe.Peers = append(fe.Peers, failover.PeerAdoption{Site: p.Site, PodGone: p.PodGone, GoneAt: p.GoneAt,
+			Adopted: p.Adopted, At: p.At})
 	}
 	return failover.ConfirmFence(fe)
 }
 
 // UseRealCode makes a Config run pkg/sidecar's Loop, pkg/failover's fence
-// confirmation and pkg/failover's emergency step machine instead of the
-// package's models.
+// confirmation, pkg/failover's emergency step machine and its planned-failover
+// state machine instead of the package's models.
 func UseRealCode(c *Config) {
 	c.Sidecar = RealSidecar
 	c.Confirmer = RealConfirmer{}
 	c.Emergency = NewRealEmergency()
+	c.Planned = NewRealPlanned()
 }
