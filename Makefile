@@ -108,3 +108,15 @@ bench-sidecar:
 	@out=$$(BLOODRAVEN_SIDECAR_BIN=$(CURDIR)/bin/sidecar go test -count=1 -tags db -run '^$$' \
 	  -bench '^BenchmarkSidecarIdle$$' -benchtime 1x -timeout 5m ./cmd/sidecar 2>&1) || { echo "$$out"; exit 1; }; \
 	  grep -E '^sidecar-idle-' <<<"$$out"
+
+# A planned switchover (the planned-failover annotation) of a caught-up pair under
+# four writers that go through the -primary endpoint, with the real operator, real
+# sidecars and real MariaDB on envtest, back and forth for at least 10 rounds
+# (BLOODRAVEN_BENCH_ROUNDS=n for more). Prints planned-duration-{median,max} in s
+# (annotation to Succeeded) and planned-window-{median,max} in ms (last write acked
+# by the old primary to the first acked through -primary by the new one).
+.PHONY: bench-planned
+bench-planned:
+	@out=$$(go test -count=1 -tags envtest -run '^$$' -bench '^BenchmarkPlannedSwitchover$$' -benchtime 1x \
+	  -timeout 15m ./pkg/controller 2>&1) || { echo "$$out"; exit 1; }; \
+	  grep -E '^planned-' <<<"$$out"
