@@ -101,13 +101,14 @@ func TestActiveSiteRecordsReports(t *testing.T) {
 	if sv.report == nil || !sv.report.MysqldDown || sv.report.Generation != 6 || !sv.report.At.Equal(t0) {
 		t.Fatalf("report %+v", sv.report)
 	}
-	if !sv.lastServed.Equal(t0) || sv.servedGen != 7 || !sv.servedGenAt.Equal(t0) {
+	if !sv.lastServed.Equal(t0) || sv.servedGen != 7 || !sv.held || sv.heldGen != 6 || !sv.heldSince.Equal(t0) {
 		t.Fatalf("served %+v", sv.sidecarRecord)
 	}
 	*now = t0.Add(time.Second)
 	get("site=a&generation=7&fenced=true&mysqld=up")
 	sv = reg.sidecar(key, "a")
-	if !sv.report.Fenced || sv.report.MysqldDown || !sv.servedGenAt.Equal(t0) || !sv.lastServed.Equal(t0.Add(time.Second)) {
+	if !sv.report.Fenced || sv.report.MysqldDown || sv.heldGen != 7 || !sv.heldSince.Equal(t0.Add(time.Second)) ||
+		!sv.lastServed.Equal(t0.Add(time.Second)) {
 		t.Fatalf("second report %+v served %+v", sv.report, sv.sidecarRecord)
 	}
 	if gen, live := reg.Generation(key, "a", 1500*time.Millisecond); gen != 7 || !live {

@@ -93,7 +93,8 @@ func (l *groupLoop) ensureDebouncers(g *v1alpha1.MysqlFailoverGroup) {
 }
 
 // observePods records each site's Pods' creation times, for the pod-gone
-// confirmation.
+// confirmation, and hands the listing to the registry, which ties sidecar
+// reports to Pods and notes when a Pod went away, for the lease deadline.
 func (l *groupLoop) observePods(ctx context.Context, g *v1alpha1.MysqlFailoverGroup) {
 	var pods corev1.PodList
 	err := l.op.client.List(ctx, &pods, client.InNamespace(g.Namespace), client.MatchingLabels{v1alpha1.LabelGroup: g.Name})
@@ -102,10 +103,15 @@ func (l *groupLoop) observePods(ctx context.Context, g *v1alpha1.MysqlFailoverGr
 		return
 	}
 	l.podsNow = map[string][]time.Time{}
+	refs := map[string][]podRef{}
 	for _, p := range pods.Items {
 		site := p.Labels[v1alpha1.LabelSite]
 		l.podsNow[site] = append(l.podsNow[site], p.CreationTimestamp.Time)
 		l.seenPod[site] = true
+		refs[site] = append(refs[site], podRef{UID: p.UID, Created: p.CreationTimestamp.Time})
+	}
+	for _, s := range g.Spec.Sites {
+		l.op.registry.sawPods(l.key, s.Name, refs[s.Name])
 	}
 }
 
@@ -180,12 +186,10 @@ func (l *groupLoop) evidence(g *v1alpha1.MysqlFailoverGroup, site string, s fail
 		ev.LastContact = sv.lastServed
 	}
 	for _, p := range g.Spec.Sites {
-		if p.Name == site {
-			continue
+		if p.Name != site {
+			pv := reg.sidecar(l.key, p.Name)
+			ev.Peers = append(ev.Peers, pv.peer(p.Name, g.Status.TopologyGeneration, l.podsNow != nil))
 		}
-		pv := reg.sidecar(l.key, p.Name)
-		ev.Peers = append(ev.Peers, failover.PeerAdoption{Site: p.Name, PodGone: l.podGone(p.Name, l.failingSince(p.Name)),
-			Adopted: pv.known && pv.servedGen >= g.Status.TopologyGeneration, At: pv.servedGenAt})
 	}
 	return ev
 }

@@ -36,10 +36,28 @@ type siteKey struct {
 
 // sidecarRecord is one site's sidecar as this operator knows it.
 type sidecarRecord struct {
-	report      *failover.Report
-	lastServed  time.Time // last view served to it: its lease was renewed then
-	servedGen   int64     // highest generation served to it
-	servedGenAt time.Time // when servedGen was first served
+	report     *failover.Report
+	lastServed time.Time // last view served to it: its lease was renewed then
+	servedGen  int64     // highest generation served to it
+	// held is the current run of reports at one generation: the sidecar
+	// reported heldGen in every report since heldSince. A run ends when the
+	// reported generation changes, or when a Pod of the site appears that
+	// started after the run began (its sidecar is another one).
+	held      bool
+	heldGen   int64
+	heldSince time.Time
+	// pods are the UIDs of the site's Pods in the last listing; podSeen is
+	// true once a listing showed one; podGoneAt is the last listing that
+	// missed a Pod listed before.
+	pods      map[types.UID]bool
+	podSeen   bool
+	podGoneAt time.Time
+}
+
+// podRef is one Pod of a site as a listing shows it.
+type podRef struct {
+	UID     types.UID
+	Created time.Time
 }
 
 // NewRegistry returns an empty Registry reading time from now.
@@ -100,26 +118,67 @@ func (r *Registry) Serve(view v1alpha1.ActiveSiteView, site string, rep *failove
 	key := siteKey{group: types.NamespacedName{Namespace: view.Namespace, Name: view.Group}, site: site}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	rec := r.record(key)
+	if rep != nil {
+		rep.At = now
+		rec.report = rep
+		if !rec.held || rep.Generation != rec.heldGen {
+			rec.held, rec.heldGen, rec.heldSince = true, rep.Generation, now
+		}
+	}
+	rec.lastServed = now
+	rec.servedGen = max(rec.servedGen, view.Generation)
+	return view
+}
+
+// record is key's record, made when missing; r.mu must be held.
+func (r *Registry) record(key siteKey) *sidecarRecord {
 	rec := r.side[key]
 	if rec == nil {
 		rec = &sidecarRecord{}
 		r.side[key] = rec
 	}
-	if rep != nil {
-		rep.At = now
-		rec.report = rep
+	return rec
+}
+
+// sawPods records a listing of site's Pods, made now. A Pod listed before
+// and missing now was seen gone now. A Pod not listed before that started
+// after the current run of reports began (creation times have whole
+// seconds: one second of doubt counts as after) ends the run: those reports
+// came from an older Pod's sidecar and do not speak for the new one.
+func (r *Registry) sawPods(group types.NamespacedName, site string, pods []podRef) {
+	now := r.now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rec := r.record(siteKey{group: group, site: site})
+	cur := make(map[types.UID]bool, len(pods))
+	for _, p := range pods {
+		cur[p.UID] = true
+		if !rec.pods[p.UID] && rec.held && rec.heldSince.Before(p.Created.Add(time.Second)) {
+			rec.held = false
+		}
 	}
-	rec.lastServed = now
-	if view.Generation > rec.servedGen {
-		rec.servedGen, rec.servedGenAt = view.Generation, now
+	for uid := range rec.pods {
+		if !cur[uid] {
+			rec.podGoneAt = now
+		}
 	}
-	return view
+	rec.pods, rec.podSeen = cur, rec.podSeen || len(pods) > 0
 }
 
 // sidecarView is a copy of one site's record.
 type sidecarView struct {
 	sidecarRecord
-	known bool
+	known    bool
+	podCount int // Pods in the last listing
+}
+
+// peer is what the fence-confirmation rule needs of this sidecar, as a peer
+// of another site while generation gen is published: listed says whether
+// this pass listed the Pods (when not, none counts as gone).
+func (sv sidecarView) peer(site string, gen int64, listed bool) failover.PeerAdoption {
+	return failover.PeerAdoption{Site: site, PodGone: listed && sv.podSeen && sv.podCount == 0, GoneAt: sv.podGoneAt,
+		Adopted: sv.held && sv.heldGen >= gen, At: sv.heldSince}
 }
 
 func (r *Registry) sidecar(group types.NamespacedName, site string) sidecarView {
@@ -130,6 +189,8 @@ func (r *Registry) sidecar(group types.NamespacedName, site string) sidecarView 
 		return sidecarView{}
 	}
 	out := sidecarView{sidecarRecord: *rec, known: true}
+	out.pods = nil // the listing is the registry's; a copy needs only its size
+	out.podCount = len(rec.pods)
 	if rec.report != nil {
 		rep := *rec.report
 		out.report = &rep

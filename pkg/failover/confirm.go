@@ -25,11 +25,20 @@ type Report struct {
 }
 
 // PeerAdoption is what the operator knows of another site's sidecar: whether
-// Kubernetes shows its Pod gone, and whether (since when) it was served the
-// current generation.
+// Kubernetes shows the site without a Pod, when a Pod of it was last seen
+// gone, and whether (since when) the sidecar of its newest Pod was seen, by
+// its own report, holding the current generation.
 type PeerAdoption struct {
-	Site    string
+	Site string
+	// PodGone is true when Kubernetes shows no Pod of the site.
 	PodGone bool
+	// GoneAt is the last time this operator saw a Pod of the site gone (or
+	// the site without any Pod); zero when it never did.
+	GoneAt time.Time
+	// Adopted is true when the sidecar of the site's newest Pod reported
+	// holding the current generation (or a later one); At is when this
+	// operator first received such a report from it. A report of an older
+	// Pod never counts for a newer one, nor the other way round.
 	Adopted bool
 	At      time.Time
 }
@@ -79,26 +88,54 @@ func ConfirmFence(ev Evidence) (bool, string) {
 // LeaseDeadline is when the site's sidecar must have fenced its mysqld on
 // lease expiry: its last renewal, plus leaseTimeout, plus peerCheckInterval
 // (the sidecar checks once a tick). It is false while the site is the
-// published active site (its sidecar has no reason to fence) or while another
-// site's sidecar, whose Pod exists, has not been served the current
-// generation: such a peer may still serve the old view and renew the lease.
+// published active site (its sidecar has no reason to fence), or while the
+// last renewal cannot be bounded yet.
 //
-// The last renewal is the operator's last contact with the sidecar, or the
-// latest moment a peer was first served the current generation (until then
-// the peer could renew the lease), whichever is later.
+// The sidecar renews its lease from the operator and from any peer that
+// serves it a view, so its last renewal is the latest of this operator's
+// last contact with it and, for every other site, the moment from which that
+// site can no longer have served it a view older than the current
+// generation (see peerCutoff).
 func LeaseDeadline(ev Evidence) (time.Time, bool) {
 	if ev.Site == ev.Active {
 		return time.Time{}, false
 	}
 	base := ev.LastContact
 	for _, p := range ev.Peers {
-		switch {
-		case p.PodGone:
-		case !p.Adopted:
+		cut, ok := peerCutoff(p)
+		if !ok {
 			return time.Time{}, false
-		case p.At.After(base):
-			base = p.At
 		}
+		base = later(base, cut)
 	}
 	return base.Add(ev.LeaseTimeout + ev.PeerCheckInterval), true
+}
+
+// peerCutoff is the moment after which peer p can no longer hand the old
+// primary's sidecar a view older than the current generation: a sidecar
+// that holds the current generation serves a view naming another site, and
+// a sidecar whose Pod is gone serves nothing.
+//   - The sidecar of its newest Pod was seen holding the current generation:
+//     from then on. A site runs one Pod at a time (its Deployment recreates),
+//     so an older Pod had gone before the newest one started.
+//   - Its Pod went away without having been seen holding the current
+//     generation: from when it was seen gone (none when that is unknown).
+//   - Otherwise there is none: a live sidecar that was not seen holding the
+//     current generation may keep renewing the old primary's lease, for
+//     instance on an island with it that the operator cannot reach.
+func peerCutoff(p PeerAdoption) (time.Time, bool) {
+	switch {
+	case p.Adopted:
+		return p.At, true
+	case p.PodGone && !p.GoneAt.IsZero():
+		return p.GoneAt, true
+	}
+	return time.Time{}, false
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }

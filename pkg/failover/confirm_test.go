@@ -42,9 +42,13 @@ func TestConfirmFence(t *testing.T) {
 			ev.Now = at(60)
 			ev.Peers = []PeerAdoption{{Site: "b"}}
 		}, false, ""},
-		{"a peer whose Pod is gone does not", func(ev *Evidence) {
+		{"a peer whose Pod went away at an unknown time holds it too", func(ev *Evidence) {
 			ev.Now = at(60)
 			ev.Peers = []PeerAdoption{{Site: "b", PodGone: true}}
+		}, false, ""},
+		{"a peer whose Pod went away before holding the generation does not", func(ev *Evidence) {
+			ev.Now = at(60)
+			ev.Peers = []PeerAdoption{{Site: "b", PodGone: true, GoneAt: at(1)}}
 		}, true, ConfirmedByLease},
 		{"a peer's late adoption moves the deadline", func(ev *Evidence) {
 			ev.Now = at(2.5)
@@ -62,6 +66,71 @@ func TestConfirmFence(t *testing.T) {
 			ok, by := ConfirmFence(ev)
 			if ok != c.ok || by != c.by {
 				t.Fatalf("ConfirmFence = %v %q, want %v %q", ok, by, c.ok, c.by)
+			}
+		})
+	}
+}
+
+// TestLeaseDeadline pins the base the deadline counts from: the old
+// primary's last contact with the operator, or for every other site the
+// moment from which it can no longer have served the old primary a view
+// older than the current generation, whichever is latest.
+func TestLeaseDeadline(t *testing.T) {
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	const lease, check = 12 * time.Second, 4 * time.Second
+	cases := []struct {
+		name  string
+		last  float64 // the old primary's last contact with the operator
+		peers []PeerAdoption
+		want  float64 // the base; -1: no deadline
+	}{
+		{"no peers: the last contact", 10, nil, 10},
+		{"a peer that held the generation before the last contact", 10,
+			[]PeerAdoption{{Site: "pdx", Adopted: true, At: at(5)}}, 10},
+		{"a peer that held the generation after the last contact", 10,
+			[]PeerAdoption{{Site: "pdx", Adopted: true, At: at(14)}}, 14},
+		{"the latest of several peers", 10,
+			[]PeerAdoption{{Site: "pdx", Adopted: true, At: at(14)}, {Site: "fra", Adopted: true, At: at(12)}}, 14},
+		{"a live peer not seen holding the generation: no deadline", 10,
+			[]PeerAdoption{{Site: "pdx", Adopted: true, At: at(14)}, {Site: "fra"}}, -1},
+		{"a peer whose Pod went away before reporting the generation: its departure", 10,
+			[]PeerAdoption{{Site: "pdx", PodGone: true, GoneAt: at(20)}}, 20},
+		{"a peer whose Pod went away early counts no earlier than the last contact", 10,
+			[]PeerAdoption{{Site: "pdx", PodGone: true, GoneAt: at(3)}}, 10},
+		{"a peer that held the generation, then went away: its adoption", 10,
+			[]PeerAdoption{{Site: "pdx", PodGone: true, GoneAt: at(30), Adopted: true, At: at(14)}}, 14},
+		{"a rescheduled peer whose new Pod has not reported the generation: no deadline", 10,
+			[]PeerAdoption{{Site: "pdx", GoneAt: at(12)}}, -1},
+		{"a rescheduled peer counts from its new Pod's report", 10,
+			[]PeerAdoption{{Site: "pdx", GoneAt: at(12), Adopted: true, At: at(18)}}, 18},
+		// Seed 10453 of the simulation: iad, the old primary, lost the operator at
+		// 556 but still renewed its lease from pdx, which served generation 3
+		// until its Pod was killed at 568. The deadline counts from 568 (584),
+		// not from the last contact (572, when iad could still write until 580).
+		{"seed 10453: the target's Pod went away while it served the old view", 556,
+			[]PeerAdoption{{Site: "pdx", PodGone: true, GoneAt: at(568)}}, 568},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ev := Evidence{Site: "iad", Active: "pdx", LastContact: at(c.last), Peers: c.peers,
+				LeaseTimeout: lease, PeerCheckInterval: check}
+			got, ok := LeaseDeadline(ev)
+			if c.want < 0 {
+				if ok {
+					t.Fatalf("LeaseDeadline = %s, want none", got.Sub(t0))
+				}
+				return
+			}
+			if want := at(c.want).Add(lease + check); !ok || !got.Equal(want) {
+				t.Fatalf("LeaseDeadline = %s %v, want %s", got.Sub(t0), ok, want.Sub(t0))
+			}
+			ev.Now = got
+			if ok, _ := ConfirmFence(ev); ok {
+				t.Fatal("confirmed at the deadline")
+			}
+			ev.Now = got.Add(time.Millisecond)
+			if ok, by := ConfirmFence(ev); !ok || by != ConfirmedByLease {
+				t.Fatalf("past the deadline: ConfirmFence = %v %q", ok, by)
 			}
 		})
 	}

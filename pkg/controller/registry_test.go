@@ -1,0 +1,100 @@
+package controller
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/failover"
+)
+
+// TestRegistryPeerAdoption pins what the registry tells the lease deadline
+// about another site's sidecar: when it was first seen, by its own report,
+// holding the current generation (4 here), and when its Pod went away. A
+// report of one Pod's sidecar never counts for another Pod.
+func TestRegistryPeerAdoption(t *testing.T) {
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	type op struct {
+		at   float64
+		rep  int64    // generation reported, unless pods is set
+		pods []podRef // a listing; podRef{} alone lists no Pod
+	}
+	report := func(s float64, gen int64) op { return op{at: s, rep: gen} }
+	list := func(s float64, pods ...podRef) op {
+		if len(pods) == 0 {
+			pods = []podRef{{}}
+		}
+		return op{at: s, pods: pods}
+	}
+	pod := func(uid string, created float64) podRef { return podRef{UID: types.UID(uid), Created: at(created)} }
+	cases := []struct {
+		name   string
+		ops    []op
+		listed bool
+		want   failover.PeerAdoption
+	}{
+		{"first report of the current generation", []op{list(0, pod("a", -100)), report(5, 3), report(7, 4), report(9, 4)},
+			true, failover.PeerAdoption{Adopted: true, At: at(7)}},
+		{"a report of an older generation is not adoption", []op{list(0, pod("a", -100)), report(5, 3)},
+			true, failover.PeerAdoption{}},
+		{"a served view without a report is not adoption", []op{list(0, pod("a", -100))},
+			true, failover.PeerAdoption{}},
+		{"a later generation counts", []op{list(0, pod("a", -100)), report(5, 5)},
+			true, failover.PeerAdoption{Adopted: true, At: at(5)}},
+		{"a new Pod ends the old Pod's run", []op{list(0, pod("a", -100)), report(5, 4), list(10, pod("b", 8))},
+			true, failover.PeerAdoption{GoneAt: at(10)}},
+		{"the new Pod counts from its own report", []op{list(0, pod("a", -100)), report(5, 4), list(10, pod("b", 8)),
+			report(12, 0), report(14, 4)}, true, failover.PeerAdoption{GoneAt: at(10), Adopted: true, At: at(14)}},
+		{"the new Pod repeating the old Pod's generation counts from after it was listed", []op{list(0, pod("a", -100)),
+			report(5, 4), list(10, pod("b", 8)), report(12, 4), report(14, 4)},
+			true, failover.PeerAdoption{GoneAt: at(10), Adopted: true, At: at(12)}},
+		{"a run that began after the new Pod started survives its late listing", []op{list(0, pod("a", -100)),
+			report(5, 0), report(7, 4), list(10, pod("b", 2))},
+			true, failover.PeerAdoption{GoneAt: at(10), Adopted: true, At: at(7)}},
+		{"a run within a second of the new Pod's creation does not", []op{list(0, pod("a", -100)),
+			report(5, 4), list(10, pod("b", 4.5))}, true, failover.PeerAdoption{GoneAt: at(10)}},
+		{"Pod gone before reporting the generation", []op{list(0, pod("a", -100)), report(5, 3), list(10)},
+			true, failover.PeerAdoption{PodGone: true, GoneAt: at(10)}},
+		{"Pod gone after reporting the generation", []op{list(0, pod("a", -100)), report(5, 4), list(10)},
+			true, failover.PeerAdoption{PodGone: true, GoneAt: at(10), Adopted: true, At: at(5)}},
+		{"gone counts from the first listing without the Pod", []op{list(0, pod("a", -100)), list(10), list(12)},
+			true, failover.PeerAdoption{PodGone: true, GoneAt: at(10)}},
+		{"a site never listed with a Pod is not gone", []op{list(0), list(2)},
+			true, failover.PeerAdoption{}},
+		{"without this pass's listing no Pod counts as gone", []op{list(0, pod("a", -100)), list(10)},
+			false, failover.PeerAdoption{GoneAt: at(10)}},
+	}
+	key := types.NamespacedName{Namespace: "shop", Name: "carts"}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			now := t0
+			reg := NewRegistry(func() time.Time { return now })
+			view := v1alpha1.ActiveSiteView{Namespace: key.Namespace, Group: key.Name, ActiveSite: "pdx", Generation: 4}
+			for _, o := range c.ops {
+				now = at(o.at)
+				if o.pods == nil {
+					reg.Serve(view, "fra", &failover.Report{Generation: o.rep})
+					continue
+				}
+				var pods []podRef
+				for _, p := range o.pods {
+					if p.UID != "" {
+						pods = append(pods, p)
+					}
+				}
+				reg.sawPods(key, "fra", pods)
+			}
+			got := reg.sidecar(key, "fra").peer("fra", 4, c.listed)
+			c.want.Site = "fra"
+			if !got.Adopted {
+				got.At = time.Time{} // meaningless without adoption
+			}
+			if !reflect.DeepEqual(got, c.want) {
+				t.Fatalf("peer = %+v\nwant   %+v", got, c.want)
+			}
+		})
+	}
+}
