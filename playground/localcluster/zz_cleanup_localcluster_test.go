@@ -21,6 +21,7 @@ func TestZCleanup(t *testing.T) {
 		c.KeepStateOnDown()
 		t.Logf("keeping the state folder %s for its logs", state)
 	}
+	made, _ := os.ReadFile("/run/bloodraven-localcluster/created-dirs")
 	start := time.Now()
 	err := c.Down()
 	shared = nil
@@ -41,6 +42,14 @@ func TestZCleanup(t *testing.T) {
 	}
 	if _, err := os.Stat(state); !keep && !os.IsNotExist(err) {
 		t.Errorf("state folder %s left: %v", state, err)
+	}
+	if out, _ := exec.Command("ip", "netns", "list").Output(); !strings.Contains(string(out), "brlc-") {
+		// No other cluster runs: the mount points containers made are gone.
+		for _, p := range strings.Fields(string(made)) {
+			if _, err := os.Lstat(p); err == nil {
+				t.Errorf("mount point %s made for a container is left", p)
+			}
+		}
 	}
 	procs, _ := exec.Command("pgrep", "-f", state).Output()
 	if len(strings.TrimSpace(string(procs))) > 0 {

@@ -92,7 +92,6 @@ const (
 	InfoFile       = "info.json"
 	ConfigFile     = "supervisor.json"
 	SocketFile     = "control.sock"
-	CreatedDirs    = "created-dirs"
 	SupervisorLog  = "supervisor.log"
 	ReadyPrefix    = "ready: "
 	ProgressPrefix = "progress: "

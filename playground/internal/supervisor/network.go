@@ -95,7 +95,6 @@ func Cleanup(clusterID, stateDir string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	names := nsutil.List(clusterID)
-	others := len(nsutil.List(NetNSPrefix)) > len(names)
 	for _, n := range names {
 		nsutil.KillAll(ctx, n)
 	}
@@ -107,12 +106,8 @@ func Cleanup(clusterID, stateDir string) {
 	_ = nsutil.Delete(ctx, clusterID)
 	_ = os.RemoveAll(filepath.Join("/dev/shm", clusterID+"-etcd"))
 	_ = os.Remove(filepath.Join(markerDir, clusterID))
+	removeCreatedDirs(clusterID)
 	if stateDir != "" {
-		// Removing a folder that is a mount point in another cluster's
-		// container would detach that mount: leave them while one runs.
-		if !others {
-			podexec.RemoveCreated(filepath.Join(stateDir, CreatedDirs))
-		}
 		_ = os.Remove(filepath.Join(stateDir, SocketFile))
 		_ = os.Remove(filepath.Join(stateDir, InfoFile))
 	}
@@ -122,8 +117,25 @@ func Cleanup(clusterID, stateDir string) {
 const NetNSPrefix = "brlc-"
 
 // markerDir holds one file per running cluster with its supervisor's PID,
-// so a later Up can remove clusters whose supervisor died.
-const markerDir = "/run/bloodraven-localcluster"
+// so a later Up can remove clusters whose supervisor died, and the record
+// of mount points made on the host, shared by every cluster.
+const (
+	markerDir       = "/run/bloodraven-localcluster"
+	createdDirsFile = markerDir + "/created-dirs"
+)
+
+// removeCreatedDirs removes the mount points that containers made on the
+// host once no other cluster runs: removing a folder that is a mount point
+// in another cluster's container would detach that mount.
+func removeCreatedDirs(self string) {
+	for _, n := range nsutil.List(NetNSPrefix) {
+		if n != self && len(n) == len(NetNSPrefix)+6 {
+			return // the last cluster to go removes them
+		}
+	}
+	podexec.RemoveCreated(createdDirsFile)
+	_ = os.Remove(createdDirsFile)
+}
 
 func writeMarker(id string) error {
 	if err := os.MkdirAll(markerDir, 0o755); err != nil {

@@ -43,7 +43,7 @@ func (s *Supervisor) nodeConfig(st site) kubelet.Config {
 		Images: s.cfg.Images, Client: s.client, DNSServer: ClusterDNSIP, ClusterDomain: "cluster.local",
 		APIHost: KubernetesIP, APIPort: "443",
 		BackoffInitial: s.cfg.BackoffInitial, BackoffMax: s.cfg.BackoffMax,
-		CreatedDirs: s.cfg.path(CreatedDirs), OnNetworkChange: s.networkChanged, Logf: s.logf,
+		CreatedDirs: createdDirsFile, OnNetworkChange: s.networkChanged, Logf: s.logf,
 	}
 }
 
