@@ -122,3 +122,7 @@ const (
 	// whatever was applied was undone and the source left writable.
 	ReasonSourceFenceFailed = "SourceFenceFailed"
 )
+
+// ReasonDNSFlipFailed marks a Succeeded planned failover whose DNSEndpoint
+// could not be pointed at the new primary yet; the operator keeps trying.
+const ReasonDNSFlipFailed = "DNSFlipFailed"

@@ -21,8 +21,12 @@
 // primary-candidate site active at generation 1; the loop then makes it
 // writable and points the others at it.
 //
+// A planned-failover request (the annotation) is run by failover.Planned in
+// the group's loop (planned.go): one phase per pass, the next pass at once
+// while phases move on, and the loop woken when the annotation appears;
+// automatic evaluation pauses while it holds the topology.
+//
 // Seams: Resolver maps (group, site) to a mysql.Config (default: the per-site
-// Service); Router is pkg/routing's Router; PlannedStepper is where the
-// planned-failover state machine plugs in (automatic evaluation pauses while
-// it holds the topology). Everything is wired by New, which cmd/operator calls.
+// Service); Router is pkg/routing's Router; PlannedStepper can override the
+// planned guard. Everything is wired by New, which cmd/operator calls.
 package controller

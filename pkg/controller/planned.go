@@ -44,10 +44,7 @@ func newPlannedRunner(l *groupLoop) *plannedRunner {
 func (l *groupLoop) plannedAct(ctx context.Context, p failover.Pass) bool {
 	r := l.planned
 	r.next, r.has = 0, false
-	if !failover.Requested(p.Group) {
-		return false
-	}
-	if k := p.Decision.Kind; k == topology.KindFenceExtraWriters || k == topology.KindSplitBrain {
+	if k := p.Decision.Kind; failover.Requested(p.Group) && (k == topology.KindFenceExtraWriters || k == topology.KindSplitBrain) {
 		r.has = true
 		return false
 	}

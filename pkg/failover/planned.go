@@ -146,6 +146,9 @@ func (m *Planned) Step(ctx context.Context, p Pass) (PlannedOutcome, error) {
 	if b == nil || b.Phase.Terminal() || b.Phase == "" {
 		value, ok := p.Group.Annotations[v1alpha1.PlannedFailoverAnnotation]
 		if !ok {
+			if b != nil && b.Phase == v1alpha1.PhaseSucceeded && b.Reason == v1alpha1.ReasonDNSFlipFailed {
+				m.retryDNS(ctx, p, b)
+			}
 			return PlannedOutcome{Next: -1}, nil
 		}
 		out, err := m.begin(ctx, p, value)

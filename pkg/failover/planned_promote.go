@@ -140,9 +140,28 @@ func (m *Planned) routeTarget(ctx context.Context, p Pass, b *v1alpha1.PlannedFa
 		}
 		if err := pointDNS(cctx, r, m.env.Notifier, p.Group, b.Target); err != nil {
 			msg += fmt.Sprintf("; DNS still points elsewhere (%v)", err)
+			b.Reason = v1alpha1.ReasonDNSFlipFailed
 		}
 	}
 	return m.advance(ctx, p, b, v1alpha1.PhaseResuming, msg)
+}
+
+// retryDNS points DNS at the target of a Succeeded request whose flip
+// failed, until it works; the -primary Service already carries the writes.
+// It is no topology operation: the pass goes on whatever happens.
+func (m *Planned) retryDNS(ctx context.Context, p Pass, b *v1alpha1.PlannedFailoverStatus) {
+	r := m.env.Router
+	if r == nil || p.Group.Status.ActiveSite != b.Target {
+		return
+	}
+	cctx, cancel := m.call(ctx, p)
+	defer cancel()
+	if pointDNS(cctx, r, m.env.Notifier, p.Group, b.Target) != nil {
+		return
+	}
+	b.Reason = ""
+	b.Message = fmt.Sprintf("promoted %s; DNS follows it now", b.Target)
+	_ = m.persist(ctx, p) // the next pass tries again when this write fails
 }
 
 // resuming repoints the other sites at the target (best effort: the poll
@@ -162,8 +181,11 @@ func (m *Planned) resuming(ctx context.Context, p Pass, b *v1alpha1.PlannedFailo
 		at, _ := gtid.ParseSet(b.TargetGtidAtPromotion)
 		st.LastFailover.LostGtidSet = fenced.Subtract(at).String()
 	}
-	out, err := m.finish(ctx, p, b, ending{phase: v1alpha1.PhaseSucceeded,
-		msg:    fmt.Sprintf("promoted %s, %d transactions lost", b.Target, lost),
+	msg := fmt.Sprintf("promoted %s, %d transactions lost", b.Target, lost)
+	if b.Reason == v1alpha1.ReasonDNSFlipFailed {
+		msg += "; DNS still points elsewhere, retried every pass"
+	}
+	out, err := m.finish(ctx, p, b, ending{phase: v1alpha1.PhaseSucceeded, reason: b.Reason, msg: msg,
 		result: PlannedResultSuccess, event: v1alpha1.EventPlannedFailoverCompleted, zeroLoss: true})
 	if err == nil {
 		m.env.Notifier.FailoverCompleted(p.Group, v1alpha1.KindPlanned)

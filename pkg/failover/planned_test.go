@@ -321,9 +321,18 @@ func TestPlannedDNSFailureStillSucceeds(t *testing.T) {
 	w.errs["dns"] = errFake
 	w.annotate("b")
 	w.run(20)
-	w.assertEnded(t, v1alpha1.PhaseSucceeded, "", v1alpha1.EventPlannedFailoverCompleted)
-	if !slices.Contains(w.events, v1alpha1.EventDNSFlipFailed) || w.dns != "a" || w.labels != "b" {
-		t.Fatalf("events %v dns %q labels %q", w.events, w.dns, w.labels)
+	w.assertEnded(t, v1alpha1.PhaseSucceeded, v1alpha1.ReasonDNSFlipFailed, v1alpha1.EventPlannedFailoverCompleted)
+	if !slices.Contains(w.events, v1alpha1.EventDNSFlipFailed) || w.dns != "a" || w.labels != "b" ||
+		*w.block().TransactionsLost != 0 || w.persisted.Status.ActiveSite != "b" {
+		t.Fatalf("events %v dns %q labels %q block %+v", w.events, w.dns, w.labels, w.block())
+	}
+	// Later passes retry the flip without taking the pass, until it works.
+	if out, _ := w.step(); out.Acted || w.dns != "a" {
+		t.Fatalf("retry while DNS still fails: %+v dns %q", out, w.dns)
+	}
+	delete(w.errs, "dns")
+	if out, _ := w.step(); out.Acted || w.dns != "b" || w.block().Reason != "" || w.block().Phase != v1alpha1.PhaseSucceeded {
+		t.Fatalf("retry: %+v dns %q block %+v", out, w.dns, w.block())
 	}
 }
 

@@ -108,7 +108,8 @@ func (g *plannedGlue) PersistStatus(_ context.Context, grp *v1alpha1.MysqlFailov
 	if old := g.block; old == nil || old.Phase != b.Phase || old.Request != b.Request {
 		g.c.Logf("planned: %s -> %s %s %s %s", b.SourcePrimary, b.Target, b.Phase, b.Reason, b.Message)
 	}
-	if b.Phase == v1alpha1.PhaseSucceeded && b.Reason == "" && (g.block == nil || g.block.Phase != b.Phase) {
+	if b.Phase == v1alpha1.PhaseSucceeded && b.Reason != v1alpha1.ReasonAlreadyActive &&
+		(g.block == nil || g.block.Phase != b.Phase || g.block.Request != b.Request) {
 		lf := st.LastFailover
 		s.History = append(s.History, topology.FailoverRecord{From: lf.From, To: lf.To, Generation: s.Generation,
 			Time: lf.Time.Time, Kind: lf.Kind})
@@ -130,7 +131,7 @@ func mirror(b *v1alpha1.PlannedFailoverStatus, generation int64) *PlannedState {
 	}
 	switch b.Phase {
 	case v1alpha1.PhasePromoting, v1alpha1.PhaseResuming, v1alpha1.PhaseSucceeded:
-		if b.Reason == "" {
+		if b.Reason != v1alpha1.ReasonAlreadyActive {
 			p.Generation = generation
 		}
 	}
