@@ -254,17 +254,16 @@ func (c *container) execSpec(argv []string) (podexec.Spec, error) {
 		return podexec.Spec{}, errors.New("pod sandbox is gone")
 	}
 	img, ok := r.pr.cfg.Images.Lookup(c.spec.Image)
+	env, err := c.env(pod, sb)
+	if err != nil {
+		return podexec.Spec{}, err
+	}
 	if argv == nil {
-		var err error
-		if argv, err = c.argv(img, ok); err != nil {
+		if argv, err = c.argv(img, ok, envLookup(env)); err != nil {
 			return podexec.Spec{}, err
 		}
 	}
 	mounts, err := c.mounts(sb, vols, img)
-	if err != nil {
-		return podexec.Spec{}, err
-	}
-	env, err := c.env(pod, sb)
 	if err != nil {
 		return podexec.Spec{}, err
 	}
@@ -274,9 +273,13 @@ func (c *container) execSpec(argv []string) (podexec.Spec, error) {
 	}, nil
 }
 
-func (c *container) argv(img Image, known bool) ([]string, error) {
+// argv is the container's command line: its command, or else the image's
+// entrypoint, then its args, or else the image's. $(VAR) references in the
+// container's own command and args expand from its environment.
+func (c *container) argv(img Image, known bool, lookup func(string) (string, bool)) ([]string, error) {
+	args := expandAll(c.spec.Args, lookup)
 	if len(c.spec.Command) > 0 {
-		return append(append([]string{}, c.spec.Command...), c.spec.Args...), nil
+		return append(expandAll(c.spec.Command, lookup), args...), nil
 	}
 	if !known || len(img.Entrypoint) == 0 {
 		return nil, fmt.Errorf("%w %q and the container sets no command", errNoImage, c.spec.Image)
@@ -284,7 +287,6 @@ func (c *container) argv(img Image, known bool) ([]string, error) {
 	if p := img.Entrypoint[0]; filepath.IsAbs(p) && !isFile(p) {
 		return nil, fmt.Errorf("%w %q: %s does not exist (build it first)", errNoImage, c.spec.Image, p)
 	}
-	args := c.spec.Args
 	if len(args) == 0 {
 		args = img.Cmd
 	}

@@ -20,7 +20,8 @@ func isFile(p string) bool {
 
 // env is the container's environment: defaults, the service variables for
 // the API server, the Pod's identity, then the container's own envFrom and
-// env (resolved here, with the Pod's IP known), which win.
+// env (resolved here, with the Pod's IP known), which win. A literal env
+// value expands $(VAR) references to the variables defined before it.
 func (c *container) env(pod *corev1.Pod, sb *sandbox) ([]string, error) {
 	cfg := c.r.pr.cfg
 	vars := [][2]string{
@@ -51,9 +52,24 @@ func (c *container) env(pod *corev1.Pod, sb *sandbox) ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("env %s: %w", e.Name, err)
 		}
+		if e.ValueFrom == nil { // a value may refer to the variables before it
+			v = expand(v, lookupVars(vars))
+		}
 		vars = append(vars, [2]string{e.Name, v})
 	}
 	return dedupe(vars), nil
+}
+
+// lookupVars finds the last definition of a variable among vars.
+func lookupVars(vars [][2]string) func(string) (string, bool) {
+	return func(name string) (string, bool) {
+		for i := len(vars) - 1; i >= 0; i-- {
+			if vars[i][0] == name {
+				return vars[i][1], true
+			}
+		}
+		return "", false
+	}
 }
 
 func dedupe(vars [][2]string) []string {

@@ -19,7 +19,7 @@ func (r *podRun) snapshot() *corev1.Pod {
 	st := corev1.PodStatus{
 		Phase: phase, Reason: reason, Message: msg, StartTime: &r.startTime,
 		HostIP: r.pr.cfg.NodeIP.String(), HostIPs: []corev1.HostIP{{IP: r.pr.cfg.NodeIP.String()}},
-		QOSClass: corev1.PodQOSBestEffort,
+		QOSClass: qosClass(pod),
 	}
 	if ip != "" {
 		st.PodIP, st.PodIPs = ip, []corev1.PodIP{{IP: ip}}
