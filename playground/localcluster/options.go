@@ -48,7 +48,7 @@ type Options struct {
 	// CRDs are extra CRD files to apply (the DNSEndpoint CRD always is).
 	CRDs []string
 	// OperatorSelector finds the operator's Pods for the "operator" fault
-	// target (default app.kubernetes.io/name=bloodraven-operator).
+	// target (default app.kubernetes.io/name=bloodraven, the chart's label).
 	OperatorSelector string
 	// Progress receives one line per start-up step (default: discarded).
 	Progress io.Writer
@@ -98,7 +98,7 @@ func (o *Options) defaults() error {
 		o.Zone = "bloodraven.test"
 	}
 	if o.OperatorSelector == "" {
-		o.OperatorSelector = "app.kubernetes.io/name=bloodraven-operator"
+		o.OperatorSelector = "app.kubernetes.io/name=bloodraven"
 	}
 	if o.Progress == nil {
 		o.Progress = io.Discard
