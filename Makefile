@@ -47,7 +47,7 @@ lint:
 	go vet ./...
 	go vet -tags db,envtest ./...
 
-test: deps verify-generate lint helm-check test-unit test-db test-envtest test-localcluster test-e2e
+test: deps verify-generate lint helm-check test-unit test-db test-envtest test-localcluster test-e2e test-playground
 
 test-unit:
 	$(GO_TEST) ./...
@@ -120,3 +120,24 @@ bench-planned:
 	@out=$$(go test -count=1 -tags envtest -run '^$$' -bench '^BenchmarkPlannedSwitchover$$' -benchtime 1x \
 	  -timeout 15m ./pkg/controller 2>&1) || { echo "$$out"; exit 1; }; \
 	  grep -E '^planned-' <<<"$$out"
+
+# Playground scenarios: the real operator, sidecars and MariaDB in the local
+# cluster, broken on purpose under a recorded load (playground/scenario). The
+# CI subset is 1 (primary killed), 3 (planned failover under load) and 5
+# (isolated primary); `make chaos` runs every scenario.
+PLAYGROUND_CI := Scenario(PrimaryKilled|PlannedUnderLoad|IsolatedPrimary)$$
+.PHONY: test-playground chaos playground-bench
+test-playground: build
+	go vet -tags playground ./playground/...
+	$(GO_TEST) -tags playground -timeout 20m -run '$(PLAYGROUND_CI)' -v ./playground/scenario
+
+chaos: build
+	go vet -tags playground ./playground/...
+	$(GO_TEST) -tags playground -timeout 60m -run 'Scenario' -v ./playground/scenario
+
+# Figures over BLOODRAVEN_BENCH_RUNS runs (at least 5) of each measured scenario:
+# emergency RTO with default settings, planned window and duration, stale and
+# isolated fence latencies. One figure a line.
+playground-bench: build
+	@out=$$($(GO_TEST) -tags playground -timeout 90m -run '^TestPlaygroundBench$$' -v ./playground/scenario 2>&1) || { echo "$$out"; exit 1; }; \
+	  grep -E '^(emergency|planned|stale|isolated)-' <<<"$$out"

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -24,6 +25,9 @@ const (
 type Account struct {
 	User, Password, Database string
 }
+
+// quiet drops the driver's own log lines.
+var quiet = mysql.Logger(log.New(io.Discard, "", 0))
 
 // Client opens sessions for writers and the prober.
 type Client struct {
@@ -51,6 +55,7 @@ func (c *Client) open(ctx context.Context, addr string) (*session, error) {
 	cfg.User, cfg.Passwd, cfg.DBName = c.Account.User, c.Account.Password, c.Account.Database
 	cfg.Net, cfg.Addr, cfg.DialFunc = "tcp", addr, c.Dial
 	cfg.Timeout, cfg.ReadTimeout, cfg.WriteTimeout = c.Timeout, c.Timeout, c.Timeout
+	cfg.Logger = quiet // every error is in the attempt already
 	conn, err := mysql.NewConnector(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connector %s: %w", addr, err)

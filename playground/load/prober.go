@@ -17,6 +17,8 @@ type Prober struct {
 	// asked again whenever a session has to be opened.
 	Sites    func() map[string]string
 	Interval time.Duration
+	// OnAttempt, when set, sees every probe as it ends (from many goroutines).
+	OnAttempt func(Attempt)
 }
 
 // Run probes until ctx ends and returns every probe.
@@ -55,6 +57,9 @@ func (p *Prober) runSite(ctx context.Context, site string) []Attempt {
 			break
 		}
 		out = append(out, a)
+		if p.OnAttempt != nil {
+			p.OnAttempt(a)
+		}
 		select {
 		case <-ctx.Done():
 		case <-tick.C:

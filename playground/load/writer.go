@@ -17,6 +17,8 @@ type Writers struct {
 	// N writers, each pausing Pause between attempts.
 	N     int
 	Pause time.Duration
+	// OnAttempt, when set, sees every attempt as it ends (from many goroutines).
+	OnAttempt func(Attempt)
 }
 
 // Run writes until ctx ends and returns every attempt.
@@ -53,6 +55,9 @@ func (w *Writers) runOne(ctx context.Context, name string) []Attempt {
 			break // cut short by the end of the run: not a failure of the group
 		}
 		out = append(out, a)
+		if w.OnAttempt != nil {
+			w.OnAttempt(a)
+		}
 		sleep(ctx, w.Pause)
 	}
 	return out

@@ -31,6 +31,7 @@ const usage = `usage: playground [--state DIR] COMMAND [ARGS]
                       clients, dns, pod:NS/NAME, label:NS/SELECTOR, ip:CIDR
   heal [A B]          remove one partition, or all
   exec CMD [ARGS]     run a command in the cluster's network namespace
+  scenario [-list] NAME...|all   run chaos scenarios on a fresh cluster
 
 The state folder defaults to $BLOODRAVEN_PLAYGROUND_STATE or /tmp/bloodraven-playground.
 `
@@ -59,6 +60,9 @@ func run(args []string) error {
 	defer stop()
 	if cmd == "up" {
 		return up(ctx, *state, rest)
+	}
+	if cmd == "scenario" {
+		return scenarioCmd(ctx, rest)
 	}
 	c, err := localcluster.Attach(*state)
 	if err != nil {

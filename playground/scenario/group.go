@@ -1,0 +1,228 @@
+package scenario
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/routing"
+	"github.com/shipstream/bloodraven/playground/load"
+)
+
+// Timings are the group's detection and fencing settings. A zero field
+// leaves the spec's default.
+type Timings struct {
+	PollInterval      time.Duration
+	FailureThreshold  int
+	LeaseTimeout      time.Duration
+	PeerCheckInterval time.Duration
+	Cooldown          time.Duration
+}
+
+// TestTimings are the short timings of the scenarios.
+var TestTimings = Timings{PollInterval: time.Second, FailureThreshold: 2, LeaseTimeout: 6 * time.Second,
+	PeerCheckInterval: 2 * time.Second, Cooldown: time.Minute}
+
+// DefaultTimings are the spec's defaults, written out.
+var DefaultTimings = Timings{PollInterval: 2 * time.Second, FailureThreshold: 3, LeaseTimeout: 20 * time.Second,
+	PeerCheckInterval: 5 * time.Second, Cooldown: 5 * time.Minute}
+
+// Sites of every scenario's group; the first is the initial primary.
+var Sites = []string{"site-a", "site-b"}
+
+const groupName = "orders"
+
+// Group is one MysqlFailoverGroup of a scenario, in its own namespace.
+type Group struct {
+	e        *Env
+	NS       string
+	Name     string
+	Hostname string
+	T        Timings
+
+	mu       sync.Mutex
+	addrs    map[string]string
+	addrsAt  time.Time
+	acct     load.Account
+	acctRead bool
+}
+
+// renderGroup writes the group's manifest; defaults leaves the spec's defaults.
+func renderGroup(ns, host string, t Timings, defaults bool, extra string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "apiVersion: bloodraven.shipstream.io/v1alpha1\nkind: MysqlFailoverGroup\n")
+	fmt.Fprintf(&b, "metadata: {name: %s, namespace: %s}\nspec:\n  sites:\n", groupName, ns)
+	for _, s := range Sites {
+		fmt.Fprintf(&b, "  - {name: %s, zone: %s}\n", s, s)
+	}
+	if !defaults {
+		fmt.Fprintf(&b, "  pollInterval: %s\n  failureThreshold: %d\n  failoverCooldown: %s\n",
+			t.PollInterval, t.FailureThreshold, t.Cooldown)
+		fmt.Fprintf(&b, "  sidecar: {leaseTimeout: %s, peerCheckInterval: %s}\n", t.LeaseTimeout, t.PeerCheckInterval)
+	}
+	fmt.Fprintf(&b, "  mysql: {storage: {size: 1Gi}}\n  dns: {hostname: %s, ttl: 5}\n", host)
+	return b.String() + extra
+}
+
+// NewGroup creates a group in namespace ns and waits until it is Ready on
+// the first site, with DNS pointing there. With t zero the spec's defaults
+// apply (and t reads DefaultTimings). extra is appended to the spec.
+func (e *Env) NewGroup(ctx context.Context, ns string, t Timings, extra string) (*Group, error) {
+	defaults := t == (Timings{})
+	if defaults {
+		t = DefaultTimings
+	}
+	g := &Group{e: e, NS: ns, Name: groupName, Hostname: ns + ".bloodraven.test", T: t}
+	if _, err := e.C.Kubectl(ctx, "create", "namespace", ns); err != nil {
+		return nil, err
+	}
+	if err := e.apply(ctx, renderGroup(ns, g.Hostname, t, defaults, extra)); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	if err := g.WaitActive(ctx, Sites[0], 1, 150*time.Second); err != nil {
+		return nil, err
+	}
+	if err := g.WaitDNS(ctx, Sites[0], 30*time.Second); err != nil {
+		return nil, err
+	}
+	e.Logf("group %s/%s ready on %s in %.1fs", ns, g.Name, Sites[0], time.Since(start).Seconds())
+	return g, nil
+}
+
+// Delete removes the group's namespace without waiting for it to go.
+func (g *Group) Delete(ctx context.Context) error {
+	_, err := g.e.C.Kubectl(ctx, "delete", "namespace", g.NS, "--wait=false")
+	return err
+}
+
+var groupResource = v1alpha1.GroupVersion.WithResource("mysqlfailovergroups")
+
+// Get reads the group from the API server.
+func (g *Group) Get(ctx context.Context) (*v1alpha1.MysqlFailoverGroup, error) {
+	u, err := g.e.dyn.Resource(groupResource).Namespace(g.NS).Get(ctx, g.Name, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("get group: %w", err)
+	}
+	var mg v1alpha1.MysqlFailoverGroup
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &mg); err != nil {
+		return nil, fmt.Errorf("decode group: %w", err)
+	}
+	return &mg, nil
+}
+
+// Wait polls the group every 200 ms until cond holds or within runs out.
+func (g *Group) Wait(ctx context.Context, what string, within time.Duration,
+	cond func(*v1alpha1.MysqlFailoverGroup) error) (*v1alpha1.MysqlFailoverGroup, error) {
+	ctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	var last error
+	for {
+		mg, err := g.Get(ctx)
+		if err == nil {
+			if err = cond(mg); err == nil {
+				return mg, nil
+			}
+		}
+		last = err
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%s: not within %s: %w", what, within, last)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// WaitActive waits until the group is Ready with site active at generation gen.
+func (g *Group) WaitActive(ctx context.Context, site string, gen int64, within time.Duration) error {
+	_, err := g.Wait(ctx, fmt.Sprintf("group Ready on %s at generation %d", site, gen), within,
+		func(mg *v1alpha1.MysqlFailoverGroup) error {
+			st := mg.Status
+			if st.ActiveSite == site && st.TopologyGeneration == gen && condTrue(mg, "Ready") {
+				return nil
+			}
+			return fmt.Errorf("active %q generation %d ready %v", st.ActiveSite, st.TopologyGeneration, condTrue(mg, "Ready"))
+		})
+	return err
+}
+
+func condTrue(mg *v1alpha1.MysqlFailoverGroup, typ string) bool {
+	for _, c := range mg.Status.Conditions {
+		if c.Type == typ {
+			return c.Status == metav1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// WaitDNS waits until the group's name resolves to site's Service.
+func (g *Group) WaitDNS(ctx context.Context, site string, within time.Duration) error {
+	want, err := g.ClusterIP(ctx, routing.SiteName(g.Name, site))
+	if err != nil {
+		return err
+	}
+	deadline := time.Now().Add(within)
+	for {
+		got, err := g.e.C.Dig(ctx, g.Hostname, "A")
+		if err == nil && strings.Join(got, ",") == want {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("DNS %s = %v (%v), want %s", g.Hostname, got, err, want)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// ClusterIP returns a Service's ClusterIP.
+func (g *Group) ClusterIP(ctx context.Context, svc string) (string, error) {
+	s, err := g.e.C.Client.CoreV1().Services(g.NS).Get(ctx, svc, metav1.GetOptions{})
+	if err != nil {
+		return "", fmt.Errorf("service %s: %w", svc, err)
+	}
+	return s.Spec.ClusterIP, nil
+}
+
+// Pod returns the running Pod of a site: its name and IP.
+func (g *Group) Pod(ctx context.Context, site string) (string, string, error) {
+	pods, err := g.e.C.Client.CoreV1().Pods(g.NS).List(ctx, metav1.ListOptions{
+		LabelSelector: v1alpha1.LabelSite + "=" + site})
+	if err != nil {
+		return "", "", fmt.Errorf("pods of %s: %w", site, err)
+	}
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp == nil && p.Status.PodIP != "" && p.Status.Phase == "Running" {
+			return p.Name, p.Status.PodIP, nil
+		}
+	}
+	return "", "", fmt.Errorf("no running Pod on %s", site)
+}
+
+// SiteAddrs returns each site's mysqld address (its Pod IP), read at most
+// every half second.
+func (g *Group) SiteAddrs() map[string]string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if time.Since(g.addrsAt) < 500*time.Millisecond {
+		return g.addrs
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	next := map[string]string{}
+	for _, s := range Sites {
+		next[s] = g.addrs[s] // keep the last known address when the list fails
+		if _, ip, err := g.Pod(ctx, s); err == nil {
+			next[s] = net.JoinHostPort(ip, strconv.Itoa(routing.MySQLPort))
+		}
+	}
+	g.addrs, g.addrsAt = next, time.Now()
+	return next
+}
