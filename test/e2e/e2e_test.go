@@ -4,15 +4,16 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/playground/install"
 	"github.com/shipstream/bloodraven/playground/localcluster"
 )
 
@@ -27,79 +28,77 @@ const (
 )
 
 // group is a two-site group with short timings.
-const group = `apiVersion: bloodraven.shipstream.io/v1alpha1
-kind: MysqlFailoverGroup
-metadata: {name: orders, namespace: shop}
-spec:
-  sites:
-  - {name: site-a, zone: site-a}
-  - {name: site-b, zone: site-b}
-  pollInterval: 1s
+var group = install.Group{Namespace: ns, Name: "orders", Sites: []string{"site-a", "site-b"}, Hostname: hostname,
+	Spec: `  pollInterval: 1s
   failureThreshold: 2
   failoverCooldown: 1m
   sidecar: {leaseTimeout: 6s, peerCheckInterval: 2s}
   mysql: {storage: {size: 1Gi}}
-  dns: {hostname: db.bloodraven.test, ttl: 5}
-`
+`}
 
 // A group of two sites comes up healthy with real Pods; killing the primary's
-// mysqld moves the -primary EndpointSlice and the DNS answer to the other site.
+// mysqld moves the -primary EndpointSlice and the DNS answer to the other
+// site. The sidecar reports the dead mysqld to the operator through the
+// chart's Service, so the failover does not wait for mysqld to restart.
 func TestPrimaryMysqldKilled(t *testing.T) {
-	root := repoRoot(t)
+	root, err := install.RepoRoot()
+	if err == nil {
+		err = install.CheckBinaries(root)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 	c := up(t, root)
 	ctx := t.Context()
-	installOperator(t, c, root)
-	kubectl(t, c, "create", "namespace", ns)
-	apply(t, c, group)
-
+	start := time.Now()
+	if err := install.Install(ctx, c, install.Chart{Root: root}); err != nil {
+		t.Fatalf("install the chart: %v", err)
+	}
+	t.Logf("operator Ready behind its Service %.1fs after helm install", time.Since(start).Seconds())
+	if err := install.Create(ctx, c, group); err != nil {
+		t.Fatal(err)
+	}
 	podA, ipA := sitePod(t, c, "site-a", 90*time.Second)
 	_, ipB := sitePod(t, c, "site-b", 30*time.Second)
-	svcA, svcB := clusterIP(t, c, "orders-site-a"), clusterIP(t, c, "orders-site-b")
-	eventually(t, 90*time.Second, "group Ready on site-a", func() error { return ready(c, "site-a", 1) })
+	waitGroup(t, c, 90*time.Second, "healthy on site-a", func(mg *v1alpha1.MysqlFailoverGroup) error {
+		return install.Healthy(mg, "site-a")
+	})
 	eventually(t, 20*time.Second, "orders-primary -> site-a", func() error { return primaryEndpoints(c, ipA) })
-	eventually(t, 20*time.Second, "DNS -> site-a", func() error { return dig(c, svcA) })
+	if err := install.WaitDNS(ctx, c, ns, group.Name, "site-a", hostname, 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
 
-	start := time.Now()
+	start = time.Now()
 	if err := c.Kill(ctx, ns, podA, "mysqld"); err != nil {
 		t.Fatalf("kill mysqld: %v", err)
 	}
-	eventually(t, 30*time.Second, "failover to site-b", func() error { return ready(c, "site-b", 2) })
-	t.Logf("group Ready on site-b at generation 2 %.1fs after the kill", time.Since(start).Seconds())
+	waitGroup(t, c, 30*time.Second, "failover to site-b", func(mg *v1alpha1.MysqlFailoverGroup) error {
+		return install.Ready(mg, "site-b", 2)
+	})
+	took := time.Since(start)
+	t.Logf("group Ready on site-b at generation 2 %.1fs after the kill", took.Seconds())
+	if n := restarts(t, c, podA, "mysqld"); n != 0 {
+		t.Errorf("the failover took %.1fs and waited for mysqld's restart (restarts %d): the sidecar's report did not count", took.Seconds(), n)
+	}
 	if os.Getenv("E2E_OPERATOR_LOG") != "" {
 		out, _ := c.Kubectl(ctx, "-n", "bloodraven-system", "logs", "deploy/bloodraven")
 		t.Logf("operator log:\n%s", out)
 	}
 	eventually(t, 15*time.Second, "orders-primary -> site-b", func() error { return primaryEndpoints(c, ipB) })
 	t.Logf("orders-primary points at site-b %.1fs after the kill", time.Since(start).Seconds())
-	eventually(t, 15*time.Second, "DNS -> site-b", func() error { return dig(c, svcB) })
-	t.Logf("DNS answers site-b %.1fs after the kill", time.Since(start).Seconds())
-}
-
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	root, err := filepath.Abs("../..")
-	if err != nil {
+	if err := install.WaitDNS(ctx, c, ns, group.Name, "site-b", hostname, 15*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	for _, bin := range []string{"operator", "sidecar"} {
-		if _, err := os.Stat(filepath.Join(root, "bin", bin)); err != nil {
-			t.Fatalf("bin/%s missing: run 'make build' (make test-e2e does)", bin)
-		}
-	}
-	return root
+	t.Logf("DNS answers site-b %.1fs after the kill", time.Since(start).Seconds())
 }
 
 // up starts the local cluster with the real kubelet's first restart delay
 // (10 s), so that a killed mysqld stays down for longer than detection.
 func up(t *testing.T, root string) *localcluster.Cluster {
 	t.Helper()
-	crds, err := filepath.Glob(filepath.Join(root, "charts", "bloodraven", "crds", "*.yaml"))
-	if err != nil || len(crds) == 0 {
-		t.Fatalf("CRDs: %v", err)
-	}
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
-	c, err := localcluster.Up(ctx, localcluster.Options{RepoRoot: root, Sites: []string{"site-a", "site-b"}, CRDs: crds,
+	c, err := localcluster.Up(ctx, localcluster.Options{RepoRoot: root, Sites: group.Sites,
 		BackoffInitial: 10 * time.Second, BackoffMax: 10 * time.Second, Progress: logWriter{t}})
 	if err != nil {
 		t.Fatalf("localcluster.Up: %v", err)
@@ -120,46 +119,11 @@ func up(t *testing.T, root string) *localcluster.Cluster {
 	return c
 }
 
-// installOperator renders the Helm chart and applies it.
-func installOperator(t *testing.T, c *localcluster.Cluster, root string) {
+func waitGroup(t *testing.T, c *localcluster.Cluster, within time.Duration, what string, cond func(*v1alpha1.MysqlFailoverGroup) error) {
 	t.Helper()
-	helm := filepath.Join(cacheDir(), "bin", "helm")
-	out, err := exec.CommandContext(t.Context(), helm, "template", "bloodraven", filepath.Join(root, "charts", "bloodraven"),
-		"--namespace", "bloodraven-system").Output()
-	if err != nil {
-		t.Fatalf("helm template (run 'make deps' for %s): %v", helm, err)
+	if err := install.Wait(t.Context(), c, ns, group.Name, within, cond); err != nil {
+		t.Fatalf("%s: %v", what, err)
 	}
-	kubectl(t, c, "create", "namespace", "bloodraven-system")
-	apply(t, c, string(out))
-}
-
-func cacheDir() string {
-	if d := os.Getenv("BLOODRAVEN_CACHE"); d != "" {
-		return d
-	}
-	base, err := os.UserCacheDir()
-	if err != nil {
-		return filepath.Join(os.Getenv("HOME"), ".cache", "bloodraven")
-	}
-	return filepath.Join(base, "bloodraven")
-}
-
-func kubectl(t *testing.T, c *localcluster.Cluster, args ...string) []byte {
-	t.Helper()
-	out, err := c.Kubectl(t.Context(), args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-func apply(t *testing.T, c *localcluster.Cluster, yaml string) {
-	t.Helper()
-	f := filepath.Join(t.TempDir(), "manifest.yaml")
-	if err := os.WriteFile(f, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	kubectl(t, c, "apply", "-f", f)
 }
 
 // sitePod waits for the site's Pod to run and returns its name and IP.
@@ -167,46 +131,35 @@ func sitePod(t *testing.T, c *localcluster.Cluster, site string, within time.Dur
 	t.Helper()
 	var name, ip string
 	eventually(t, within, site+" Pod running", func() error {
-		out, err := c.Kubectl(context.Background(), "-n", ns, "get", "pods", "-l", "bloodraven.shipstream.io/site="+site,
-			"-o", "jsonpath={.items[0].metadata.name} {.items[0].status.podIP} {.items[0].status.phase}")
-		f := strings.Fields(string(out))
-		if err != nil || len(f) != 3 || f[2] != "Running" {
-			return fmt.Errorf("pod: %q %v", out, err)
+		pods, err := c.Client.CoreV1().Pods(ns).List(t.Context(), metav1.ListOptions{LabelSelector: v1alpha1.LabelSite + "=" + site})
+		if err != nil {
+			return err
 		}
-		name, ip = f[0], f[1]
-		return nil
+		for _, p := range pods.Items {
+			if p.DeletionTimestamp == nil && p.Status.Phase == "Running" && p.Status.PodIP != "" {
+				name, ip = p.Name, p.Status.PodIP
+				return nil
+			}
+		}
+		return fmt.Errorf("no running pod of %s among %d", site, len(pods.Items))
 	})
 	return name, ip
 }
 
-func clusterIP(t *testing.T, c *localcluster.Cluster, svc string) string {
+// restarts is a container's restart count.
+func restarts(t *testing.T, c *localcluster.Cluster, pod, container string) int32 {
 	t.Helper()
-	return strings.TrimSpace(string(kubectl(t, c, "-n", ns, "get", "service", svc, "-o", "jsonpath={.spec.clusterIP}")))
-}
-
-// ready checks that the group is Ready with active on the generation.
-func ready(c *localcluster.Cluster, active string, generation int64) error {
-	out, err := c.Kubectl(context.Background(), "-n", ns, "get", "mysqlfailovergroup", "orders", "-o", "json")
+	p, err := c.Client.CoreV1().Pods(ns).Get(t.Context(), pod, metav1.GetOptions{})
 	if err != nil {
-		return err
+		t.Fatal(err)
 	}
-	var g struct {
-		Status struct {
-			ActiveSite         string `json:"activeSite"`
-			TopologyGeneration int64  `json:"topologyGeneration"`
-			Conditions         []struct{ Type, Status, Reason string }
+	for _, cs := range p.Status.ContainerStatuses {
+		if cs.Name == container {
+			return cs.RestartCount
 		}
 	}
-	if err := json.Unmarshal(out, &g); err != nil {
-		return err
-	}
-	st := g.Status
-	for _, cond := range st.Conditions {
-		if cond.Type == "Ready" && cond.Status == "True" && st.ActiveSite == active && st.TopologyGeneration == generation {
-			return nil
-		}
-	}
-	return fmt.Errorf("status %+v", st)
+	t.Fatalf("pod %s has no container %s", pod, container)
+	return 0
 }
 
 func primaryEndpoints(c *localcluster.Cluster, want string) error {
@@ -217,17 +170,6 @@ func primaryEndpoints(c *localcluster.Cluster, want string) error {
 	}
 	if got := strings.TrimSpace(string(out)); got != want {
 		return fmt.Errorf("orders-primary endpoints %q, want %q", got, want)
-	}
-	return nil
-}
-
-func dig(c *localcluster.Cluster, want string) error {
-	got, err := c.Dig(context.Background(), hostname, "A")
-	if err != nil {
-		return err
-	}
-	if strings.Join(got, ",") != want {
-		return fmt.Errorf("dig %s = %v, want %s", hostname, got, want)
 	}
 	return nil
 }
