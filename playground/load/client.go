@@ -158,3 +158,32 @@ func (i *IDs) Base() int64 { return i.base }
 
 // Next returns a fresh id.
 func (i *IDs) Next() int64 { return i.next.Add(1) }
+
+// Exec opens a session to addr, runs the statements in order and closes it.
+func (c *Client) Exec(ctx context.Context, addr string, stmts ...string) error {
+	s, err := c.open(ctx, addr)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	for _, q := range stmts {
+		if err := s.exec(ctx, q); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Hold opens a session to addr, runs stmt and keeps the session open until
+// release is called: for a lock that lasts as long as its session.
+func (c *Client) Hold(ctx context.Context, addr, stmt string) (release func(), err error) {
+	s, err := c.open(ctx, addr)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.exec(ctx, stmt); err != nil {
+		s.close()
+		return nil, err
+	}
+	return s.close, nil
+}

@@ -19,6 +19,10 @@ import (
 // operatorSelector finds the operator's Pods (the chart's name label).
 const operatorSelector = "app.kubernetes.io/name=bloodraven"
 
+// controlSite is a node of its own for the operator, so that cutting a
+// site off never cuts the operator off with it.
+const controlSite = "control"
+
 // Env is one local cluster with the operator installed.
 type Env struct {
 	C    *localcluster.Cluster
@@ -54,7 +58,7 @@ func Start(ctx context.Context, o Options) (*Env, error) {
 	// A killed container comes back after 10 s, as with the real kubelet's
 	// first restart: longer than failure detection.
 	c, err := localcluster.Up(uctx, localcluster.Options{RepoRoot: root, StateDir: o.StateDir,
-		Sites: []string{"site-a", "site-b"}, CRDs: crds, OperatorSelector: operatorSelector,
+		Sites: append(append([]string(nil), Sites...), controlSite), CRDs: crds, OperatorSelector: operatorSelector,
 		BackoffInitial: 10 * time.Second, BackoffMax: 10 * time.Second, Progress: o.Log})
 	if err != nil {
 		return nil, fmt.Errorf("localcluster up: %w", err)
@@ -107,7 +111,8 @@ func repoRoot(root string) (string, error) {
 func (e *Env) installOperator(ctx context.Context) error {
 	helm := filepath.Join(cacheDir(), "bin", "helm")
 	out, err := exec.CommandContext(ctx, helm, "template", "bloodraven",
-		filepath.Join(e.Root, "charts", "bloodraven"), "--namespace", "bloodraven-system").Output()
+		filepath.Join(e.Root, "charts", "bloodraven"), "--namespace", "bloodraven-system",
+		"--set", `nodeSelector.topology\.kubernetes\.io/zone=`+controlSite).Output()
 	if err != nil {
 		return fmt.Errorf("helm template (run 'make deps' for %s): %w", helm, err)
 	}

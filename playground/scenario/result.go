@@ -89,11 +89,21 @@ func (r *Result) String() string {
 // acknowledged write lost beyond what the group reported (allowLoss is the
 // transactionsLost the group reported; -1 when no loss is acceptable).
 func (r *Result) finish(ctx context.Context, l *Load, allowLoss int64) *load.Report {
+	return r.judge(r.stop(ctx, l), allowLoss)
+}
+
+// stop ends the load, reads the ids back and saves the history.
+func (r *Result) stop(ctx context.Context, l *Load) *load.History {
 	h, err := l.Stop(ctx)
 	if err != nil {
 		r.Failf("read back: %v", err)
 	}
 	r.History = saveHistory(r.Name, h)
+	return h
+}
+
+// judge checks a stopped load's history against the promises (see finish).
+func (r *Result) judge(h *load.History, allowLoss int64) *load.Report {
 	rep := load.Check(h, 500*time.Millisecond)
 	r.Report = &rep
 	for i, o := range rep.Overlaps {
