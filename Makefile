@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 
-CACHE        ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/bloodraven
+CACHE        ?= $(or $(BLOODRAVEN_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/bloodraven)
 KUBE_VERSION ?= v1.36.3
 TOOLS        := $(CACHE)/bin
 CONTROLLER_GEN := $(TOOLS)/controller-gen
