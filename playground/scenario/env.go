@@ -2,17 +2,13 @@ package scenario
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
 
-	"k8s.io/client-go/dynamic"
-
+	"github.com/shipstream/bloodraven/playground/install"
 	"github.com/shipstream/bloodraven/playground/localcluster"
 )
 
@@ -29,7 +25,6 @@ type Env struct {
 	Root string // the repository
 	// Log receives progress lines.
 	Log io.Writer
-	dyn dynamic.Interface
 }
 
 // Options of Start.
@@ -49,24 +44,19 @@ func Start(ctx context.Context, o Options) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	crds, err := filepath.Glob(filepath.Join(root, "charts", "bloodraven", "crds", "*.yaml"))
-	if err != nil || len(crds) == 0 {
-		return nil, fmt.Errorf("no CRDs in charts/bloodraven/crds: %v", err)
-	}
 	uctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	// A killed container comes back after 10 s, as with the real kubelet's
 	// first restart: longer than failure detection.
 	c, err := localcluster.Up(uctx, localcluster.Options{RepoRoot: root, StateDir: o.StateDir,
-		Sites: append(append([]string(nil), Sites...), controlSite), CRDs: crds, OperatorSelector: operatorSelector,
+		Sites: append(append([]string(nil), Sites...), controlSite), OperatorSelector: operatorSelector,
 		BackoffInitial: 10 * time.Second, BackoffMax: 10 * time.Second, Progress: o.Log})
 	if err != nil {
 		return nil, fmt.Errorf("localcluster up: %w", err)
 	}
 	e := &Env{C: c, Root: root, Log: o.Log}
-	if e.dyn, err = dynamic.NewForConfig(c.Config); err == nil {
-		err = e.installOperator(ctx)
-	}
+	err = install.Install(ctx, c, install.Chart{Root: root,
+		Set: []string{`nodeSelector.topology\.kubernetes\.io/zone=` + controlSite}})
 	if err != nil {
 		_ = c.Down()
 		return nil, err
@@ -82,75 +72,16 @@ func (e *Env) Logf(format string, args ...any) {
 	fmt.Fprintf(e.Log, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05.000")}, args...)...)
 }
 
-// repoRoot finds the repository (the folder with go.mod and bin/operator).
+// repoRoot is root, or the repository above the working folder, with the
+// operator and sidecar binaries built.
 func repoRoot(root string) (string, error) {
 	if root == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return "", fmt.Errorf("working folder: %w", err)
-		}
-		for root = wd; ; root = filepath.Dir(root) {
-			if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
-				break
-			}
-			if filepath.Dir(root) == root {
-				return "", fmt.Errorf("no go.mod above %s", wd)
-			}
+		var err error
+		if root, err = install.RepoRoot(); err != nil {
+			return "", err
 		}
 	}
-	for _, bin := range []string{"operator", "sidecar"} {
-		if _, err := os.Stat(filepath.Join(root, "bin", bin)); err != nil {
-			return "", fmt.Errorf("bin/%s missing: run 'make build': %w", bin, err)
-		}
-	}
-	return root, nil
-}
-
-// installOperator renders the chart with helm and applies it, then waits
-// for the operator to run.
-func (e *Env) installOperator(ctx context.Context) error {
-	helm := filepath.Join(cacheDir(), "bin", "helm")
-	out, err := exec.CommandContext(ctx, helm, "template", "bloodraven",
-		filepath.Join(e.Root, "charts", "bloodraven"), "--namespace", "bloodraven-system",
-		"--set", `nodeSelector.topology\.kubernetes\.io/zone=`+controlSite).Output()
-	if err != nil {
-		return fmt.Errorf("helm template (run 'make deps' for %s): %w", helm, err)
-	}
-	if _, err := e.C.Kubectl(ctx, "create", "namespace", "bloodraven-system"); err != nil {
-		return err
-	}
-	if err := e.apply(ctx, string(out)); err != nil {
-		return err
-	}
-	_, err = e.C.Kubectl(ctx, "-n", "bloodraven-system", "rollout", "status", "deploy/bloodraven", "--timeout=90s")
-	return err
-}
-
-// apply applies a manifest with kubectl.
-func (e *Env) apply(ctx context.Context, yaml string) error {
-	f, err := os.CreateTemp("", "scenario-*.yaml")
-	if err != nil {
-		return fmt.Errorf("manifest: %w", err)
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.WriteString(yaml); err != nil {
-		return errors.Join(fmt.Errorf("manifest: %w", err), f.Close())
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("manifest: %w", err)
-	}
-	_, err = e.C.Kubectl(ctx, "apply", "-f", f.Name())
-	return err
-}
-
-func cacheDir() string {
-	if d := os.Getenv("BLOODRAVEN_CACHE"); d != "" {
-		return d
-	}
-	if base, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(base, "bloodraven")
-	}
-	return filepath.Join(os.Getenv("HOME"), ".cache", "bloodraven")
+	return root, install.CheckBinaries(root)
 }
 
 // OperatorPod returns the operator's running Pod.

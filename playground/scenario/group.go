@@ -10,10 +10,10 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
 	"github.com/shipstream/bloodraven/pkg/routing"
+	"github.com/shipstream/bloodraven/playground/install"
 	"github.com/shipstream/bloodraven/playground/load"
 )
 
@@ -55,21 +55,15 @@ type Group struct {
 	acctRead bool
 }
 
-// renderGroup writes the group's manifest; defaults leaves the spec's defaults.
-func renderGroup(ns, host string, t Timings, defaults bool, extra string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "apiVersion: bloodraven.shipstream.io/v1alpha1\nkind: MysqlFailoverGroup\n")
-	fmt.Fprintf(&b, "metadata: {name: %s, namespace: %s}\nspec:\n  sites:\n", groupName, ns)
-	for _, s := range Sites {
-		fmt.Fprintf(&b, "  - {name: %s, zone: %s}\n", s, s)
+// spec renders the group's timings; defaults leaves the spec's defaults.
+func spec(t Timings, defaults bool) string {
+	out := "  mysql: {storage: {size: 1Gi}}\n"
+	if defaults {
+		return out
 	}
-	if !defaults {
-		fmt.Fprintf(&b, "  pollInterval: %s\n  failureThreshold: %d\n  failoverCooldown: %s\n",
-			t.PollInterval, t.FailureThreshold, t.Cooldown)
-		fmt.Fprintf(&b, "  sidecar: {leaseTimeout: %s, peerCheckInterval: %s}\n", t.LeaseTimeout, t.PeerCheckInterval)
-	}
-	fmt.Fprintf(&b, "  mysql: {storage: {size: 1Gi}}\n  dns: {hostname: %s, ttl: 5}\n", host)
-	return b.String() + extra
+	return out + fmt.Sprintf("  pollInterval: %s\n  failureThreshold: %d\n  failoverCooldown: %s\n"+
+		"  sidecar: {leaseTimeout: %s, peerCheckInterval: %s}\n",
+		t.PollInterval, t.FailureThreshold, t.Cooldown, t.LeaseTimeout, t.PeerCheckInterval)
 }
 
 // NewGroup creates a group in namespace ns and waits until it is Ready on
@@ -81,10 +75,8 @@ func (e *Env) NewGroup(ctx context.Context, ns string, t Timings, extra string) 
 		t = DefaultTimings
 	}
 	g := &Group{e: e, NS: ns, Name: groupName, Hostname: ns + ".bloodraven.test", T: t}
-	if _, err := e.C.Kubectl(ctx, "create", "namespace", ns); err != nil {
-		return nil, err
-	}
-	if err := e.apply(ctx, renderGroup(ns, g.Hostname, t, defaults, extra)); err != nil {
+	ig := install.Group{Namespace: ns, Name: g.Name, Sites: Sites, Hostname: g.Hostname, Spec: spec(t, defaults) + extra}
+	if err := install.Create(ctx, e.C, ig); err != nil {
 		return nil, err
 	}
 	start := time.Now()
@@ -104,19 +96,9 @@ func (g *Group) Delete(ctx context.Context) error {
 	return err
 }
 
-var groupResource = v1alpha1.GroupVersion.WithResource("mysqlfailovergroups")
-
 // Get reads the group from the API server.
 func (g *Group) Get(ctx context.Context) (*v1alpha1.MysqlFailoverGroup, error) {
-	u, err := g.e.dyn.Resource(groupResource).Namespace(g.NS).Get(ctx, g.Name, metav1.GetOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("get group: %w", err)
-	}
-	var mg v1alpha1.MysqlFailoverGroup
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &mg); err != nil {
-		return nil, fmt.Errorf("decode group: %w", err)
-	}
-	return &mg, nil
+	return install.Get(ctx, g.e.C, g.NS, g.Name)
 }
 
 // Wait polls the group every 200 ms until cond holds or within runs out.

@@ -1,0 +1,123 @@
+package scenario
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+)
+
+// A measure is one figure of the benchmark: a scenario's measurement, run on
+// a fresh group each time.
+type measure struct {
+	name  string
+	run   func(ctx context.Context, e *Env) (map[string]float64, Result)
+	title string
+}
+
+// measures: the emergency RTO with the spec's default timings; the others
+// with the scenarios' short timings.
+var measures = []measure{
+	{"emergency-rto", benchRTO, "primary killed to the first write acknowledged through DNS on the new primary (default settings)"},
+	{"planned", benchPlanned, "planned failover under load: write window (ms) and duration (s)"},
+	{"stale-fence", benchStale, "stale primary: peer holds the new view to the stale primary refusing writes"},
+	{"isolated-fence", benchIsolated, "isolated primary: cut off to refusing writes"},
+}
+
+func benchRTO(ctx context.Context, e *Env) (map[string]float64, Result) {
+	r := Result{Name: "bench-emergency"}
+	g, l, err := setup(ctx, e, "bench-rto", Timings{}, "", LoadOptions{})
+	defer func() { teardown(e, g, l) }()
+	if err != nil {
+		return nil, r.fail(err)
+	}
+	rto, err := killPrimary(ctx, g, l, &r)
+	if err != nil {
+		return nil, r.fail(err)
+	}
+	return map[string]float64{"emergency-rto": rto.Seconds()}, r
+}
+
+func benchPlanned(ctx context.Context, e *Env) (map[string]float64, Result) {
+	r := Result{Name: "bench-planned"}
+	g, l, err := setup(ctx, e, "bench-planned", TestTimings, "", LoadOptions{})
+	defer func() { teardown(e, g, l) }()
+	if err != nil {
+		return nil, r.fail(err)
+	}
+	if err := plannedSwitch(ctx, g, l, &r); err != nil {
+		return nil, r.fail(err)
+	}
+	return map[string]float64{"planned-window": r.Figures["window-ms"], "planned-duration": r.Figures["duration-s"]}, r
+}
+
+func benchStale(ctx context.Context, e *Env) (map[string]float64, Result) {
+	r := stalePrimary(ctx, e)
+	return map[string]float64{"stale-fence": r.Figures["fence-s"]}, r
+}
+
+func benchIsolated(ctx context.Context, e *Env) (map[string]float64, Result) {
+	r := isolatedPrimary(ctx, e)
+	return map[string]float64{"isolated-fence": r.Figures["fence-s"]}, r
+}
+
+// units of each figure.
+var units = map[string]string{"emergency-rto": "s", "planned-window": "ms", "planned-duration": "s",
+	"stale-fence": "s", "isolated-fence": "s"}
+
+// Bench runs every measure runs times and writes one figure a line to out:
+// "<figure>-median <n> <unit>" and "<figure>-max <n> <unit>". It returns an
+// error when a run broke a promise or could not measure.
+func (e *Env) Bench(ctx context.Context, runs int, out io.Writer) error {
+	samples := map[string][]float64{}
+	var failed []string
+	for _, m := range measures {
+		for i := range runs {
+			e.Logf("bench %s run %d/%d: %s", m.name, i+1, runs, m.title)
+			start := time.Now()
+			figs, r := m.run(ctx, e)
+			r.Duration = time.Since(start)
+			e.Logf("%s", r.String())
+			if !r.Passed() {
+				failed = append(failed, fmt.Sprintf("%s run %d: %s", m.name, i+1, strings.Join(r.Failures, "; ")))
+			}
+			for k, v := range figs {
+				samples[k] = append(samples[k], v)
+			}
+		}
+	}
+	names := make([]string, 0, len(samples))
+	for k := range samples {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		med, mx := medianMax(samples[k])
+		fmt.Fprintf(out, "%s-median %s %s\n%s-max %s %s\n", k, format(med, units[k]), units[k], k, format(mx, units[k]), units[k])
+		e.Logf("%s samples %v", k, samples[k])
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("bench runs failed:\n  %s", strings.Join(failed, "\n  "))
+	}
+	return nil
+}
+
+func format(v float64, unit string) string {
+	if unit == "ms" {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+// medianMax returns the median and the maximum of xs (not empty).
+func medianMax(xs []float64) (float64, float64) {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2], s[n-1]
+	}
+	return (s[n/2-1] + s[n/2]) / 2, s[n-1]
+}

@@ -1,0 +1,36 @@
+package scenario
+
+import "testing"
+
+func TestMedianMax(t *testing.T) {
+	for _, c := range []struct {
+		in       []float64
+		med, max float64
+	}{
+		{[]float64{3}, 3, 3},
+		{[]float64{5, 1, 3}, 3, 5},
+		{[]float64{4, 1, 3, 2}, 2.5, 4},
+	} {
+		if med, mx := medianMax(c.in); med != c.med || mx != c.max {
+			t.Errorf("medianMax(%v) = %v, %v; want %v, %v", c.in, med, mx, c.med, c.max)
+		}
+	}
+}
+
+func TestRegistryOrderAndLookup(t *testing.T) {
+	all := All()
+	if len(all) != 12 {
+		t.Fatalf("%d scenarios registered, want 12", len(all))
+	}
+	for i, s := range all {
+		if s.Number != i+1 {
+			t.Errorf("scenario %d is number %d (%s)", i+1, s.Number, s.Name)
+		}
+		if got, ok := Lookup(s.Name); !ok || got.Number != s.Number {
+			t.Errorf("Lookup(%q) = %v, %v", s.Name, got.Number, ok)
+		}
+	}
+	if s, ok := Lookup("5"); !ok || s.Name != "isolated-primary" {
+		t.Errorf("Lookup(5) = %s, %v", s.Name, ok)
+	}
+}
