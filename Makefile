@@ -24,6 +24,7 @@ build:
 	go build ./...
 	@mkdir -p bin
 	go build -o bin/ ./cmd/...
+	go build -o bin/playground ./playground/cmd/playground
 
 deps:
 	@hack/deps.sh
@@ -68,6 +69,18 @@ clean:
 test-localcluster:
 	go vet -tags localcluster ./playground/...
 	$(GO_TEST) -tags localcluster ./playground/...
+
+# The whole system on this machine (docs/playground.md): a local cluster in the
+# background with Bloodraven installed by its Helm chart, the failover group
+# "orders" (sites iad and pdx, MariaDB), healthy, with a writer. playground-down
+# stops it all and removes its state folder.
+.PHONY: playground playground-down
+playground: deps build
+	bin/playground demo
+
+playground-down:
+	@test -x bin/playground || go build -o bin/playground ./playground/cmd/playground
+	bin/playground down -purge
 
 # End to end: the chart-installed operator, sidecars and MariaDB in Pods of the local cluster.
 .PHONY: test-e2e

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -48,7 +50,7 @@ func (w Writer) Run(ctx context.Context, c *localcluster.Cluster) error {
 	}
 	fmt.Fprintf(w.Out, "%s writer: %d writer(s) into %s.%s through %s, a line every %s\n", stamp(),
 		w.Writers, client.Account.Database, load.LoadTable, w.Hostname, w.Every)
-	st := &writerStats{}
+	st := &writerStats{out: w.Out}
 	go st.report(ctx, w.Out, w.Every)
 	ws := &load.Writers{Client: client, Target: target, IDs: load.NewIDs(), N: w.Writers, Pause: w.Pause, OnAttempt: st.add}
 	for ctx.Err() == nil {
@@ -103,9 +105,14 @@ func (w *Writer) client(ctx context.Context, c *localcluster.Cluster) (*load.Cli
 	return &load.Client{Dial: c.Dial, Account: acct, ServerSites: sites, Timeout: 2 * time.Second}, nil
 }
 
+// FirstAck starts the line the writer prints at its first acknowledged write.
+const FirstAck = "writer: first write acknowledged"
+
 // writerStats counts attempts between two report lines.
 type writerStats struct {
+	out      io.Writer
 	mu       sync.Mutex
+	acked    bool
 	ok, fail int
 	sites    map[string]int
 	firstErr string
@@ -115,6 +122,10 @@ func (s *writerStats) add(a load.Attempt) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if a.OK {
+		if !s.acked {
+			s.acked = true
+			fmt.Fprintf(s.out, "%s %s by %s (%s)\n", stamp(), FirstAck, a.Site, a.Addr)
+		}
 		s.ok++
 		if s.sites == nil {
 			s.sites = map[string]int{}
@@ -138,7 +149,10 @@ func (s *writerStats) report(ctx context.Context, out io.Writer, every time.Dura
 		case <-t.C:
 		}
 		s.mu.Lock()
-		line := fmt.Sprintf("%s writes: %d acknowledged, %d failed; answered by %v", stamp(), s.ok, s.fail, s.sites)
+		line := fmt.Sprintf("%s writes: %d acknowledged, %d failed", stamp(), s.ok, s.fail)
+		if len(s.sites) > 0 {
+			line += "; answered by " + countList(s.sites)
+		}
 		if s.firstErr != "" {
 			line += "; first error: " + s.firstErr
 		}
@@ -146,6 +160,20 @@ func (s *writerStats) report(ctx context.Context, out io.Writer, every time.Dura
 		s.mu.Unlock()
 		fmt.Fprintln(out, line)
 	}
+}
+
+// countList formats counts by name as "a 3, b 1", sorted by name.
+func countList(m map[string]int) string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%s %d", n, m[n])
+	}
+	return strings.Join(parts, ", ")
 }
 
 func stamp() string { return time.Now().Format("15:04:05") }

@@ -90,6 +90,20 @@ func Attach(stateDir string) (*Cluster, error) {
 	return c, c.connect()
 }
 
+// Running reports whether a cluster runs from stateDir, with its
+// supervisor's PID.
+func Running(stateDir string) (int, bool) {
+	abs, err := filepath.Abs(stateDir)
+	if err != nil {
+		return 0, false
+	}
+	info, err := attachInfo(abs)
+	if err != nil || info.SupervisorPID <= 0 {
+		return 0, false
+	}
+	return info.SupervisorPID, processAlive(info.SupervisorPID)
+}
+
 // Done is closed when the supervisor that Up started exits (after a down
 // from another process, say). It is nil for an attached cluster.
 func (c *Cluster) Done() <-chan struct{} { return c.exited }

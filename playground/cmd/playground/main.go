@@ -17,9 +17,16 @@ import (
 
 const usage = `usage: playground [--state DIR] COMMAND [ARGS]
 
+  demo [--sites iad,pdx] [--namespace NS] [--group NAME] [--no-writer] [-v]
+                      make playground: start a cluster in the background, install
+                      Bloodraven with its Helm chart, create a failover group on
+                      MariaDB, wait until healthy, start a writer, print what to try
   up [-d] [--sites a,b] [--image NAME=PROGRAM]... [--no-dns] [-v]
                       start a cluster; without -d it runs until Ctrl-C
-  down                stop the cluster and remove everything it made
+  down [-purge]       stop the writer and the cluster and remove everything they
+                      made; -purge also removes the state folder
+  writer [--namespace NS] [--group NAME]
+                      write rows through the group's DNS name (demo starts it)
   status              show addresses, sites, partitions and stopped nodes
   kubeconfig          print the kubeconfig path (export KUBECONFIG=$(playground kubeconfig))
   kill NS/POD [CONTAINER]     SIGKILL a container (it restarts per restartPolicy)
@@ -64,6 +71,14 @@ func run(args []string) error {
 	if cmd == "scenario" {
 		return scenarioCmd(ctx, rest)
 	}
+	switch cmd {
+	case "demo":
+		return demo(ctx, *state, rest)
+	case "writer":
+		return writerCmd(ctx, *state, rest)
+	case "down":
+		return down(*state, rest)
+	}
 	c, err := localcluster.Attach(*state)
 	if err != nil {
 		return err
@@ -80,8 +95,6 @@ func defaultState() string {
 
 func command(ctx context.Context, c *localcluster.Cluster, cmd string, args []string) error {
 	switch cmd {
-	case "down":
-		return c.Down()
 	case "status":
 		return status(ctx, c)
 	case "kubeconfig":
@@ -159,6 +172,9 @@ func status(ctx context.Context, c *localcluster.Cluster) error {
 	}
 	for _, s := range st.Stopped {
 		fmt.Printf("stopped:     %s\n", s)
+	}
+	if pid, ok := runningWriter(c.StateDir); ok {
+		fmt.Printf("writer:      pid %d, log %s\n", pid, writerLog(c.StateDir))
 	}
 	return nil
 }
