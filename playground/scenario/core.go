@@ -20,7 +20,7 @@ const warmUp = 3 * time.Second
 
 // setup makes a group in a fresh namespace and starts the load on it.
 func setup(ctx context.Context, e *Env, name string, t Timings, extra string, o LoadOptions) (*Group, *Load, error) {
-	g, err := e.NewGroup(ctx, namespace(name), t, extra)
+	g, err := e.NewGroup(ctx, name, t, extra)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -29,7 +29,7 @@ func setup(ctx context.Context, e *Env, name string, t Timings, extra string, o 
 		return g, nil, err
 	}
 	if _, err := l.WaitAck(ctx, Sites[0], false, l.Started, 20*time.Second); err != nil {
-		return g, l, fmt.Errorf("load does not get through: %w", err)
+		return g, l, fmt.Errorf("load does not get through: %w; last attempt: %s", err, l.lastFailure())
 	}
 	return g, l, sleepCtx(ctx, warmUp)
 }

@@ -25,6 +25,9 @@ type Env struct {
 	Root string // the repository
 	// Log receives progress lines.
 	Log io.Writer
+	// BootstrapFailovers lists the new groups that failed over while
+	// booting (see NewGroup).
+	BootstrapFailovers []string
 }
 
 // Options of Start.

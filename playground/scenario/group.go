@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -66,28 +67,74 @@ func spec(t Timings, defaults bool) string {
 		t.PollInterval, t.FailureThreshold, t.Cooldown, t.LeaseTimeout, t.PeerCheckInterval)
 }
 
-// NewGroup creates a group in namespace ns and waits until it is Ready on
-// the first site, with DNS pointing there. With t zero the spec's defaults
-// apply (and t reads DefaultTimings). extra is appended to the spec.
-func (e *Env) NewGroup(ctx context.Context, ns string, t Timings, extra string) (*Group, error) {
+// NewGroup creates a group in a fresh namespace named after the scenario
+// and waits until it is settled on the first site: Ready at generation 1,
+// the other site replicating, DNS pointing there. With t zero the spec's
+// defaults apply (and t reads DefaultTimings). extra is appended to the spec.
+//
+// A new group may fail over while it boots, when the first site's Pod comes
+// up a few polls after the second's; that is not what a scenario tests, so
+// the group is then made again in another namespace (at most three tries),
+// and each such bootstrap failover is reported through Env.BootstrapFailovers.
+func (e *Env) NewGroup(ctx context.Context, name string, t Timings, extra string) (*Group, error) {
 	defaults := t == (Timings{})
 	if defaults {
 		t = DefaultTimings
 	}
-	g := &Group{e: e, NS: ns, Name: groupName, Hostname: ns + ".bloodraven.test", T: t}
-	ig := install.Group{Namespace: ns, Name: g.Name, Sites: Sites, Hostname: g.Hostname, Spec: spec(t, defaults) + extra}
-	if err := install.Create(ctx, e.C, ig); err != nil {
-		return nil, err
+	var err error
+	for range 3 {
+		g := &Group{e: e, NS: namespace(name), Name: groupName, T: t}
+		g.Hostname = g.NS + ".bloodraven.test"
+		ig := install.Group{Namespace: g.NS, Name: g.Name, Sites: Sites, Hostname: g.Hostname, Spec: spec(t, defaults) + extra}
+		if err = install.Create(ctx, e.C, ig); err != nil {
+			return nil, err
+		}
+		start := time.Now()
+		if err = g.settle(ctx); err == nil {
+			e.Logf("group %s/%s settled on %s in %.1fs", g.NS, g.Name, Sites[0], time.Since(start).Seconds())
+			return g, nil
+		}
+		_ = g.Delete(ctx)
+		if !errors.Is(err, errBootstrapFailover) {
+			return nil, err
+		}
+		e.BootstrapFailovers = append(e.BootstrapFailovers, fmt.Sprintf("%s: %v", g.NS, err))
+		e.Logf("group %s failed over while booting, making another: %v", g.NS, err)
 	}
-	start := time.Now()
-	if err := g.WaitActive(ctx, Sites[0], 1, 150*time.Second); err != nil {
-		return nil, err
+	return nil, err
+}
+
+var errBootstrapFailover = errors.New("failed over while booting")
+
+// settle waits for the group to be healthy on its first site, with the
+// second replicating and DNS there, and to stay so for a few polls.
+func (g *Group) settle(ctx context.Context) error {
+	_, err := g.Wait(ctx, "group settled on "+Sites[0], 150*time.Second, func(mg *v1alpha1.MysqlFailoverGroup) error {
+		if st := mg.Status; st.TopologyGeneration > 1 {
+			return fmt.Errorf("%w: active %s generation %d", errBootstrapFailover, st.ActiveSite, st.TopologyGeneration)
+		}
+		if err := install.Ready(mg, Sites[0], 1); err != nil {
+			return err
+		}
+		return replicating(Sites[1])(mg)
+	})
+	if errors.Is(err, errBootstrapFailover) {
+		return err
 	}
-	if err := g.WaitDNS(ctx, Sites[0], 30*time.Second); err != nil {
-		return nil, err
+	if err == nil {
+		err = g.WaitDNS(ctx, Sites[0], 30*time.Second)
 	}
-	e.Logf("group %s/%s ready on %s in %.1fs", ns, g.Name, Sites[0], time.Since(start).Seconds())
-	return g, nil
+	if err == nil {
+		_ = sleepCtx(ctx, time.Duration(g.T.FailureThreshold+1)*g.T.PollInterval)
+		mg, gerr := g.Get(ctx)
+		if gerr != nil {
+			return gerr
+		}
+		if st := mg.Status; st.TopologyGeneration > 1 {
+			return fmt.Errorf("%w: active %s generation %d", errBootstrapFailover, st.ActiveSite, st.TopologyGeneration)
+		}
+	}
+	return err
 }
 
 // Delete removes the group's namespace without waiting for it to go.
@@ -147,20 +194,22 @@ func condTrue(mg *v1alpha1.MysqlFailoverGroup, typ string) bool {
 
 // WaitDNS waits until the group's name resolves to site's Service.
 func (g *Group) WaitDNS(ctx context.Context, site string, within time.Duration) error {
-	want, err := g.ClusterIP(ctx, routing.SiteName(g.Name, site))
-	if err != nil {
-		return err
-	}
 	deadline := time.Now().Add(within)
 	for {
-		got, err := g.e.C.Dig(ctx, g.Hostname, "A")
-		if err == nil && strings.Join(got, ",") == want {
-			return nil
+		want, err := g.ClusterIP(ctx, routing.SiteName(g.Name, site))
+		var got []string
+		if err == nil {
+			got, err = g.e.C.Dig(ctx, g.Hostname, "A")
+			if err == nil && strings.Join(got, ",") == want {
+				return nil
+			}
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("DNS %s = %v (%v), want %s", g.Hostname, got, err, want)
+			return fmt.Errorf("DNS %s = %v (%v), want %s's Service %s", g.Hostname, got, err, site, want)
 		}
-		time.Sleep(250 * time.Millisecond)
+		if err := sleepCtx(ctx, 250*time.Millisecond); err != nil {
+			return err
+		}
 	}
 }
 

@@ -53,9 +53,12 @@ func (e *Env) Run(ctx context.Context, s Scenario) Result {
 	ctx, cancel := context.WithTimeout(ctx, 6*time.Minute)
 	defer cancel()
 	e.Logf("scenario %d %s: %s", s.Number, s.Name, s.Title)
-	start := time.Now()
+	start, boot := time.Now(), len(e.BootstrapFailovers)
 	r := s.Run(ctx, e)
 	r.Name, r.Duration = s.Name, time.Since(start)
+	for _, b := range e.BootstrapFailovers[boot:] {
+		r.Notef("a new group failed over while booting and was made again: %s", b)
+	}
 	return r
 }
 

@@ -39,6 +39,7 @@ type Load struct {
 	// attempts per site, as they happen.
 	lastAck   map[string]load.Attempt
 	lastProbe map[string]load.Attempt
+	lastFail  load.Attempt
 }
 
 // seen records an attempt as it ends.
@@ -47,10 +48,20 @@ func (l *Load) seen(a load.Attempt) {
 	defer l.mu.Unlock()
 	if a.Writer == "probe" {
 		l.lastProbe[a.Site] = a
+	} else if !a.OK {
+		l.lastFail = a
 	}
 	if a.OK && a.End.After(l.lastAck[a.Site+"/"+a.Writer[:1]].End) {
 		l.lastAck[a.Site+"/"+a.Writer[:1]] = a
 	}
+}
+
+// lastFailure describes the writers' latest failed attempt.
+func (l *Load) lastFailure() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	a := l.lastFail
+	return fmt.Sprintf("id %d to %s (%s) at %s: %s", a.ID, a.Addr, a.Site, a.End.Format("15:04:05.000"), a.Err)
 }
 
 // WaitAck waits until a writer (probe false) or the prober (probe true) has
