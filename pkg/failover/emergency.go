@@ -146,10 +146,22 @@ func (e *Emergency) publish(ctx context.Context, p Pass, it *v1alpha1.FailoverIn
 	return e.persist(ctx, p)
 }
 
+// persist writes the group's status. The Persister may replace what the
+// group's fields point to (it decodes the server's answer into the group,
+// or re-reads it after a conflict); the intent keeps its identity here, so
+// that a step holding it across writes goes on changing the group's intent
+// (as Planned.persist does for its block).
 func (e *Emergency) persist(ctx context.Context, p Pass) error {
 	cctx, cancel := context.WithTimeout(ctx, p.Settings.CallTimeout)
 	defer cancel()
-	if err := e.env.Persister.PersistStatus(cctx, p.Group); err != nil {
+	st := &p.Group.Status
+	held := st.Failover
+	err := e.env.Persister.PersistStatus(cctx, p.Group)
+	if now := st.Failover; held != nil && now != nil && now != held {
+		*held = *now
+		st.Failover = held
+	}
+	if err != nil {
 		return fmt.Errorf("%w: %w", ErrPersist, err)
 	}
 	return nil

@@ -213,6 +213,45 @@ func TestEmergencyCrashBetweenSteps(t *testing.T) {
 	}
 }
 
+// TestEmergencyConflictBetweenWrites makes one status write of a one-pass
+// failover meet a conflict, after which the group holds a re-read copy of
+// its status: every later step must still be persisted, once.
+func TestEmergencyConflictBetweenWrites(t *testing.T) {
+	cases := []struct {
+		name       string
+		conflictAt int
+	}{
+		{"conflict on the intent", 1},
+		{"conflict on Fencing", 2},
+		{"conflict on Promoting", 3},
+		{"conflict on the target's cleared fence mark, before its promotion", 4},
+		{"conflict on Routing", 5},
+		{"conflict on Repointing", 6},
+		{"conflict on completion", 7},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w := newWorld(t)
+			primarySeenDownButSQLAnswers(w)
+			w.conflictAt = c.conflictAt
+			out, err := run(t, w, NewEmergency(w.env()))
+			if err != nil || !out.Completed {
+				t.Fatalf("outcome %+v, err %v", out, err)
+			}
+			assertCompleted(t, w, "b", ConfirmedBySQL)
+			by := ConfirmedBySQL
+			want := []string{"Intent:", "Fencing:", "Promoting:" + by, "Promoting:" + by, "Routing:" + by,
+				"Repointing:" + by, "done"}
+			if !slices.Equal(w.steps, want) {
+				t.Errorf("persisted steps %v, want %v", w.steps, want)
+			}
+			if w.promotes["b"] != 1 {
+				t.Errorf("b promoted %d times, want 1", w.promotes["b"])
+			}
+		})
+	}
+}
+
 func TestEmergencyRoutingErrorIsRetried(t *testing.T) {
 	w := newWorld(t)
 	primarySeenDownButSQLAnswers(w)

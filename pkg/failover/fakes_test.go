@@ -51,8 +51,12 @@ type world struct {
 	persists  int
 	steps     []string // each persisted step, as "Step:confirmedBy", then "done"
 	failAt    int
-	reports   map[string]*Report
-	sidecars  map[string]int64 // live sidecars and the generation they hold
+	// conflictAt makes the n-th persist meet a conflict: as the status
+	// patcher does, the write still lands, but the group is left holding a
+	// re-read copy, so pointers into its old status are detached.
+	conflictAt int
+	reports    map[string]*Report
+	sidecars   map[string]int64 // live sidecars and the generation they hold
 }
 
 // addSite adds a third site c, replicating from a.
@@ -148,6 +152,9 @@ func (w *world) PersistStatus(_ context.Context, g *v1alpha1.MysqlFailoverGroup)
 		return errors.New("fake: operator crashed before this write")
 	}
 	w.persisted = g.DeepCopy()
+	if w.persists == w.conflictAt {
+		*g = *w.persisted.DeepCopy()
+	}
 	if it := g.Status.Failover; it != nil {
 		w.steps = append(w.steps, string(it.Step)+":"+it.FenceConfirmedBy)
 	} else if g.Status.LastFailover != nil {
