@@ -33,9 +33,11 @@ func (l *groupLoop) record(ctx context.Context, p failover.Pass) {
 // fresh probes; an unreachable site keeps its last GTIDs and fence mark.
 func (l *groupLoop) recordSites(g *v1alpha1.MysqlFailoverGroup) {
 	st := &g.Status
+	start := &l.patcher.read
 	out := make([]v1alpha1.SiteStatus, 0, len(g.Spec.Sites))
 	for _, s := range g.Spec.Sites {
 		rec := *failover.SiteRecord(st, s.Name)
+		acted := rec.Fenced
 		d := l.deb[s.Name]
 		rec.State = d.State()
 		if since := d.Since(); !since.IsZero() {
@@ -44,11 +46,40 @@ func (l *groupLoop) recordSites(g *v1alpha1.MysqlFailoverGroup) {
 		}
 		if o := l.obs[s.Name]; o.err == nil {
 			l.recordProbe(g, &rec, o)
+			active := s.Name == start.ActiveSite || s.Name == st.ActiveSite
+			rec.Fenced = fencedMark(failover.HeldReadOnly(start, s.Name), acted, active, rec.Fenced)
 		}
 		l.op.metrics.setSiteState(g.Namespace, g.Name, s.Name, rec.State)
 		out = append(out, rec)
 	}
 	st.Sites = out
+}
+
+// fencedMark is a reachable site's status.sites[].fenced after a pass. The
+// mark is fence evidence: a marked site that goes unreachable counts as
+// unable to write (failover.HeldReadOnly, read by Decide's site views and
+// by planned promotion). The probe (probeReadOnly) was taken before the
+// pass acted, so it cannot see what the act did:
+//   - when the act changed the mark (from start to acted), the act's mark
+//     stands: it fenced the site by SQL, or cleared the mark before making
+//     the site writable;
+//   - for the active site, at the pass's start or end, the probe may clear
+//     the mark but never set it: the operator only ever makes the active
+//     site writable (promotion, re-assertion, rollback), and does so without
+//     touching a mark that was not set;
+//   - any other site is marked when the probe saw it read-only.
+//
+// The price is that an active site found read-only without the operator
+// fencing it (booted fenced, or fenced by its sidecar) is not held
+// read-only: should it go unreachable, it waits for other evidence.
+func fencedMark(start, acted, active, probeReadOnly bool) bool {
+	switch {
+	case acted != start:
+		return acted
+	case active:
+		return acted && probeReadOnly
+	}
+	return probeReadOnly
 }
 
 func (l *groupLoop) recordProbe(g *v1alpha1.MysqlFailoverGroup, rec *v1alpha1.SiteStatus, o observation) {

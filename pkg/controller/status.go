@@ -21,13 +21,19 @@ type statusPatcher struct {
 	c      client.Client
 	reader client.Reader
 	base   *v1alpha1.MysqlFailoverGroup
+	// read is the status as read at the pass's start (reset), before the
+	// pass acted: record tells from it what the act changed.
+	read v1alpha1.MysqlFailoverGroupStatus
 }
 
 // maxConflictRetries bounds re-reads after conflicts in one write.
 const maxConflictRetries = 3
 
-// reset makes g, as just read, the base.
-func (p *statusPatcher) reset(g *v1alpha1.MysqlFailoverGroup) { p.base = g.DeepCopy() }
+// reset makes g, as just read, the base and the pass's starting point.
+func (p *statusPatcher) reset(g *v1alpha1.MysqlFailoverGroup) {
+	p.base = g.DeepCopy()
+	p.read = *g.Status.DeepCopy()
+}
 
 // PersistStatus writes g.Status unless it equals the base's.
 func (p *statusPatcher) PersistStatus(ctx context.Context, g *v1alpha1.MysqlFailoverGroup) error {
