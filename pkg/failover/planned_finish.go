@@ -113,11 +113,11 @@ func (m *Planned) rollback(ctx context.Context, p Pass, b *v1alpha1.PlannedFailo
 	err := m.env.DB.Unfence(cctx, src)
 	cancel()
 	switch {
+	// On an error the mark stays cleared: an unfence that timed out may still
+	// have taken effect, and only a confirmed read-only site may count as held.
 	case err != nil && !crashed(p, src):
-		SiteRecord(st, src).Fenced = true
 		return waiting(retryPause, "unfencing "+src), fmt.Errorf("planned failover: roll back: unfence %s: %w", src, err)
 	case err != nil:
-		SiteRecord(st, src).Fenced = true
 		e.msg += fmt.Sprintf("; %s is unreachable and stays fenced: the emergency path takes over", src)
 	default:
 		e.msg += fmt.Sprintf("; rolled back: %s is writable again", src)
