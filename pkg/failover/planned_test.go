@@ -1,6 +1,7 @@
 package failover
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -443,5 +444,18 @@ func TestPlannedAnnotationRemovalFailsThenRetries(t *testing.T) {
 	w.assertEnded(t, v1alpha1.PhaseFailed, v1alpha1.ReasonUnknownSite, v1alpha1.EventPlannedFailoverRejected)
 	if w.clears != 1 {
 		t.Fatalf("cleared %d times", w.clears)
+	}
+}
+
+// An unfence that fails during a rollback may still have taken effect on the
+// server, so the source must not be recorded as held read-only afterwards.
+func TestPlannedRollbackUnfenceErrorLeavesSourceUnmarked(t *testing.T) {
+	w := newPWorld(t)
+	w.lagging["b"] = true
+	w.errs["unfence"] = errors.New("unfence: i/o timeout")
+	w.annotate("b:maxLagWait=2s")
+	w.run(100)
+	if HeldReadOnly(&w.persisted.Status, "a") {
+		t.Fatalf("a is marked held read-only after a failed unfence: %+v", w.persisted.Status.Sites)
 	}
 }
