@@ -22,6 +22,7 @@ const demoSteps = 7
 type demoOpts struct {
 	state     string
 	sites     []string
+	opsNode   string // the node that runs the operator, outside every site
 	namespace string
 	group     string
 	writer    bool
@@ -30,10 +31,19 @@ type demoOpts struct {
 
 func (o demoOpts) hostname() string { return o.group + ".bloodraven.test" }
 
+// nodes are the cluster's nodes: one per site, then the operator's.
+func (o demoOpts) nodes() []string {
+	if o.opsNode == "" {
+		return o.sites
+	}
+	return append(append([]string{}, o.sites...), o.opsNode)
+}
+
 func parseDemo(state string, args []string) (demoOpts, error) {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	sites := fs.String("sites", "iad,pdx", "comma-separated sites; the first starts as the primary")
 	o := demoOpts{state: state}
+	fs.StringVar(&o.opsNode, "operator-node", "ops", "a node of its own for the operator, so losing a site does not take the operator with it; empty lets the scheduler pick a site's node")
 	fs.StringVar(&o.namespace, "namespace", "default", "namespace of the group")
 	fs.StringVar(&o.group, "group", "orders", "name of the group")
 	noWriter := fs.Bool("no-writer", false, "start no writer")
@@ -77,7 +87,7 @@ func demo(ctx context.Context, state string, args []string) error {
 	if err != nil {
 		return err
 	}
-	st.done(2, "local cluster up: nodes %s; KUBECONFIG=%s", strings.Join(o.sites, ", "), c.Kubeconfig())
+	st.done(2, "local cluster up: nodes %s; KUBECONFIG=%s", strings.Join(o.nodes(), ", "), c.Kubeconfig())
 	if err := demoInstall(ctx, c, o, root, st); err != nil {
 		fmt.Fprintf(os.Stderr, "playground: %v\nplayground: taking the cluster down; logs stay in %s\n", err, o.state)
 		stopWriter(o.state)
@@ -99,7 +109,7 @@ func demoUp(ctx context.Context, o demoOpts, root string) (*localcluster.Cluster
 	}
 	// The real kubelet's first restart delay (10 s) is longer than failure
 	// detection, so a killed mysqld makes a failover, as in production.
-	c, err := localcluster.Up(ctx, localcluster.Options{StateDir: o.state, Sites: o.sites, RepoRoot: root,
+	c, err := localcluster.Up(ctx, localcluster.Options{StateDir: o.state, Sites: o.nodes(), RepoRoot: root,
 		Detach: true, Progress: progress, BackoffInitial: 10 * time.Second, BackoffMax: 40 * time.Second})
 	if err != nil {
 		return nil, fmt.Errorf("local cluster: %w", err)
@@ -110,10 +120,15 @@ func demoUp(ctx context.Context, o demoOpts, root string) (*localcluster.Cluster
 // demoInstall runs steps 3 to 6.
 func demoInstall(ctx context.Context, c *localcluster.Cluster, o demoOpts, root string, st stepper) error {
 	ch := install.Chart{Root: root}
+	helm := "helm install bloodraven charts/bloodraven -n bloodraven-system --create-namespace"
+	if o.opsNode != "" {
+		ch.Set = []string{`nodeSelector.topology\.kubernetes\.io/zone=` + o.opsNode}
+		helm += ` --set 'nodeSelector.topology\.kubernetes\.io/zone=` + o.opsNode + `'`
+	}
 	if err := install.Install(ctx, c, ch); err != nil {
 		return err
 	}
-	st.done(3, "Bloodraven installed: helm install bloodraven charts/bloodraven -n bloodraven-system; operator Ready")
+	st.done(3, "Bloodraven installed: %s; operator Ready", helm)
 	g := install.Group{Namespace: o.namespace, Name: o.group, Sites: o.sites, Hostname: o.hostname(),
 		Spec: "  mysql: {flavor: mariadb, storage: {size: 1Gi}}\n  failoverCooldown: 30s\n"}
 	if err := install.Create(ctx, c, g); err != nil {
