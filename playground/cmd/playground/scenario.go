@@ -29,7 +29,7 @@ func scenarioCmd(ctx context.Context, args []string) error {
 	}
 	if *list {
 		for _, s := range scenario.All() {
-			fmt.Printf("%2d %-22s %s\n", s.Number, s.Name, s.Title)
+			fmt.Printf("%2d %-30s %s\n", s.Number, s.Name, s.Title)
 		}
 		return nil
 	}
