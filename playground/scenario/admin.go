@@ -33,15 +33,6 @@ func (g *Group) admin(ctx context.Context) (*load.Client, error) {
 	return g.client(acct, 5*time.Second), nil
 }
 
-// siteExec runs statements on a site's mysqld with the operator's account.
-func (g *Group) siteExec(ctx context.Context, site string, stmts ...string) error {
-	c, err := g.admin(ctx)
-	if err != nil {
-		return err
-	}
-	return c.Exec(ctx, g.SiteAddrs()[site], stmts...)
-}
-
 // sidecarView asks a site's sidecar for its cached view.
 func (g *Group) sidecarView(ctx context.Context, site string) (v1alpha1.ActiveSiteView, error) {
 	var v v1alpha1.ActiveSiteView

@@ -29,7 +29,7 @@ func setup(ctx context.Context, e *Env, name string, t Timings, extra string, o 
 		return g, nil, err
 	}
 	if _, err := l.WaitAck(ctx, Sites[0], false, l.Started, 20*time.Second); err != nil {
-		return g, l, fmt.Errorf("load does not get through: %w; last attempt: %s", err, l.lastFailure())
+		return g, l, fmt.Errorf("load does not get through: %w", err)
 	}
 	return g, l, sleepCtx(ctx, warmUp)
 }

@@ -63,10 +63,16 @@ func laggingReplicaLoss(ctx context.Context, e *Env) Result {
 	if err := sleepCtx(ctx, 2*time.Second); err != nil {
 		return r.fail(err)
 	}
-	l.Mark("unlock")
+	unlock := l.Mark("unlock")
 	release()
 	release = func() {}
-	return lagOutcome(ctx, g, l, &r, cut)
+	r = lagOutcome(ctx, g, l, &r, cut)
+	// The promotion waited for the relay log: site-b took no write before
+	// its SQL thread could apply what it had received.
+	if first, ok := firstAckOn(&l.hist, b, cut); ok && first.End.Before(unlock) {
+		r.Failf("%s acknowledged id %d before the relay log could drain", b, first.ID)
+	}
+	return r
 }
 
 // lagOutcome waits for the promotion and the loss report, and checks that
@@ -138,9 +144,17 @@ func plannedLagTimeout(ctx context.Context, e *Env) Result {
 		return r.fail(err)
 	}
 	a, b := Sites[0], Sites[1]
-	if err := g.siteExec(ctx, b, "STOP SLAVE SQL_THREAD"); err != nil {
+	admin, err := g.admin(ctx)
+	if err != nil {
 		return r.fail(err)
 	}
+	// A global read lock on site-b holds its SQL thread (which keeps
+	// running, so the operator leaves it be): site-b falls behind.
+	release, err := admin.Hold(ctx, g.SiteAddrs()[b], "FLUSH TABLES WITH READ LOCK")
+	if err != nil {
+		return r.fail(fmt.Errorf("lock %s: %w", b, err))
+	}
+	defer func() { release() }()
 	if err := sleepCtx(ctx, time.Second); err != nil {
 		return r.fail(err)
 	}
@@ -161,9 +175,8 @@ func plannedLagTimeout(ctx context.Context, e *Env) Result {
 	if _, err := l.WaitAck(ctx, a, false, time.Now(), 30*time.Second); err != nil {
 		r.Failf("writes do not resume on %s: %v", a, err)
 	}
-	if err := g.siteExec(ctx, b, "START SLAVE SQL_THREAD"); err != nil {
-		r.Failf("restart %s's SQL thread: %v", b, err)
-	}
+	release()
+	release = func() {}
 	rep := r.finish(ctx, l, -1)
 	for _, x := range l.hist.Attempts {
 		if x.OK && x.Site == b {

@@ -80,7 +80,8 @@ func (l *Load) WaitAck(ctx context.Context, site string, probe bool, t time.Time
 			return a, nil
 		}
 		if time.Now().After(deadline) {
-			return load.Attempt{}, fmt.Errorf("no acknowledged write on %s (%s) within %s", site, key, within)
+			return load.Attempt{}, fmt.Errorf("no acknowledged write on %s (%s) within %s; last failure: %s",
+				site, key, within, l.lastFailure())
 		}
 		if err := sleepCtx(ctx, 50*time.Millisecond); err != nil {
 			return load.Attempt{}, err
