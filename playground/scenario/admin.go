@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -78,4 +79,19 @@ func condition(mg *v1alpha1.MysqlFailoverGroup, typ string) (metav1.Condition, b
 		}
 	}
 	return metav1.Condition{}, false
+}
+
+// events lists the group namespace's Events whose reason contains match.
+func (g *Group) events(ctx context.Context, match string) string {
+	evs, err := g.e.C.Client.CoreV1().Events(g.NS).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err.Error()
+	}
+	var out []string
+	for _, ev := range evs.Items {
+		if strings.Contains(ev.Reason, match) {
+			out = append(out, ev.Reason+": "+ev.Message)
+		}
+	}
+	return strings.Join(out, "; ")
 }

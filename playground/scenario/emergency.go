@@ -58,6 +58,9 @@ func operatorKilledMidFailover(ctx context.Context, e *Env) Result {
 	if err := g.WaitActive(ctx, b, 2, 2*time.Minute); err != nil {
 		return r.fail(err)
 	}
+	if err := g.WaitDNS(ctx, b, 30*time.Second); err != nil {
+		r.Failf("the resumed failover did not move DNS: %v; events: %s", err, g.events(ctx, "DNS"))
+	}
 	if _, err := l.WaitAck(ctx, b, false, time.Now(), 30*time.Second); err != nil {
 		return r.fail(err)
 	}

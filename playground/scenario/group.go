@@ -194,27 +194,28 @@ func (g *Group) Wait(ctx context.Context, what string, within time.Duration,
 	}
 }
 
-// WaitActive waits until the group is Ready with site active at generation gen.
+// WaitActive waits until the group is Ready with site active at generation
+// gen, no failover in flight, and site seen writable (Ready alone can lag
+// the failover intent that names the new site).
 func (g *Group) WaitActive(ctx context.Context, site string, gen int64, within time.Duration) error {
 	_, err := g.Wait(ctx, fmt.Sprintf("group Ready on %s at generation %d", site, gen), within,
 		func(mg *v1alpha1.MysqlFailoverGroup) error {
-			st := mg.Status
-			if st.ActiveSite == site && st.TopologyGeneration == gen && condTrue(mg, "Ready") {
-				return nil
+			if err := install.Ready(mg, site, gen); err != nil {
+				return err
 			}
-			return fmt.Errorf("active %q generation %d ready %v", st.ActiveSite, st.TopologyGeneration, condTrue(mg, "Ready"))
+			if mg.Status.Failover != nil {
+				return fmt.Errorf("failover in flight at step %q", mg.Status.Failover.Step)
+			}
+			for _, s := range mg.Status.Sites {
+				if s.Name == site && s.State != v1alpha1.StateWritable {
+					return fmt.Errorf("%s is %s", site, s.State)
+				}
+			}
+			return nil
 		})
 	return err
 }
 
-func condTrue(mg *v1alpha1.MysqlFailoverGroup, typ string) bool {
-	for _, c := range mg.Status.Conditions {
-		if c.Type == typ {
-			return c.Status == metav1.ConditionTrue
-		}
-	}
-	return false
-}
 
 // WaitDNS waits until the group's name resolves to site's Service.
 func (g *Group) WaitDNS(ctx context.Context, site string, within time.Duration) error {
