@@ -216,7 +216,6 @@ func (g *Group) WaitActive(ctx context.Context, site string, gen int64, within t
 	return err
 }
 
-
 // WaitDNS waits until the group's name resolves to site's Service.
 func (g *Group) WaitDNS(ctx context.Context, site string, within time.Duration) error {
 	deadline := time.Now().Add(within)
