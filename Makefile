@@ -46,7 +46,9 @@ verify-generate: generate
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	go vet ./...
-	go vet -tags db,envtest ./...
+	go vet -tags db,envtest,localcluster,e2e,playground ./...
+	@if [ -x "$(TOOLS)/golangci-lint" ]; then echo "golangci-lint run"; "$(TOOLS)/golangci-lint" run ./...; \
+	  else echo "lint: golangci-lint not installed (make deps tries); gofmt and go vet passed"; fi
 
 test: deps verify-generate lint helm-check test-unit test-db test-envtest test-localcluster test-e2e test-playground
 
