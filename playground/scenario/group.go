@@ -15,7 +15,6 @@ import (
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
 	"github.com/shipstream/bloodraven/pkg/routing"
 	"github.com/shipstream/bloodraven/playground/install"
-	"github.com/shipstream/bloodraven/playground/load"
 )
 
 // Timings are the group's detection and fencing settings. A zero field
@@ -49,11 +48,9 @@ type Group struct {
 	Hostname string
 	T        Timings
 
-	mu       sync.Mutex
-	addrs    map[string]string
-	addrsAt  time.Time
-	acct     load.Account
-	acctRead bool
+	mu      sync.Mutex
+	addrs   map[string]string
+	addrsAt time.Time
 }
 
 // bootThreshold is the failureThreshold a group is created with: a new
