@@ -74,6 +74,9 @@ func demo(ctx context.Context, state string, args []string) error {
 	if err != nil {
 		return err
 	}
+	if pid, ok := localcluster.Running(o.state); ok {
+		return fmt.Errorf("a playground already runs from %s (supervisor pid %d): make playground-down first", o.state, pid)
+	}
 	st := stepper{start: time.Now()}
 	root, err := install.RepoRoot()
 	if err == nil {
@@ -103,9 +106,6 @@ func demoUp(ctx context.Context, o demoOpts, root string) (*localcluster.Cluster
 	var progress io.Writer = io.Discard
 	if o.verbose {
 		progress = os.Stdout
-	}
-	if pid, ok := localcluster.Running(o.state); ok {
-		return nil, fmt.Errorf("a playground already runs from %s (supervisor pid %d): make playground-down first", o.state, pid)
 	}
 	// The real kubelet's first restart delay (10 s) is longer than failure
 	// detection, so a killed mysqld makes a failover, as in production.
