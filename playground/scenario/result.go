@@ -24,6 +24,10 @@ type Result struct {
 	// History is where the history was saved.
 	History  string
 	Duration time.Duration
+	// Broken counts the failures that are broken promises (two writers,
+	// acknowledged writes lost and not reported), as opposed to a
+	// scenario's own expectations such as a latency bound.
+	Broken int
 }
 
 // Passed says the scenario found nothing wrong.
@@ -113,14 +117,17 @@ func (r *Result) judge(h *load.History, allowLoss int64) *load.Report {
 		}
 		r.Failf("two writers: %s", o)
 	}
+	r.Broken += len(rep.Overlaps)
 	if rep.Acked == 0 {
 		r.Failf("no write was acknowledged at all")
 	}
 	switch n := int64(len(rep.Lost)); {
 	case n == 0:
 	case allowLoss < 0:
+		r.Broken++
 		r.Failf("%d acknowledged writes lost %v (first ids %v)", n, rep.LostBySite, head(rep.Lost))
 	case n > allowLoss:
+		r.Broken++
 		r.Failf("%d acknowledged writes lost %v, but the group reported transactionsLost %d", n, rep.LostBySite, allowLoss)
 	default:
 		r.Notef("%d acknowledged writes lost %v, within the reported transactionsLost %d", n, rep.LostBySite, allowLoss)
