@@ -36,6 +36,8 @@ func TestConditions(t *testing.T) {
 			false, cond{"True", v1alpha1.ReasonHealthy}, cond{"False", v1alpha1.ReasonHealthy}, cond{"False", v1alpha1.ReasonNotBlocked}},
 		{"replica down", topology.Decision{Kind: topology.KindDegraded, Reason: v1alpha1.ReasonPeerDown},
 			false, cond{"True", v1alpha1.ReasonHealthy}, cond{"True", v1alpha1.ReasonPeerDown}, cond{"False", v1alpha1.ReasonNotBlocked}},
+		{"active site not observed yet", topology.Decision{Kind: topology.KindDegraded, Reason: v1alpha1.ReasonNotReady},
+			false, cond{"False", v1alpha1.ReasonNotReady}, cond{"True", v1alpha1.ReasonNotReady}, cond{"False", v1alpha1.ReasonNotBlocked}},
 		{"cooldown", topology.Decision{Kind: topology.KindFailoverBlocked, Reason: v1alpha1.ReasonCooldown, Wanted: topology.KindFailover},
 			false, cond{"False", v1alpha1.ReasonCooldown}, cond{"True", v1alpha1.ReasonCooldown}, cond{"True", v1alpha1.ReasonCooldown}},
 		{"failover waiting for the old primary's fence", topology.Decision{Kind: topology.KindFailoverBlocked,

@@ -116,7 +116,10 @@ func (l *groupLoop) recordConditions(g *v1alpha1.MysqlFailoverGroup, d topology.
 		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: typ, Status: status, Reason: reason,
 			Message: msg, ObservedGeneration: g.Generation, LastTransitionTime: now})
 	}
-	serving := (d.Kind == topology.KindHealthy || d.Kind == topology.KindDegraded) && st.Failover == nil
+	// Serving means the active site is observed writable: Healthy, or Degraded
+	// for a peer's sake. Degraded/NotReady is an active site not observed yet.
+	degradedServing := d.Kind == topology.KindDegraded && d.Reason != v1alpha1.ReasonNotReady
+	serving := (d.Kind == topology.KindHealthy || degradedServing) && st.Failover == nil
 	readyReason := v1alpha1.ReasonHealthy
 	switch {
 	case st.Failover != nil:
