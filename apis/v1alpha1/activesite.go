@@ -48,3 +48,9 @@ const (
 	SourceOperator     = "operator"
 	SourcePeerPrefix   = "peer/"
 )
+
+// PathPeerRefresh is a sidecar's POST /peer/refresh: it asks the sidecar to
+// fetch the views now rather than at its next tick. It carries no body, so it
+// can make a sidecar look sooner but never tell it what to see. It answers
+// 202; a sidecar that predates it answers 404 or 405.
+const PathPeerRefresh = "/peer/refresh"

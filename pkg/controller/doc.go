@@ -26,7 +26,14 @@
 // while phases move on, and the loop woken when the annotation appears;
 // automatic evaluation pauses while it holds the topology.
 //
+// When the view the Registry publishes for a group changes, the nudger
+// (nudge.go) sends POST /peer/refresh to every site's sidecar in the
+// background, so they fetch the new view now rather than at their next tick.
+// It carries no data and never holds up the loop; the wait for the target's
+// sidecar before promotion stays the safety check.
+//
 // Seams: Resolver maps (group, site) to a mysql.Config (default: the per-site
 // Service); Router is pkg/routing's Router; PlannedStepper can override the
-// planned guard. Everything is wired by New, which cmd/operator calls.
+// planned guard; SidecarURL maps a site to the sidecar it nudges. Everything
+// is wired by New, which cmd/operator calls.
 package controller

@@ -74,6 +74,12 @@ type env struct {
 	// running operator's API (503 while none runs).
 	api     *httptest.Server
 	apiImpl atomic.Pointer[http.Handler]
+
+	// sidecarURLs are the running sidecars' addresses, which the operator
+	// nudges (guarded by mu); sidecarTimings, when set, replace the test
+	// timings of the sidecars (nudge_envtest_test.go).
+	sidecarURLs    map[string]string
+	sidecarTimings *sidecarTimings
 }
 
 // newEnv starts len(sites) MariaDB instances (the first one the writable
@@ -200,7 +206,8 @@ func (e *env) startOperatorWith(mod func(*controller.Deps, *controller.Options))
 	router := routing.New(mgr.GetClient(), mgr.GetScheme(), routing.Options{OperatorURL: "http://127.0.0.1:1"})
 	reg := prometheus.NewRegistry()
 	deps := controller.Deps{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Router: router,
-		Resolver: e, Recorder: mgr.GetEventRecorder("bloodraven"), Registerer: reg, Log: testr.NewWithInterface(e.t, testr.Options{})}
+		Resolver: e, Recorder: mgr.GetEventRecorder("bloodraven"), Registerer: reg, Log: testr.NewWithInterface(e.t, testr.Options{}),
+		SidecarURL: e.sidecarURL}
 	opts := controller.Options{CallTimeout: 3 * time.Second, FenceTimeout: 300 * time.Millisecond, DrainTimeout: 2 * time.Second}
 	if mod != nil {
 		mod(&deps, &opts)

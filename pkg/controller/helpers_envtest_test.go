@@ -44,6 +44,8 @@ func (e *env) startSidecars(sites ...string) {
 		e.t.Cleanup(srv.Close)
 		urls[i] = srv.URL
 	}
+	e.noteSidecars(sites, urls)
+	lease, interval := e.sidecarLeaseAndInterval()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{}, len(sites))
 	for i, s := range sites {
@@ -60,7 +62,7 @@ func (e *env) startSidecars(sites ...string) {
 			e.t.Fatal(err)
 		}
 		cfg := sidecar.Config{Settings: sidecar.Settings{Namespace: e.ns, Group: "orders", Site: s,
-			LeaseTimeout: leaseTimeout, PeerCheckInterval: peerCheckInterval},
+			LeaseTimeout: lease, PeerCheckInterval: interval},
 			OperatorURL: e.api.URL, Peers: peers, Logger: slog.New(slog.DiscardHandler)}
 		r, err := sidecar.NewRunner(cfg, inst, time.Now())
 		if err != nil {

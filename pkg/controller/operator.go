@@ -47,6 +47,9 @@ type Options struct {
 	MaxLag time.Duration
 	// ResyncPeriod re-converges every group's objects at least this often.
 	ResyncPeriod time.Duration
+	// NudgeTimeout bounds one nudge of a sidecar (nudge.go); 0 means 1 s,
+	// negative turns nudges off.
+	NudgeTimeout time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -85,6 +88,9 @@ type Deps struct {
 	Open     Opener
 	Clock    failover.Clock
 	Log      logr.Logger
+
+	// SidecarURL is where each site's sidecar is nudged; nil means DefaultSidecarURL.
+	SidecarURL SidecarURL
 }
 
 // Operator owns the poll loops of every group. It is a manager Runnable
@@ -130,6 +136,9 @@ func New(d Deps, opts Options) (*Operator, error) {
 		d.Registry = NewRegistry(d.Clock.Now)
 	}
 	m := NewMetrics(d.Registerer)
+	if opts.NudgeTimeout >= 0 {
+		d.Registry.notifyOnPublish(newNudger(d.SidecarURL, opts.NudgeTimeout, d.Registerer, d.Log).published)
+	}
 	return &Operator{client: d.Client, reader: d.Reader, resolver: d.Resolver, router: d.Router,
 		registry: d.Registry, notifier: &notifier{rec: d.Recorder, metrics: m}, metrics: m, planned: d.Planned,
 		open: d.Open, clock: d.Clock, opts: opts.withDefaults(), log: d.Log,

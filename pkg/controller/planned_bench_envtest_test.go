@@ -25,15 +25,19 @@ import (
 //	                                first one acknowledged through -primary by the new)
 //
 // Run it with `make bench-planned`; BLOODRAVEN_BENCH_ROUNDS sets the number
-// of rounds (default and least 10).
+// of rounds (default and least 10). BLOODRAVEN_BENCH_SIDECAR=default runs the
+// sidecars with the CRD's default timings (peerCheckInterval 5s, leaseTimeout
+// 20s), and BLOODRAVEN_BENCH_NUDGE=off stops the operator's nudges
+// (benchSettings, nudge_envtest_test.go).
 func BenchmarkPlannedSwitchover(b *testing.B) {
 	rounds := 12
 	if v, err := strconv.Atoi(os.Getenv("BLOODRAVEN_BENCH_ROUNDS")); err == nil && v > rounds {
 		rounds = v
 	}
 	e := newEnv(b, "a", "b")
-	e.createGroup(func(spec map[string]any) { spec["failoverCooldown"] = "1s" })
-	e.startOperator()
+	spec, deps := e.benchSettings(func(spec map[string]any) { spec["failoverCooldown"] = "1s" })
+	e.createGroup(spec)
+	e.startOperatorWith(deps)
 	e.startSidecars("a", "b")
 	e.healthy()
 	e.createWriteTable("a")

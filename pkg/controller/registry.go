@@ -22,6 +22,8 @@ type Registry struct {
 	mu    sync.Mutex
 	views map[types.NamespacedName]published
 	side  map[siteKey]*sidecarRecord
+	// onPublish, when set, hears every view published (the nudger, nudge.go).
+	onPublish func(v1alpha1.ActiveSiteView, []string)
 }
 
 type published struct {
@@ -84,6 +86,9 @@ func (r *Registry) Publish(g *v1alpha1.MysqlFailoverGroup) {
 	defer r.mu.Unlock()
 	r.views[key] = published{sites: sites, view: v1alpha1.ActiveSiteView{Namespace: g.Namespace, Group: g.Name,
 		ActiveSite: g.Status.ActiveSite, Generation: g.Status.TopologyGeneration, Source: v1alpha1.SourceOperator}}
+	if r.onPublish != nil {
+		r.onPublish(r.views[key].view, sites) // after the view is served: a nudged sidecar fetches it
+	}
 }
 
 // Forget drops a deleted group.

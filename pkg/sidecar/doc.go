@@ -25,7 +25,8 @@
 // per-request timeouts shorter than the period, fences, keeps the state that
 // /status reports, and exports Prometheus metrics on its own registry.
 // Handler serves /healthz, /readyz, /peer/active-site (503 before any view),
-// /status and /metrics with chi.
+// /status and /metrics with chi, and POST /peer/refresh, which makes Run tick
+// early (coalesced and rate-limited by a clock-free schedule; refresh.go).
 //
 // pkg/sim drives the same Loop with its logical clock.
 package sidecar

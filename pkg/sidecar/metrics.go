@@ -15,6 +15,8 @@ const (
 	MetricContactErrors  = "bloodraven_sidecar_contact_errors_total"
 	MetricViewGeneration = "bloodraven_sidecar_view_generation"
 	MetricMySQLWritable  = "bloodraven_sidecar_mysqld_writable"
+	MetricRefreshes      = "bloodraven_sidecar_refresh_requests_total"
+	MetricRefreshTicks   = "bloodraven_sidecar_refresh_ticks_total"
 )
 
 // Metric labels and the values of LabelKind.
@@ -38,6 +40,8 @@ type metrics struct {
 	selfFences    *prometheus.CounterVec
 	fenceErrors   prometheus.Counter
 	contactErrors *prometheus.CounterVec
+	// refreshRequests counts POST /peer/refresh; refreshTicks the ticks they caused.
+	refreshRequests, refreshTicks prometheus.Counter
 }
 
 // newMetrics registers the series. lease, generation and writable are read
@@ -51,8 +55,12 @@ func newMetrics(targets []string, lease, generation, writable func() float64) *m
 			Help: "Fence attempts that failed or could not be verified."}),
 		contactErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricContactErrors,
 			Help: "Failed or ignored contacts with the operator and each peer, by kind."}, []string{LabelTarget, LabelKind}),
+		refreshRequests: prometheus.NewCounter(prometheus.CounterOpts{Name: MetricRefreshes,
+			Help: "Refresh requests received (POST /peer/refresh)."}),
+		refreshTicks: prometheus.NewCounter(prometheus.CounterOpts{Name: MetricRefreshTicks,
+			Help: "Ticks run early because of refresh requests; requests between two ticks make one."}),
 	}
-	m.reg.MustRegister(m.selfFences, m.fenceErrors, m.contactErrors,
+	m.reg.MustRegister(m.selfFences, m.fenceErrors, m.contactErrors, m.refreshRequests, m.refreshTicks,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: MetricLeaseRemaining,
 			Help: "Time until the lease runs out; at or below zero a writable mysqld is fenced."}, lease),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: MetricViewGeneration,

@@ -35,6 +35,10 @@ type Config struct {
 	StatusTimeout time.Duration
 	// FenceTimeout bounds one fence with its verification (default 5 s).
 	FenceTimeout time.Duration
+	// RefreshGap is the least time from the start of one tick to a tick a
+	// refresh request asks for (default a tenth of PeerCheckInterval, within
+	// 50 ms and 250 ms).
+	RefreshGap time.Duration
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 }
@@ -48,6 +52,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.FenceTimeout <= 0 {
 		c.FenceTimeout = 5 * time.Second
+	}
+	if c.RefreshGap <= 0 {
+		c.RefreshGap = defaultRefreshGap(c.PeerCheckInterval)
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -95,6 +102,8 @@ type Runner struct {
 	fetch   *fetcher
 	log     *slog.Logger
 	metrics *metrics
+	// refresh carries refresh requests to the Run loop; one waiting is enough.
+	refresh chan struct{}
 
 	mu   sync.Mutex // guards everything below
 	loop *Loop
@@ -111,7 +120,7 @@ func NewRunner(cfg Config, db MySQL, now time.Time) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Runner{cfg: cfg, db: db, log: cfg.Logger, loop: loop, st: newRunnerState(cfg)}
+	r := &Runner{cfg: cfg, db: db, log: cfg.Logger, loop: loop, st: newRunnerState(cfg), refresh: make(chan struct{}, 1)}
 	r.fetch = &fetcher{client: newHTTPClient(cfg.PeerCheckInterval), timeout: cfg.RequestTimeout,
 		operator: cfg.OperatorURL, peers: cfg.Peers, namespace: cfg.Namespace, group: cfg.Group}
 	targets := []string{targetName("")}
@@ -123,35 +132,36 @@ func NewRunner(cfg Config, db MySQL, now time.Time) (*Runner, error) {
 }
 
 // Run fences a writable mysqld at once (the boot safety net), then ticks every
-// PeerCheckInterval, and in between wakes when the lease runs out. It returns
+// PeerCheckInterval, and in between wakes when the lease runs out or when a
+// refresh request (Refresh) asks for a tick. Ticks never overlap. It returns
 // when ctx ends.
 func (r *Runner) Run(ctx context.Context) error {
 	r.log.Info("sidecar starting", "group", r.cfg.Group, "site", r.cfg.Site, "peers", len(r.cfg.Peers),
 		"leaseTimeout", r.cfg.LeaseTimeout, "peerCheckInterval", r.cfg.PeerCheckInterval)
 	r.check(ctx)
+	sched := newSchedule(r.cfg.PeerCheckInterval, r.cfg.RefreshGap, time.Now())
 	timer := time.NewTimer(0)
 	defer timer.Stop()
-	next := time.Now()
 	for {
-		wake, tick := next, true
-		if dl := r.leaseDeadline(); dl.After(time.Now()) && dl.Before(next) {
-			wake, tick = dl, false
-		}
+		wake, kind := sched.wake(time.Now(), r.leaseDeadline())
 		timer.Reset(time.Until(wake))
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-r.refresh:
+			sched.request()
+			continue
 		case <-timer.C:
 		}
-		if !tick {
+		if kind == wakeLease {
 			r.check(ctx)
 			continue
 		}
-		r.Tick(ctx)
-		next = next.Add(r.cfg.PeerCheckInterval)
-		if now := time.Now(); next.Before(now) {
-			next = now
+		sched.ticked(time.Now(), kind)
+		if kind == wakeRefresh {
+			r.metrics.refreshTicks.Inc()
 		}
+		r.Tick(ctx)
 	}
 }
 

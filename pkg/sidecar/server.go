@@ -23,6 +23,7 @@ const (
 //   - GET /readyz: 200 when the last read reached mysqld, else 503.
 //   - GET /peer/active-site: the cached view; 503 before the sidecar holds
 //     one (not 404, which peers take for a sidecar too old to have the path).
+//   - POST /peer/refresh: 202; the Run loop ticks soon (Refresh).
 //   - GET /status: a StatusReport.
 //   - GET /metrics: the sidecar's own registry.
 func (r *Runner) Handler() http.Handler {
@@ -32,6 +33,7 @@ func (r *Runner) Handler() http.Handler {
 	})
 	mux.Get(PathReadyz, r.serveReadyz)
 	mux.Get(v1alpha1.PathPeerActiveSite, r.servePeerView)
+	mux.Post(v1alpha1.PathPeerRefresh, r.serveRefresh)
 	mux.Get(PathStatus, func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, r.Status())
 	})
