@@ -4,6 +4,10 @@ package v1alpha1
 const (
 	// PlannedFailoverAnnotation asks for a planned failover: <site>[:maxLagWait=<duration>].
 	PlannedFailoverAnnotation = "bloodraven.shipstream.io/planned-failover"
+	// FencedSitesAnnotation fences sites by an administrator: <site>[,<site>...].
+	// A fenced site is never a failover candidate; a fenced active site is
+	// made read-only and the group waits, without promoting another site.
+	FencedSitesAnnotation = "bloodraven.shipstream.io/fenced-sites"
 	// LabelGroup is set on every object the operator makes for a group.
 	LabelGroup = "bloodraven.shipstream.io/group"
 	// LabelSite names the site a Pod or object belongs to.
@@ -102,6 +106,12 @@ const (
 	EventDragonflyPromotionComplete = "DragonflyPromotionCompleted"
 	EventDragonflyPromotionFailed   = "DragonflyPromotionFailed"
 	EventDragonflySyncTimeout       = "DragonflySyncTimeout"
+	// EventAdminFenced: the active site was fenced by SQL because the
+	// fenced-sites annotation names it.
+	EventAdminFenced = "AdminFenced"
+	// EventFencedSitesIgnored: entries of the fenced-sites annotation that name
+	// no site of the group were ignored.
+	EventFencedSitesIgnored = "FencedSitesIgnored"
 )
 
 // Decision reasons added by pkg/topology.

@@ -15,7 +15,7 @@ import (
 
 // act runs the pass's one topology operation.
 func (l *groupLoop) act(ctx context.Context, p failover.Pass) {
-	if l.plannedAct(ctx, p) {
+	if l.plannedAct(ctx, p) || l.adminFenceAct(ctx, p) {
 		return
 	}
 	g, d := p.Group, p.Decision

@@ -160,10 +160,12 @@ func (l *groupLoop) buildPass(g *v1alpha1.MysqlFailoverGroup) (failover.Pass, er
 	for _, s := range g.Spec.Sites {
 		in.Sites = append(in.Sites, l.siteView(g, s, p.Evidence))
 	}
+	l.adminFence(g, &in)
 	d, err := topology.Decide(in)
 	if err != nil {
 		return p, err
 	}
+	d = adminFenceDecision(in, d)
 	p.Input, p.Decision = in, d
 	return p, nil
 }
