@@ -84,7 +84,7 @@ func adminFenceDecision(in topology.Input, d topology.Decision) topology.Decisio
 	}
 	return topology.Decision{Kind: topology.KindFailoverBlocked, Reason: v1alpha1.ReasonAdminFenced,
 		Wanted: topology.KindNoPrimary, Active: d.Active, Target: a.Name, Fence: []string{a.Name},
-		Message: fmt.Sprintf("active site %s is fenced by an administrator (%s): made read-only, no other site is promoted",
+		Message: fmt.Sprintf("active site %s is fenced by an administrator (%s): it is made read-only and no other site is promoted",
 			a.Name, v1alpha1.FencedSitesAnnotation)}
 }
 
