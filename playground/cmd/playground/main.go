@@ -119,7 +119,9 @@ func command(ctx context.Context, c *localcluster.Cluster, cmd string, args []st
 		return heal(ctx, c, args)
 	case "exec":
 		out, err := c.Exec(ctx, args...)
-		os.Stdout.Write(out)
+		if _, werr := os.Stdout.Write(out); werr != nil && err == nil {
+			err = werr
+		}
 		return err
 	}
 	return fmt.Errorf("unknown command %q\n%s", cmd, usage)

@@ -222,16 +222,6 @@ func (c *container) terminated(p *proc.Proc) {
 	c.r.notify()
 }
 
-// stop ends the running process, if any, within grace.
-func (c *container) stop(grace time.Duration) {
-	c.mu.Lock()
-	p := c.proc
-	c.mu.Unlock()
-	if p != nil {
-		p.Stop(grace)
-	}
-}
-
 // signal sends sig to the container's process group.
 func (c *container) signal(sig syscall.Signal) error {
 	c.mu.Lock()
