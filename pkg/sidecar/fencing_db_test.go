@@ -65,7 +65,12 @@ func TestStalePrimaryFencesOnAPeersNewerView(t *testing.T) {
 	if took := fenced.Sub(learned); took > fastTick+slack {
 		t.Fatalf("iad fenced %s after its peer learned the view, want within one tick (%s) + %s", took, fastTick, slack)
 	}
-	st := iad.runner.Status()
+	// The runner records the fence a moment after mysqld turns read-only.
+	var st sidecar.StatusReport
+	eventually(t, 2*slack, "the view fence is recorded", func() bool {
+		st = iad.runner.Status()
+		return st.LastFence != nil && st.LastFence.Reason == sidecar.ReasonView
+	})
 	if st.LastFence == nil || st.LastFence.Reason != sidecar.ReasonView || st.View.Source != "peer/pdx" || st.View.ActiveSite != "pdx" {
 		t.Fatalf("iad status after the fence: %+v, view %+v", st.LastFence, st.View)
 	}
@@ -119,7 +124,13 @@ func TestIsolatedPrimarySelfFencesOnLeaseExpiry(t *testing.T) {
 	iad.op.blackhole()
 	iad.peers["pdx"].blackhole()
 	eventually(t, fastLease+fastTick+2*slack, "iad is fenced", func() bool { return !iad.writable(t) })
-	st := iad.runner.Status()
+	// mysqld turns read-only inside Fence, a moment before the runner records
+	// the fence (it verifies and kills sessions first): wait for the record.
+	var st sidecar.StatusReport
+	eventually(t, 2*slack, "the lease fence is recorded", func() bool {
+		st = iad.runner.Status()
+		return st.LastFence != nil && st.LastFence.Reason == sidecar.ReasonLease
+	})
 	if st.LastFence == nil || st.LastFence.Reason != sidecar.ReasonLease {
 		t.Fatalf("last fence %+v, want reason %s", st.LastFence, sidecar.ReasonLease)
 	}
