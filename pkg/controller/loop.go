@@ -33,6 +33,7 @@ type groupLoop struct {
 	obs        map[string]observation // this pass's probe results
 	last       map[string]observation // last successful probe per site
 	seenPod    map[string]bool
+	answered   map[string]bool        // sites observed reachable at least once (answeredOnce)
 	podsNow    map[string][]time.Time // creation times of each site's Pods, nil when unknown
 	waitSince  map[string]time.Time   // when a gated action first waited, by action
 	lastWait   string                 // the emergency sequence's last logged wait
@@ -43,7 +44,7 @@ func newGroupLoop(op *Operator, key types.NamespacedName) *groupLoop {
 		conns:   newConns(op.resolver, op.open),
 		patcher: &statusPatcher{c: op.client, reader: op.reader},
 		deb:     map[string]*topology.Debouncer{}, last: map[string]observation{},
-		seenPod: map[string]bool{}, waitSince: map[string]time.Time{}}
+		seenPod: map[string]bool{}, answered: map[string]bool{}, waitSince: map[string]time.Time{}}
 	l.emergency = failover.NewEmergency(failover.Env{DB: l.conns, Router: op.router, Persister: l.patcher,
 		Publisher: op.registry, Notifier: op.notifier, Clock: op.clock})
 	l.planned = newPlannedRunner(l)
@@ -165,6 +166,7 @@ func (l *groupLoop) buildPass(g *v1alpha1.MysqlFailoverGroup) (failover.Pass, er
 	if err != nil {
 		return p, err
 	}
+	d = neverAnsweredDecision(d, d.Active, l.answeredOnce(g, d.Active))
 	d = adminFenceDecision(in, d)
 	p.Input, p.Decision = in, d
 	return p, nil

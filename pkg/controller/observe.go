@@ -62,12 +62,13 @@ func (l *groupLoop) observe(ctx context.Context, g *v1alpha1.MysqlFailoverGroup,
 		if o.err == nil {
 			l.last[s.Name] = o
 		}
+		l.firstAnswer(g, s.Name, o.probe())
 		state, changed, err := l.deb[s.Name].Observe(o.at, o.probe())
 		if err != nil {
 			l.log.Error(err, "debounce", "site", s.Name)
 			continue
 		}
-		if changed {
+		if changed && state == shownState(state, l.answeredOnce(g, s.Name)) {
 			l.op.notifier.Event(g, failover.EventNormal, v1alpha1.EventSiteStateChanged,
 				fmt.Sprintf("site %s is %s", s.Name, state))
 		}
@@ -134,7 +135,8 @@ func (l *groupLoop) podGone(site string, failingSince time.Time) bool {
 // siteView is a site as Decide sees it.
 func (l *groupLoop) siteView(g *v1alpha1.MysqlFailoverGroup, s v1alpha1.Site, ev func(string) failover.Evidence) topology.SiteView {
 	d := l.deb[s.Name]
-	v := topology.SiteView{Name: s.Name, Role: s.Role, State: d.State(), Stale: l.obs[s.Name].err != nil}
+	v := topology.SiteView{Name: s.Name, Role: s.Role, State: shownState(d.State(), l.answeredOnce(g, s.Name)),
+		Stale: l.obs[s.Name].err != nil}
 	for _, rec := range g.Status.Sites {
 		if rec.Name == s.Name {
 			v.Diverged = rec.DivergentGtid != ""

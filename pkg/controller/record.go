@@ -39,8 +39,10 @@ func (l *groupLoop) recordSites(g *v1alpha1.MysqlFailoverGroup) {
 		rec := *failover.SiteRecord(st, s.Name)
 		acted := rec.Fenced
 		d := l.deb[s.Name]
-		rec.State = d.State()
-		if since := d.Since(); !since.IsZero() {
+		// A site that never answered shows unknown and records no
+		// transition: a transition on record means it answered once.
+		rec.State = shownState(d.State(), l.answeredOnce(g, s.Name))
+		if since := d.Since(); !since.IsZero() && rec.State == d.State() {
 			t := stamp(since)
 			rec.LastTransitionTime = &t
 		}
