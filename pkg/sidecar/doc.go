@@ -19,10 +19,15 @@
 //     makes a site writable.
 //   - A malformed answer, or one for another group, is ignored and listed in
 //     the Decision to be logged and counted.
+//   - During the gather the owner may Offer each answer as it arrives: a
+//     newer valid view is adopted at once, and fences a writable mysqld when
+//     it names another site, without waiting for slower requests. Tick hears
+//     it again as a no-op.
 //
 // Runner is the thin I/O shell around a Loop: it reads mysqld through the
 // MySQL interface (pkg/mysql's Instance), fetches every view in parallel with
-// per-request timeouts shorter than the period, fences, keeps the state that
+// per-request timeouts shorter than the period, offers each answer to the
+// Loop as it arrives (from the ticking goroutine), fences, keeps the state that
 // /status reports, and exports Prometheus metrics on its own registry.
 // Handler serves /healthz, /readyz, /peer/active-site (503 before any view),
 // /status and /metrics with chi, and POST /peer/refresh, which makes Run tick

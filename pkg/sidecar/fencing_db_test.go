@@ -4,8 +4,10 @@ package sidecar_test
 
 import (
 	"database/sql"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
@@ -79,6 +81,95 @@ func TestStalePrimaryFencesOnAPeersNewerView(t *testing.T) {
 	}
 	if got := iad.metric(t, sidecar.MetricSelfFences, `reason="view"`); got != 1 {
 		t.Fatalf("%s{reason=view} = %v, want 1", sidecar.MetricSelfFences, got)
+	}
+}
+
+// flipPeer is a peer sidecar's GET /peer/active-site that serves generation 1
+// naming iad until flip, then generation 2 naming pdx, and remembers when it
+// first served the latter.
+type flipPeer struct {
+	mu      sync.Mutex
+	flipped bool
+	served  time.Time // first answer with generation 2
+}
+
+func (p *flipPeer) serve(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != v1alpha1.PathPeerActiveSite {
+		http.NotFound(w, r)
+		return
+	}
+	v := v1alpha1.ActiveSiteView{Namespace: testNamespace, Group: testGroup, ActiveSite: "iad", Generation: 1}
+	p.mu.Lock()
+	if p.flipped {
+		v.ActiveSite, v.Generation = "pdx", 2
+		if p.served.IsZero() {
+			p.served = time.Now()
+		}
+	}
+	p.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func (p *flipPeer) flip() time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.flipped = true
+	return time.Now()
+}
+
+func (p *flipPeer) firstServed() time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.served
+}
+
+// A stale primary whose operator request hangs (blackholed, not refused)
+// fences on a peer's newer view as soon as the peer's answer arrives, not
+// when the hung request times out: within one peerCheckInterval of the peer
+// holding the view, under the default request timeout of two thirds of it.
+func TestStalePrimaryFencesWithoutWaitingForAHungOperator(t *testing.T) {
+	const tick = 2 * time.Second
+	c := testbed.StartMariaDB(t, 1, testbed.WithoutReplication())
+	op, x := newOperator(t, "iad"), newToxi()
+	iad := newSite(t, c, 0, "iad")
+	peer := &flipPeer{}
+	peerSrv := httptest.NewServer(http.HandlerFunc(peer.serve))
+	t.Cleanup(peerSrv.Close)
+	cfg := iad.config(t, x, op, timing{lease: 3 * tick, tick: tick})
+	cfg.Peers = []sidecar.Peer{{Name: "pdx", URL: peerSrv.URL}}
+	iad.runWith(t, cfg)
+	iad.reassert(t)
+	requestTimeout := tick * 2 / 3 // the default
+
+	iad.op.blackhole()
+	holdWritable(t, iad, tick+tick/2) // ticks now wait out the hung operator request
+	learned := peer.flip()
+	var st sidecar.StatusReport
+	eventually(t, tick+requestTimeout+2*slack, "iad records the view fence", func() bool {
+		st = iad.runner.Status()
+		return st.LastFence != nil && st.LastFence.Reason == sidecar.ReasonView
+	})
+	served := peer.firstServed()
+	fenced := st.LastFence.At
+	t.Logf("iad fenced %s after the peer held generation 2, %s after the peer first served it (request timeout %s)",
+		fenced.Sub(learned), fenced.Sub(served), requestTimeout)
+	if took := fenced.Sub(learned); took > tick+slack/2 {
+		t.Fatalf("fenced %s after the peer held the view, want within one peerCheckInterval %s + %s", took, tick, slack/2)
+	}
+	if took := fenced.Sub(served); took > requestTimeout/2 {
+		t.Fatalf("fenced %s after the peer's answer, want well before the hung operator request times out (%s)", took, requestTimeout)
+	}
+	if st.View == nil || st.View.ActiveSite != "pdx" || st.View.Generation != 2 || st.View.Source != "peer/pdx" {
+		t.Fatalf("view after the fence: %+v", st.View)
+	}
+	// The tick that fenced early ends and the next ones run: no second fence.
+	holdReadOnly(t, iad, 2*tick)
+	if got := iad.metric(t, sidecar.MetricSelfFences, `reason="view"`); got != 1 {
+		t.Fatalf("%s{reason=view} = %v, want 1", sidecar.MetricSelfFences, got)
+	}
+	if n := iad.db.fences.Load() - iad.fencesAtReassert; n != 1 {
+		t.Fatalf("%d fences since the re-assert, want 1", n)
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
@@ -77,19 +76,40 @@ func newHTTPClient(period time.Duration) *http.Client {
 }
 
 // gather fetches every view in parallel and returns when all have answered
-// or timed out.
-func (f *fetcher) gather(ctx context.Context, rep Report) (Reply, []PeerReply) {
+// or timed out. Each answer is handed to arrived as it comes in, in the
+// caller's goroutine (the requests only send their answers on a channel), so
+// arrived may touch what the caller owns without locking against gather; peer
+// is "" for the operator. arrived may be nil.
+func (f *fetcher) gather(ctx context.Context, rep Report, arrived func(peer string, r Reply)) (Reply, []PeerReply) {
+	type answer struct {
+		i int // -1 for the operator, else the index in peers
+		r Reply
+	}
 	var (
-		wg    sync.WaitGroup
 		op    Reply
 		peers = make([]PeerReply, len(f.peers))
+		// Buffered for every request, so none blocks while arrived runs (a fence).
+		answers = make(chan answer, len(f.peers)+1)
 	)
-	wg.Go(func() { op = f.get(ctx, f.operatorURL(rep), false) })
+	go func() { answers <- answer{-1, f.get(ctx, f.operatorURL(rep), false)} }()
 	for i, p := range f.peers {
 		peers[i].Peer = p.Name
-		wg.Go(func() { peers[i].Reply = f.get(ctx, strings.TrimRight(p.URL, "/")+v1alpha1.PathPeerActiveSite, true) })
+		go func() {
+			answers <- answer{i, f.get(ctx, strings.TrimRight(p.URL, "/")+v1alpha1.PathPeerActiveSite, true)}
+		}()
 	}
-	wg.Wait()
+	for range len(f.peers) + 1 {
+		a := <-answers
+		peer := ""
+		if a.i < 0 {
+			op = a.r
+		} else {
+			peers[a.i].Reply, peer = a.r, peers[a.i].Peer
+		}
+		if arrived != nil {
+			arrived(peer, a.r)
+		}
+	}
 	return op, peers
 }
 

@@ -106,7 +106,8 @@ type Decision struct {
 
 // Loop is the fencing decision of one sidecar: a state machine that never
 // reads the clock, does no I/O and starts no goroutines. Its owner calls Tick
-// once per peerCheckInterval with what it gathered, and acts on the Decision.
+// once per peerCheckInterval with what it gathered, and acts on the Decision;
+// during the gather it may Offer each answer as it arrives.
 // A Loop is not safe for concurrent use.
 type Loop struct {
 	s    Settings
@@ -145,6 +146,30 @@ func (l *Loop) Tick(o Observation) Decision {
 		l.hear(o.Now, p.Peer, p.Reply, &d)
 	}
 	d.Fence, d.Reason = l.rule(o.Now, o.DB)
+	return d
+}
+
+// Offer takes one answer as soon as it arrives, while the rest of the
+// tick's gather is still out, so a newer view does not wait for a slower (or
+// hung) request. It acts only on a valid view of this group that is newer
+// than the cached one (or the first): it adopts the view exactly as Tick
+// would, renewing the lease from now (the tick's start, as in Tick), and
+// decides a view fence when the view names another site and mysqld may
+// write. Anything else (an older or equal view, no answer, a malformed or
+// foreign one) changes nothing and is left to Tick, which lists and counts
+// it. The owner still calls Tick with every answer once the gather ends;
+// hearing an adopted answer again there is a no-op, so Tick's Decision
+// reports neither the adoption nor, when the owner passes the DBState the
+// fence left behind (read-only), the fence again.
+func (l *Loop) Offer(now time.Time, peer string, r Reply, db DBState) Decision {
+	var d Decision
+	if r.Kind != ReplyView || l.check(r.View) != nil || (l.hasView && !r.View.Newer(l.view)) {
+		return d
+	}
+	l.hear(now, peer, r, &d)
+	if l.view.ActiveSite != l.s.Site && db.mayWrite() {
+		d.Fence, d.Reason = true, ReasonView
+	}
 	return d
 }
 

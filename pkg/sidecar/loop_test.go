@@ -318,3 +318,99 @@ func TestLoopChangedOnlyWhenTheAuthorityMoves(t *testing.T) {
 		}
 	}
 }
+
+// Offer acts on a newer valid view as it arrives, and only on that.
+func TestLoopOffer(t *testing.T) {
+	foreign := view("pdx", 9, 0)
+	foreign.Group = "billing"
+	cases := []struct {
+		name    string
+		setup   Reply // the operator's answer of a first Tick at t0 (ReplyNone: none)
+		peer    string
+		offer   Reply
+		db      DBState
+		fence   bool
+		adopted bool
+		active  string
+		gen     int64
+		source  string
+	}{
+		{name: "newer view naming another site, writable: fence", setup: op(view("iad", 1, 0)), peer: "pdx",
+			offer: op(view("pdx", 2, 0)), db: DBWritable, fence: true, adopted: true, active: "pdx", gen: 2, source: "peer/pdx"},
+		{name: "newer view naming another site, unknown: fence", setup: op(view("iad", 1, 0)), peer: "pdx",
+			offer: op(view("pdx", 2, 0)), db: DBUnknown, fence: true, adopted: true, active: "pdx", gen: 2, source: "peer/pdx"},
+		{name: "newer view naming another site, read-only: adopt only", setup: op(view("iad", 1, 0)), peer: "pdx",
+			offer: op(view("pdx", 2, 0)), db: DBReadOnly, adopted: true, active: "pdx", gen: 2, source: "peer/pdx"},
+		{name: "newer view from the operator naming another site: fence", setup: op(view("iad", 1, 0)),
+			offer: op(view("pdx", 2, 0)), db: DBWritable, fence: true, adopted: true, active: "pdx", gen: 2, source: "operator"},
+		{name: "newer view naming us: adopt only", setup: op(view("iad", 1, 0)), peer: "pdx",
+			offer: op(view("iad", 2, 0)), db: DBWritable, adopted: true, active: "iad", gen: 2, source: "peer/pdx"},
+		{name: "first view, naming us, while awaiting the operator: adopt only", peer: "pdx",
+			offer: op(view("iad", 1, 0)), db: DBWritable, adopted: true, active: "iad", gen: 1, source: "peer/pdx"},
+		{name: "first view naming another site: fence", peer: "pdx",
+			offer: op(view("pdx", 1, 0)), db: DBWritable, fence: true, adopted: true, active: "pdx", gen: 1, source: "peer/pdx"},
+		{name: "equal view: nothing", setup: op(view("pdx", 2, 0)), peer: "pdx",
+			offer: op(view("pdx", 2, 0)), db: DBWritable, active: "pdx", gen: 2, source: "operator"},
+		{name: "older view: nothing", setup: op(view("iad", 3, 0)), peer: "pdx",
+			offer: op(view("pdx", 2, 0)), db: DBWritable, active: "iad", gen: 3, source: "operator"},
+		{name: "malformed: ignored", setup: op(view("iad", 1, 0)), peer: "pdx",
+			offer: malformed, db: DBWritable, active: "iad", gen: 1, source: "operator"},
+		{name: "invalid view: ignored", setup: op(view("iad", 1, 0)), peer: "pdx",
+			offer: op(view("pdx", 0, 0)), db: DBWritable, active: "iad", gen: 1, source: "operator"},
+		{name: "foreign view: ignored", setup: op(view("iad", 1, 0)), peer: "pdx",
+			offer: op(foreign), db: DBWritable, active: "iad", gen: 1, source: "operator"},
+		{name: "no answer: nothing", setup: op(view("iad", 1, 0)), peer: "pdx",
+			offer: unreachable, db: DBWritable, active: "iad", gen: 1, source: "operator"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			l, err := NewLoop(testSettings, t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.setup.Kind != ReplyNone {
+				l.Tick(Observation{Now: t0, DB: DBReadOnly, Operator: c.setup})
+			}
+			before := l.State()
+			now := t0.Add(5 * time.Second)
+			d := l.Offer(now, c.peer, c.offer, c.db)
+			if d.Fence != c.fence || (c.fence && d.Reason != ReasonView) || d.Adopted != c.adopted || len(d.Ignored) != 0 {
+				t.Fatalf("Offer decided %+v, want fence %v adopted %v", d, c.fence, c.adopted)
+			}
+			v, _ := l.View()
+			if v.ActiveSite != c.active || v.Generation != c.gen || v.Source != c.source {
+				t.Fatalf("view %+v, want %s gen %d from %s", v, c.active, c.gen, c.source)
+			}
+			after := l.State()
+			// Only an adoption renews the lease, as Tick would for the same answer.
+			if wantContact := before.LastContact; c.adopted {
+				if !after.LastContact.Equal(now) {
+					t.Fatalf("last contact %s, want %s", after.LastContact, now)
+				}
+			} else if !after.LastContact.Equal(wantContact) {
+				t.Fatalf("last contact moved to %s without an adoption", after.LastContact)
+			}
+			// Offering it again, or hearing it in the tick, adds nothing.
+			if again := l.Offer(now, c.peer, c.offer, c.db); again.Adopted || again.Fence {
+				t.Fatalf("second Offer decided %+v", again)
+			}
+			var peers []PeerReply
+			var opr Reply
+			if c.peer == "" {
+				opr = c.offer
+			} else {
+				peers = []PeerReply{peer(c.peer, c.offer)}
+			}
+			db := c.db
+			if c.fence {
+				db = DBReadOnly // what the runner passes after the early fence held
+			}
+			td := l.Tick(Observation{Now: now, DB: db, Operator: opr, Peers: peers})
+			// The tick's own rule still applies (the boot fence, a view that
+			// Offer left alone); it must not adopt again nor repeat the fence.
+			if td.Adopted || td.Changed || (c.fence && td.Fence) {
+				t.Fatalf("the tick after the offer decided %+v, want no adoption and no second fence", td)
+			}
+		})
+	}
+}

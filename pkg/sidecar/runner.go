@@ -166,12 +166,36 @@ func (r *Runner) Run(ctx context.Context) error {
 }
 
 // Tick runs one round of the loop: read mysqld, gather every view, decide,
-// and fence if told. The rule is checked again once the gather is over, so
-// a lease that ran out meanwhile does not wait for the next tick.
+// and fence if told. Each answer is offered to the Loop as it arrives, so a
+// newer view naming another site fences at once instead of waiting for the
+// slowest request (a hung operator holds the gather for RequestTimeout). The
+// rule is checked again once the gather is over, so a lease that ran out
+// meanwhile does not wait for the next tick.
 func (r *Runner) Tick(ctx context.Context) {
 	start := time.Now()
 	db := r.readDB(ctx)
-	op, peers := r.fetch.gather(ctx, Report{Site: r.cfg.Site, Generation: r.generationInt(), DB: db})
+	var early Decision
+	op, peers := r.fetch.gather(ctx, Report{Site: r.cfg.Site, Generation: r.generationInt(), DB: db},
+		func(peer string, rep Reply) {
+			r.mu.Lock()
+			d := r.loop.Offer(start, peer, rep, db)
+			view, _ := r.loop.View()
+			r.mu.Unlock()
+			if !d.Adopted {
+				return
+			}
+			early.Adopted = true
+			if d.Changed {
+				early.Changed = true
+				r.log.Info("adopted view", "early", true, "activeSite", view.ActiveSite,
+					"generation", view.Generation, "source", view.Source)
+			}
+			// A fenced mysqld is read-only for the rest of the tick; a failed
+			// fence leaves db as read, so the tick's decision tries again.
+			if d.Fence && r.fence(ctx, d.Reason) == nil {
+				db = DBReadOnly
+			}
+		})
 	obs := Observation{Now: start, DB: db, Operator: op, Peers: peers}
 	r.mu.Lock()
 	d := r.loop.Tick(obs)
@@ -181,9 +205,11 @@ func (r *Runner) Tick(ctx context.Context) {
 	}
 	view, _ := r.loop.View()
 	r.mu.Unlock()
+	// The early adoption was logged when it happened; record logs Tick's own.
+	d.Adopted = d.Adopted || early.Adopted
 	r.record(obs, d, view.Generation, view.ActiveSite, view.Source)
 	if d.Fence {
-		r.fence(ctx, d.Reason)
+		_ = r.fence(ctx, d.Reason)
 	}
 }
 
@@ -195,7 +221,7 @@ func (r *Runner) check(ctx context.Context) {
 	d := r.loop.Check(time.Now(), db)
 	r.mu.Unlock()
 	if d.Fence {
-		r.fence(ctx, d.Reason)
+		_ = r.fence(ctx, d.Reason)
 	}
 }
 
@@ -230,8 +256,8 @@ func dbStateOf(st mysql.Status, err error) DBState {
 }
 
 // fence fences mysqld and verifies it, within FenceTimeout. A failure is
-// logged and counted; the next tick decides again.
-func (r *Runner) fence(ctx context.Context, reason string) {
+// logged, counted and returned; the next decision tries again.
+func (r *Runner) fence(ctx context.Context, reason string) error {
 	fctx, cancel := context.WithTimeout(ctx, r.cfg.FenceTimeout)
 	defer cancel()
 	err := r.db.Fence(fctx)
@@ -244,10 +270,11 @@ func (r *Runner) fence(ctx context.Context, reason string) {
 	if err != nil {
 		r.metrics.fenceErrors.Inc()
 		r.log.Error("self-fence failed", "reason", reason, "error", fmt.Errorf("fence %s: %w", r.cfg.Site, err))
-		return
+		return err
 	}
 	r.metrics.selfFences.WithLabelValues(reason).Inc()
 	r.log.Warn("self-fenced mysqld", "reason", reason, "site", r.cfg.Site)
+	return nil
 }
 
 // verify reads mysqld back after a fence: it must refuse writes.
