@@ -53,22 +53,15 @@ type Group struct {
 	addrsAt time.Time
 }
 
-// bootThreshold is the failureThreshold a group is created with: a new
-// group fails over when its first site's Pod comes up a few polls after the
-// second's, so detection is slow until the group has settled, and then set
-// to the scenario's value (see settle).
-const bootThreshold = 30
-
-// spec renders the group's timings; defaults leaves the spec's defaults
-// (but for the boot threshold).
+// spec renders the group's timings; defaults leaves the spec's defaults.
 func spec(t Timings, defaults bool) string {
-	out := fmt.Sprintf("  mysql: {storage: {size: 1Gi}}\n  failureThreshold: %d\n", bootThreshold)
+	out := "  mysql: {storage: {size: 1Gi}}\n"
 	if defaults {
 		return out
 	}
-	return out + fmt.Sprintf("  pollInterval: %s\n  failoverCooldown: %s\n"+
+	return out + fmt.Sprintf("  pollInterval: %s\n  failureThreshold: %d\n  failoverCooldown: %s\n"+
 		"  sidecar: {leaseTimeout: %s, peerCheckInterval: %s}\n",
-		t.PollInterval, t.Cooldown, t.LeaseTimeout, t.PeerCheckInterval)
+		t.PollInterval, t.FailureThreshold, t.Cooldown, t.LeaseTimeout, t.PeerCheckInterval)
 }
 
 // NewGroup creates a group in a fresh namespace named after the scenario
@@ -76,10 +69,11 @@ func spec(t Timings, defaults bool) string {
 // the other site replicating, DNS pointing there. With t zero the spec's
 // defaults apply (and t reads DefaultTimings). extra is appended to the spec.
 //
-// A new group may fail over while it boots, when the first site's Pod comes
-// up a few polls after the second's; that is not what a scenario tests, so
-// the group is then made again in another namespace (at most three tries),
-// and each such bootstrap failover is reported through Env.BootstrapFailovers.
+// A new group must not fail over while it boots: the operator does not fail
+// over from an active site that never answered, however late its Pod comes
+// up. Should it all the same, that is not what a scenario tests, so the
+// group is then made again in another namespace (at most three tries), and
+// each such bootstrap failover is reported through Env.BootstrapFailovers.
 func (e *Env) NewGroup(ctx context.Context, name string, t Timings, extra string) (*Group, error) {
 	defaults := t == (Timings{})
 	if defaults {
@@ -94,7 +88,7 @@ func (e *Env) NewGroup(ctx context.Context, name string, t Timings, extra string
 			return nil, err
 		}
 		start := time.Now()
-		if err = g.settle(ctx, defaults); err == nil {
+		if err = g.settle(ctx); err == nil {
 			e.Logf("group %s/%s settled on %s in %.1fs", g.NS, g.Name, Sites[0], time.Since(start).Seconds())
 			return g, nil
 		}
@@ -112,7 +106,7 @@ var errBootstrapFailover = errors.New("failed over while booting")
 
 // settle waits for the group to be healthy on its first site, with the
 // second replicating and DNS there, and to stay so for a few polls.
-func (g *Group) settle(ctx context.Context, defaults bool) error {
+func (g *Group) settle(ctx context.Context) error {
 	_, err := g.Wait(ctx, "group settled on "+Sites[0], 150*time.Second, func(mg *v1alpha1.MysqlFailoverGroup) error {
 		if st := mg.Status; st.TopologyGeneration > 1 {
 			return fmt.Errorf("%w: active %s generation %d", errBootstrapFailover, st.ActiveSite, st.TopologyGeneration)
@@ -129,9 +123,6 @@ func (g *Group) settle(ctx context.Context, defaults bool) error {
 		err = g.WaitDNS(ctx, Sites[0], 30*time.Second)
 	}
 	if err == nil {
-		err = g.setThreshold(ctx, defaults)
-	}
-	if err == nil {
 		_ = sleepCtx(ctx, time.Duration(g.T.FailureThreshold+1)*g.T.PollInterval)
 		mg, gerr := g.Get(ctx)
 		if gerr != nil {
@@ -141,18 +132,6 @@ func (g *Group) settle(ctx context.Context, defaults bool) error {
 			return fmt.Errorf("%w: active %s generation %d", errBootstrapFailover, st.ActiveSite, st.TopologyGeneration)
 		}
 	}
-	return err
-}
-
-// setThreshold sets the scenario's failureThreshold once the group settled
-// (removes the field for the spec's default).
-func (g *Group) setThreshold(ctx context.Context, defaults bool) error {
-	v := strconv.Itoa(g.T.FailureThreshold)
-	if defaults {
-		v = "null"
-	}
-	_, err := g.e.C.Kubectl(ctx, "-n", g.NS, "patch", "mysqlfailovergroup", g.Name, "--type=merge",
-		"-p", `{"spec":{"failureThreshold":`+v+`}}`)
 	return err
 }
 
