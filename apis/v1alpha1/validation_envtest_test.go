@@ -21,18 +21,7 @@ import (
 
 var cp *testbed.ControlPlane
 
-func TestMain(m *testing.M) {
-	var err error
-	cp, err = testbed.StartControlPlane()
-	if err != nil {
-		// A missing control plane is a failure, never a skip.
-		println("FAIL: control plane:", err.Error())
-		os.Exit(1)
-	}
-	code := m.Run()
-	_ = cp.Stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(testbed.MainWithControlPlane(m, &cp)) }
 
 func minimal(name string) map[string]any {
 	return map[string]any{

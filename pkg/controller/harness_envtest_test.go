@@ -35,17 +35,7 @@ import (
 // cp is the control plane every test of the package shares.
 var cp *testbed.ControlPlane
 
-func TestMain(m *testing.M) {
-	var err error
-	cp, err = testbed.StartControlPlane()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "envtest control plane: %v\n", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	_ = cp.Stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(testbed.MainWithControlPlane(m, &cp)) }
 
 // Test timings: short, with bounds that hold on a loaded two-core machine.
 const (

@@ -26,17 +26,7 @@ import (
 
 var cp *testbed.ControlPlane
 
-func TestMain(m *testing.M) {
-	var err error
-	cp, err = testbed.StartControlPlane()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "envtest control plane: %v\n", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	_ = cp.Stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(testbed.MainWithControlPlane(m, &cp)) }
 
 var nsCounter atomic.Int32
 

@@ -23,18 +23,7 @@ import (
 // cp is the package's one control plane.
 var cp *testbed.ControlPlane
 
-func TestMain(m *testing.M) {
-	var err error
-	cp, err = testbed.StartControlPlane()
-	if err != nil {
-		// A missing control plane is a failure, never a skip.
-		fmt.Fprintln(os.Stderr, "FAIL: control plane:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	_ = cp.Stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(testbed.MainWithControlPlane(m, &cp)) }
 
 const operatorURL = "http://bloodraven.bloodraven-system.svc:8081"
 

@@ -130,3 +130,18 @@ func StartControlPlaneT(t testing.TB) *ControlPlane {
 	})
 	return cp
 }
+
+// MainWithControlPlane is a TestMain body for packages that share one
+// control plane: it starts it into *cp, runs the tests and stops it. A missing
+// control plane fails the whole package with a message saying how to fix it;
+// it never skips. Use it as os.Exit(testbed.MainWithControlPlane(m, &cp)).
+func MainWithControlPlane(m *testing.M, cp **ControlPlane) int {
+	c, err := StartControlPlane()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "FAIL: envtest control plane:", err)
+		return 1
+	}
+	*cp = c
+	defer func() { _ = c.Stop() }()
+	return m.Run()
+}
