@@ -16,12 +16,18 @@ var replicationCommands = []string{
 	"daemon", "connect", "register slave",
 }
 
+// killedCommand is the processlist command of a session already killed and
+// on its way out: KILL CONNECTION returns before the thread is gone, and such
+// a session can run nothing more, so it is neither killed nor counted again.
+const killedCommand = "killed"
+
 // isApp tells whether KillAppConnections may kill a session: never a server
-// or replication thread, the operator's account or a configured system
-// account; when AppUsers is set, only those accounts.
+// or replication thread, a session already killed, the operator's account or
+// a configured system account; when AppUsers is set, only those accounts.
 func isApp(s session, cfg Config) bool {
 	switch {
-	case slices.Contains(serverThreadUsers, s.User),
+	case strings.EqualFold(s.Command, killedCommand),
+		slices.Contains(serverThreadUsers, s.User),
 		slices.Contains(replicationCommands, strings.ToLower(s.Command)),
 		s.User == cfg.User,
 		slices.Contains(cfg.SystemUsers, s.User):

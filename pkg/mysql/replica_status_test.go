@@ -135,6 +135,7 @@ func TestIsApp(t *testing.T) {
 		{session{User: "event_scheduler", Command: "Daemon"}, false},
 		{session{User: "unauthenticated user", Command: "Connect"}, false},
 		{session{User: "monitor", Command: "Sleep"}, false},
+		{session{User: "app", Command: "Killed"}, false},
 	}
 	for _, tc := range tests {
 		if got := isApp(tc.s, cfg); got != tc.want {
