@@ -1,6 +1,9 @@
 package load
 
-import "time"
+import (
+	"sort"
+	"time"
+)
 
 // span is a stretch during which one site certainly accepted writes: from
 // the end of one acknowledged probe to the start of a later one, with no
@@ -40,6 +43,13 @@ func spans(probes []Attempt) []span {
 		}
 		flush()
 	}
+	// Map order is random: sort so that reports and tests are deterministic.
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].from.Equal(out[j].from) {
+			return out[i].from.Before(out[j].from)
+		}
+		return out[i].site < out[j].site
+	})
 	return out
 }
 
