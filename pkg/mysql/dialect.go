@@ -151,3 +151,25 @@ func semiSync(vars, status map[string]string) SemiSync {
 		SourceClients:  clients,
 	}
 }
+
+// sharedVerbs holds the statements both flavors send alike; each dialect
+// embeds it. MariaDB 10.5+ accepts SHOW REPLICA STATUS, and its rows are read
+// by the same parser, which knows both column spellings.
+type sharedVerbs struct{}
+
+func (sharedVerbs) replicaStatus(ctx context.Context, ex executor) (*ReplicaStatus, error) {
+	rows, err := ex.query(ctx, "SHOW REPLICA STATUS")
+	if err != nil {
+		return nil, fmt.Errorf("replica status: %w", err)
+	}
+	r := pickChannel(rows)
+	if r == nil {
+		return nil, nil
+	}
+	rs := parseReplicaStatus(r)
+	return &rs, nil
+}
+
+func (sharedVerbs) setLockWaitTimeout(ctx context.Context, ex executor, s int) error {
+	return ex.exec(ctx, "SET SESSION lock_wait_timeout = ?", s)
+}

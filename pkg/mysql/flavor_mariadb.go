@@ -15,7 +15,7 @@ import (
 // mariadbDialect speaks MariaDB 10.11+: read_only (with READ_ONLY ADMIN
 // exempt), @@gtid_binlog_state/_pos and @@gtid_slave_pos, MASTER_GTID_WAIT,
 // and CHANGE MASTER TO ... MASTER_USE_GTID.
-type mariadbDialect struct{}
+type mariadbDialect struct{ sharedVerbs }
 
 const (
 	mariadbStatusQuery = "SELECT @@version AS version, @@global.server_id AS server_id, " +
@@ -66,23 +66,6 @@ func (d mariadbDialect) status(ctx context.Context, ex executor) (Status, error)
 		"rpl_semi_sync_slave_enabled":  r.str("rpl_semi_sync_slave_enabled"),
 	}, variables(rows))
 	return st, nil
-}
-
-func (mariadbDialect) replicaStatus(ctx context.Context, ex executor) (*ReplicaStatus, error) {
-	rows, err := ex.query(ctx, "SHOW REPLICA STATUS")
-	if err != nil {
-		return nil, fmt.Errorf("replica status: %w", err)
-	}
-	r := pickChannel(rows)
-	if r == nil {
-		return nil, nil
-	}
-	rs := parseReplicaStatus(r)
-	return &rs, nil
-}
-
-func (mariadbDialect) setLockWaitTimeout(ctx context.Context, ex executor, s int) error {
-	return ex.exec(ctx, "SET SESSION lock_wait_timeout = ?", s)
 }
 
 func (mariadbDialect) setFenced(ctx context.Context, ex executor, on bool) error {

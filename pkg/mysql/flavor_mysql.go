@@ -12,7 +12,7 @@ import (
 // mysqlDialect speaks MySQL 8.0.23+, 8.4 and 9.x: super_read_only,
 // @@gtid_executed, WAIT_FOR_EXECUTED_GTID_SET, and CHANGE REPLICATION
 // SOURCE TO ... SOURCE_AUTO_POSITION=1.
-type mysqlDialect struct{}
+type mysqlDialect struct{ sharedVerbs }
 
 const (
 	mysqlStatusQuery = "SELECT @@version AS version, @@global.server_id AS server_id, " +
@@ -59,23 +59,6 @@ func (d mysqlDialect) status(ctx context.Context, ex executor) (Status, error) {
 	}
 	st.SemiSync = semiSync(variables(vars), variables(stat))
 	return st, nil
-}
-
-func (mysqlDialect) replicaStatus(ctx context.Context, ex executor) (*ReplicaStatus, error) {
-	rows, err := ex.query(ctx, "SHOW REPLICA STATUS")
-	if err != nil {
-		return nil, fmt.Errorf("replica status: %w", err)
-	}
-	r := pickChannel(rows)
-	if r == nil {
-		return nil, nil
-	}
-	rs := parseReplicaStatus(r)
-	return &rs, nil
-}
-
-func (mysqlDialect) setLockWaitTimeout(ctx context.Context, ex executor, s int) error {
-	return ex.exec(ctx, "SET SESSION lock_wait_timeout = ?", s)
 }
 
 // setFenced: super_read_only=ON implies read_only=ON; turning it off leaves
