@@ -186,7 +186,8 @@ func TestMyCnfParsesOnMariaDB(t *testing.T) {
 	paths := cnfPaths{DataDir: dir, Socket: filepath.Join(dir, "s.sock"), PIDFile: filepath.Join(dir, "pid"),
 		InitFile: filepath.Join(dir, "init.sql"), Port: 3306}
 	cnf := filepath.Join(dir, "my.cnf")
-	body := renderMyCnf(v1alpha1.FlavorMariaDB, "iad", "max_connections=77\nread_only=OFF", paths)
+	body := renderMyCnf(v1alpha1.FlavorMariaDB, "iad",
+		"max_connections=77\nread_only=OFF\nsync_binlog=0\ninnodb_flush_log_at_trx_commit=2\nrelay_log_recovery=OFF", paths)
 	if err := os.WriteFile(cnf, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +203,8 @@ func TestMyCnfParsesOnMariaDB(t *testing.T) {
 	}
 	want := map[string]string{"read-only": "TRUE", "gtid-strict-mode": "TRUE", "log-slave-updates": "TRUE",
 		"binlog-format": "ROW", "server-id": iadServerID, "skip-name-resolve": "TRUE", "bind-address": "0.0.0.0",
-		"max-connections": "77", "init-file": paths.InitFile, "socket": paths.Socket, "datadir": dir + "/"}
+		"max-connections": "77", "init-file": paths.InitFile, "socket": paths.Socket, "datadir": dir + "/",
+		"sync-binlog": "1", "innodb-flush-log-at-trx-commit": "1", "relay-log-recovery": "TRUE"}
 	for k, v := range want {
 		if vals[k] != v {
 			t.Errorf("%s = %q, want %q", k, vals[k], v)

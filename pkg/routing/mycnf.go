@@ -78,6 +78,15 @@ func renderMyCnf(flavor v1alpha1.Flavor, site, userConfig string, p cnfPaths) st
 // GTID replication (gtid_strict_mode with domain 0 on MariaDB, gtid_mode and
 // enforce_gtid_consistency on MySQL). Log names do not depend on the Pod's
 // host name, which changes on every restart.
+//
+// Every commit is durable before it is acknowledged (sync_binlog=1,
+// innodb_flush_log_at_trx_commit=1): a primary that loses power must not come
+// back without transactions a replica already received, or re-asserting it
+// would hand out their GTIDs again. Relay logs are crash-safe: after a crash
+// a replica discards its relay log and fetches again from the position its
+// transactional GTID state holds (relay_log_recovery; MySQL 8.0 keeps that
+// state in tables by default, and 8.3 removed the options to keep it in
+// files, so naming relay_log_info_repository would stop 8.4 from starting).
 func EnforcedSettings(flavor v1alpha1.Flavor, site string) []string {
 	lines := []string{
 		fmt.Sprintf("server_id=%d", ServerID(site)),
@@ -85,6 +94,9 @@ func EnforcedSettings(flavor v1alpha1.Flavor, site string) []string {
 		"log_bin=binlog",
 		"relay_log=relay-bin",
 		"binlog_format=ROW",
+		"sync_binlog=1",
+		"innodb_flush_log_at_trx_commit=1",
+		"relay_log_recovery=ON",
 	}
 	if flavor == v1alpha1.FlavorMySQL {
 		return append(lines,

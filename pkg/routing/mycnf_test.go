@@ -62,6 +62,19 @@ func TestRenderMyCnf(t *testing.T) {
 			},
 		},
 		{
+			name: "user config cannot turn off durability or crash-safe relay logs", flavor: v1alpha1.FlavorMariaDB, site: "iad",
+			user: "sync_binlog=0\ninnodb_flush_log_at_trx_commit=2\nrelay_log_recovery=OFF\ninnodb-flush-log-at-trx-commit=0",
+			want: map[string]string{"sync_binlog": "1", "innodb_flush_log_at_trx_commit": "1", "relay_log_recovery": "ON"},
+		},
+		{
+			name: "mysql is durable and crash-safe too", flavor: v1alpha1.FlavorMySQL, site: "pdx",
+			user: "sync_binlog=100\ninnodb_flush_log_at_trx_commit=0\nrelay_log_recovery=0",
+			want: map[string]string{"sync_binlog": "1", "innodb_flush_log_at_trx_commit": "1", "relay_log_recovery": "ON"},
+			// Removed in MySQL 8.3 (8.0's default is TABLE, which is crash-safe):
+			// naming it would stop 8.4 and 9.x from starting.
+			absent: []string{"relay_log_info_repository", "master_info_repository"},
+		},
+		{
 			name: "a section header in user config does not swallow the enforced settings", flavor: v1alpha1.FlavorMariaDB,
 			site: "fra", user: "[client]\ndefault-character-set=utf8mb4",
 			want: map[string]string{"read_only": "ON", "gtid_strict_mode": "ON"},
