@@ -124,6 +124,11 @@ const (
 	ReasonPlannedInFlight = "PlannedFailoverInFlight"
 	// ReasonPrimaryUnreachable: the active site is unreachable and a candidate may be promoted.
 	ReasonPrimaryUnreachable = "PrimaryUnreachable"
+	// ReasonReassertUnsafe: the active site is read-only but may not be made
+	// writable again: it lacks transactions of its own that another site
+	// holds, or holds transactions outside the authority's history. The
+	// freshest eligible site is promoted instead, or the block says why not.
+	ReasonReassertUnsafe = "ReassertUnsafe"
 )
 
 // Planned failover reasons added by the planned-failover state machine.

@@ -1,12 +1,64 @@
 package topology
 
-import "github.com/shipstream/bloodraven/apis/v1alpha1"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/gtid"
+)
 
 // Eligible reports whether a site may be promoted by an emergency failover: a
-// primary candidate, reachable and read-only, not fenced by an administrator
-// and not diverged.
+// primary candidate, reachable and read-only, not fenced by an administrator,
+// not diverged, and not holding received transactions it cannot apply (see
+// relayUnapplied).
 func Eligible(s SiteView) bool {
-	return s.candidateRole() && s.State == v1alpha1.StateReadOnly && !s.AdminFenced && !s.Diverged
+	return s.candidateRole() && s.State == v1alpha1.StateReadOnly && !s.AdminFenced && !s.Diverged &&
+		relayUnapplied(s) == ""
+}
+
+// relayUnapplied says why a site whose SQL thread stopped on an error is
+// not a candidate: its relay log holds transactions it has not applied (or
+// what it received is unknown), so promoting it would drop them, or apply
+// them behind new writes once someone restarts its thread. "" when the SQL
+// thread did not fail, or failed with the relay log fully applied.
+func relayUnapplied(s SiteView) string {
+	r := s.Replication
+	switch {
+	case !r.SQLError:
+		return ""
+	case r.RetrievedUnknown:
+		return "its SQL thread stopped on an error and what it received is unknown"
+	}
+	if miss := gtid.Lacks(s.Executed, r.Retrieved); !miss.IsEmpty() {
+		return fmt.Sprintf("its SQL thread stopped on an error with %s (%d transactions) received but not applied",
+			miss, miss.Count())
+	}
+	return ""
+}
+
+// excluded lists, for a person, why primary-candidate sites that answer are
+// not eligible; "" when there is nothing to say.
+func excluded(sites []SiteView) string {
+	var why []string
+	for _, s := range sites {
+		if !s.candidateRole() || !s.reachable() {
+			continue
+		}
+		switch {
+		case s.State != v1alpha1.StateReadOnly:
+		case s.AdminFenced:
+			why = append(why, s.Name+" is fenced by an administrator")
+		case s.Diverged:
+			why = append(why, s.Name+" is diverged")
+		case relayUnapplied(s) != "":
+			why = append(why, s.Name+": "+relayUnapplied(s))
+		}
+	}
+	if len(why) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(why, "; ") + ")"
 }
 
 // Candidate is SelectCandidate's answer. Site is empty when there is none:

@@ -18,17 +18,28 @@ import (
 // Degraded, read-only gives NoPrimary (or the promotion of a failover in
 // flight), unknown waits (Degraded/NotReady), and unreachable leads to
 // Failover or FailoverBlocked.
+//
+// Before any of that, every site holding transactions outside the
+// authority's history is flagged diverged (judgeHistory) and named in
+// Decision.Errant, whatever the decision.
 func Decide(in Input) (Decision, error) {
 	if err := in.Validate(); err != nil {
 		return Decision{}, fmt.Errorf("decide: %w", err)
 	}
 	active := authority(in)
+	in, errant := judgeHistory(in, active)
+	d := decide(in, active)
+	d.Errant = errant
+	return d, nil
+}
+
+func decide(in Input, active string) Decision {
 	if d, ok := decideWriters(in, active); ok {
-		return d, nil
+		return d
 	}
 	if allUnreachable(in) {
 		return Decision{Kind: KindTotalLoss, Reason: v1alpha1.ReasonTotalLoss, Active: active,
-			Message: "every site is unreachable"}, nil
+			Message: "every site is unreachable"}
 	}
 	a, _ := in.Site(active)
 	var d Decision
@@ -44,7 +55,7 @@ func Decide(in Input) (Decision, error) {
 		d = decideFailover(in, a)
 	}
 	d.Active = active
-	return d, nil
+	return d
 }
 
 // authority is the site that wins when sites disagree: status.activeSite; when
@@ -121,6 +132,12 @@ func decideReadOnlyActive(in Input, a SiteView) Decision {
 		}
 		return gatePromotion(in, a.Name, KindFailover, v1alpha1.ReasonFailoverRunning)
 	}
+	if a.Stale {
+		return staleActive(a)
+	}
+	if why := reassertUnsafe(in, a); why != "" {
+		return failoverInstead(in, a, why)
+	}
 	return gatePromotion(in, a.Name, KindNoPrimary, v1alpha1.ReasonNoPrimary)
 }
 
@@ -139,7 +156,8 @@ func decideFailover(in Input, a SiteView) Decision {
 	switch {
 	case c.Site == "" && len(c.Divergent) == 0:
 		return blocked(KindFailover, v1alpha1.ReasonNoCandidate, "",
-			fmt.Sprintf("active site %s unreachable and no primary-candidate site is reachable, read-only, unfenced and not diverged", a.Name))
+			fmt.Sprintf("active site %s unreachable and no primary-candidate site is reachable, read-only, unfenced and not diverged%s",
+				a.Name, excluded(in.Sites)))
 	case c.Site == "":
 		d := blocked(KindFailover, v1alpha1.ReasonDivergence, c.Freshest,
 			fmt.Sprintf("promoting %s, the freshest candidate, would lose other candidates' transactions", c.Freshest))

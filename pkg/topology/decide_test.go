@@ -120,8 +120,8 @@ func TestDecideNoPrimary(t *testing.T) {
 	}{
 		{"every site read-only: re-assert the active site", group("b", ro("a", "A:1-9"), ro("b", "A:1-10")),
 			want{kind: KindNoPrimary, reason: v1alpha1.ReasonNoPrimary, target: "b"}},
-		{"re-assert the active site even when another is fresher", group("a", ro("a", "A:1-9"), ro("b", "A:1-10")),
-			want{kind: KindNoPrimary, reason: v1alpha1.ReasonNoPrimary, target: "a"}},
+		{"never re-assert an active site another site is fresher than: fail over to it", group("a", ro("a", "A:1-9"), ro("b", "A:1-10")),
+			want{kind: KindFailover, reason: v1alpha1.ReasonReassertUnsafe, target: "b"}},
 		{"unreachable peer not confirmed fenced blocks the re-assertion", group("a", ro("a", "A:1"), down("b"), ro("c", "A:1")),
 			want{kind: KindFailoverBlocked, reason: v1alpha1.ReasonFenceUnconfirmed, target: "a", unconfirmed: []string{"b"}, wanted: KindNoPrimary}},
 		{"unknown peer not confirmed fenced blocks the re-assertion", group("a", ro("a", "A:1"), unk("b")),

@@ -62,6 +62,10 @@ type Decision struct {
 	Unconfirmed []string
 	// Divergent names divergent transactions, per site.
 	Divergent []Divergence
+	// Errant names, whatever the kind, the sites seen holding transactions
+	// outside the authority's history (see judgeHistory). The caller marks
+	// them diverged: they never rejoin and are never made writable.
+	Errant []Divergence
 	// Wanted is, for FailoverBlocked, the kind that was blocked.
 	Wanted Kind
 	// RetryAfter is, for a cooldown block, when the cooldown ends.
@@ -84,6 +88,9 @@ func (d Decision) String() string {
 	}
 	for _, dv := range d.Divergent {
 		fmt.Fprintf(&b, " divergent[%s]=%s", dv.Site, dv.GTIDs)
+	}
+	for _, dv := range d.Errant {
+		fmt.Fprintf(&b, " errant[%s]=%s", dv.Site, dv.GTIDs)
 	}
 	if d.Wanted != "" {
 		fmt.Fprintf(&b, " wanted=%s", d.Wanted)

@@ -70,6 +70,7 @@ type want struct {
 	unconfirmed []string
 	divergent   []string // sites named in Divergent
 	wanted      Kind
+	errant      []string // sites named in Errant
 }
 
 func assertDecision(t *testing.T, in Input, w want) Decision {
@@ -78,14 +79,18 @@ func assertDecision(t *testing.T, in Input, w want) Decision {
 	if err != nil {
 		t.Fatalf("Decide: %v", err)
 	}
-	var div []string
+	var div, errant []string
 	for _, dv := range d.Divergent {
 		div = append(div, dv.Site)
 	}
+	for _, dv := range d.Errant {
+		errant = append(errant, dv.Site)
+	}
 	if d.Kind != w.kind || d.Reason != w.reason || d.Target != w.target || d.Wanted != w.wanted ||
-		!slices.Equal(d.Fence, w.fence) || !slices.Equal(d.Unconfirmed, w.unconfirmed) || !slices.Equal(div, w.divergent) {
-		t.Fatalf("got  %s\nwant %s/%s target=%s fence=%v unconfirmed=%v divergent=%v wanted=%s\n(%s)",
-			d, w.kind, w.reason, w.target, w.fence, w.unconfirmed, w.divergent, w.wanted, d.Message)
+		!slices.Equal(d.Fence, w.fence) || !slices.Equal(d.Unconfirmed, w.unconfirmed) || !slices.Equal(div, w.divergent) ||
+		!slices.Equal(errant, w.errant) {
+		t.Fatalf("got  %s\nwant %s/%s target=%s fence=%v unconfirmed=%v divergent=%v wanted=%s errant=%v\n(%s)",
+			d, w.kind, w.reason, w.target, w.fence, w.unconfirmed, w.divergent, w.wanted, w.errant, d.Message)
 	}
 	assertOneWriter(t, in, d)
 	return d

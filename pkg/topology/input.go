@@ -16,6 +16,14 @@ type Replication struct {
 	Error string
 	// Lag is how far the replica is behind its source (Seconds_Behind_Source).
 	Lag time.Duration
+	// SQLError is true when the SQL (applier) thread stopped on an error.
+	SQLError bool
+	// Retrieved is what the IO thread received: MySQL's Retrieved_Gtid_Set,
+	// or MariaDB's Gtid_IO_Pos as a set. Empty when nothing was received.
+	Retrieved gtid.Set
+	// RetrievedUnknown is true when Retrieved could not be read; a site whose
+	// SQL thread failed then does not count as having applied its relay log.
+	RetrievedUnknown bool
 }
 
 // SiteView is everything Decide knows about one site.
@@ -61,6 +69,10 @@ type FailoverRecord struct {
 	Generation int64
 	Time       time.Time
 	Kind       v1alpha1.FailoverKind
+	// Lost is what the failover discarded: the old primary's transactions the
+	// new one never received, empty until accounted. A site holding any of
+	// them holds history the authority threw away.
+	Lost gtid.Set
 }
 
 // Intent is an emergency failover whose intent is persisted and published
@@ -82,6 +94,11 @@ type Input struct {
 	Generation int64
 	// History holds completed failovers, oldest first.
 	History []FailoverRecord
+	// Promoted is status.promotionGtidExecuted: the executed set of the last
+	// failover's target when it was made writable; empty before the first
+	// failover. The authority's history is Promoted plus what its writer
+	// wrote since (see historyErrant).
+	Promoted gtid.Set
 	// InFlight is the emergency failover in flight, nil when none.
 	InFlight *Intent
 	// PlannedInFlight is the planned-failover guard: a planned failover owns

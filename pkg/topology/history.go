@@ -1,0 +1,95 @@
+package topology
+
+import (
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/gtid"
+)
+
+// The authority's history is what the last failover's target held when it
+// was made writable (Input.Promoted) plus what the authority's writers wrote
+// since, under their own source ids. A site holding anything else holds
+// writes the group discarded (an isolated old primary's acknowledged tail, a
+// replica's errant write): it is never promoted nor re-asserted, and it is
+// reported as diverged whenever it is seen, not only while a primary writes.
+
+// historyWriters are the sites whose own transactions extend the history
+// past Promoted: the last failover's target, and the active site once it
+// may write (no emergency failover in flight, or its target already
+// writable). known is false when a writer's source id is unknown, so that
+// its transactions cannot be told from errant ones.
+func historyWriters(in Input, active string) (ids []string, known bool) {
+	var sites []string
+	if last := in.LastFailover(); last != nil {
+		sites = append(sites, last.To)
+	}
+	if a, ok := in.Site(active); ok && (in.InFlight == nil || a.State == v1alpha1.StateWritable) {
+		sites = append(sites, active)
+	}
+	known = true
+	for _, name := range sites {
+		s, ok := in.Site(name)
+		if !ok || s.ServerID == "" {
+			known = false
+			continue
+		}
+		ids = append(ids, s.ServerID)
+	}
+	return ids, known
+}
+
+// historyErrant returns the transactions of s that are outside the
+// authority's history: outside Promoted (compared by gtid.Cover's rule) or
+// inside an earlier failover's lost set, and not written by a writer since.
+func historyErrant(in Input, s SiteView, writers []string) gtid.Set {
+	var lost gtid.Set
+	for _, h := range in.History {
+		lost = lost.Union(h.Lost)
+	}
+	var errant gtid.Set
+	if !in.Promoted.IsEmpty() {
+		errant = gtid.Lacks(in.Promoted, s.Executed)
+	}
+	errant = errant.Union(s.Executed.Intersect(lost).Subtract(in.Promoted))
+	for _, id := range writers {
+		errant = errant.Without(id)
+	}
+	return errant
+}
+
+// judgeHistory returns in with every site that holds transactions outside
+// the authority's history flagged Diverged, and the divergences to record:
+// those of fresh observations, found while every writer's source id is
+// known. A writable active site is the history's writer and is not judged.
+func judgeHistory(in Input, active string) (Input, []Divergence) {
+	if in.Promoted.IsEmpty() && !anyLost(in.History) {
+		return in, nil
+	}
+	writers, known := historyWriters(in, active)
+	sites := make([]SiteView, len(in.Sites))
+	var found []Divergence
+	for i, s := range in.Sites {
+		sites[i] = s
+		if s.Name == active && s.State == v1alpha1.StateWritable {
+			continue
+		}
+		errant := historyErrant(in, s, writers)
+		if errant.IsEmpty() {
+			continue
+		}
+		sites[i].Diverged = true
+		if known && s.reachable() && !s.Stale {
+			found = append(found, Divergence{Site: s.Name, GTIDs: errant})
+		}
+	}
+	in.Sites = sites
+	return in, found
+}
+
+func anyLost(h []FailoverRecord) bool {
+	for _, r := range h {
+		if !r.Lost.IsEmpty() {
+			return true
+		}
+	}
+	return false
+}
