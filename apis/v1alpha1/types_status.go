@@ -64,6 +64,14 @@ type MysqlFailoverGroupStatus struct {
 	// +optional
 	LastFailover *FailoverRecord `json:"lastFailover,omitempty"`
 
+	// FailoverHistory lists the latest completed failovers of either kind,
+	// oldest first (at most MaxFailoverHistory), each with what it lost, so
+	// that a newer failover never hides an earlier loss. A site holding a
+	// transaction of any lost set is never made writable.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	FailoverHistory []FailoverRecord `json:"failoverHistory,omitempty"`
+
 	// PromotionGtidExecuted is the new primary's executed GTID set when it was promoted.
 	// +optional
 	PromotionGtidExecuted string `json:"promotionGtidExecuted,omitempty"`
@@ -102,7 +110,15 @@ type SiteStatus struct {
 	// A site with divergent GTIDs never rejoins by itself.
 	// +optional
 	DivergentGtid string `json:"divergentGtid,omitempty"`
+	// ServerID is the GTID source id the site's server writes under (MySQL
+	// server_uuid, MariaDB "<domain>-<server_id>") as last observed, so that
+	// its transactions are known for its own even while it is unreachable.
+	// +optional
+	ServerID string `json:"serverId,omitempty"`
 }
+
+// MaxFailoverHistory bounds status.failoverHistory.
+const MaxFailoverHistory = 16
 
 // FailoverStep is how far an emergency failover got.
 // +kubebuilder:validation:Enum=Intent;Fencing;Promoting;Routing;Repointing
@@ -154,6 +170,9 @@ type FailoverRecord struct {
 	To string `json:"to"`
 	// Kind is emergency or planned.
 	Kind FailoverKind `json:"kind"`
+	// Generation is the topology generation that named To active.
+	// +optional
+	Generation int64 `json:"generation,omitempty"`
 	// TransactionsLost counts the old primary's transactions the new primary never received.
 	// Absent until the old primary can be read again.
 	// +optional

@@ -293,6 +293,13 @@ func (in *MysqlFailoverGroupStatus) DeepCopyInto(out *MysqlFailoverGroupStatus) 
 		*out = new(FailoverRecord)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.FailoverHistory != nil {
+		in, out := &in.FailoverHistory, &out.FailoverHistory
+		*out = make([]FailoverRecord, len(*in))
+		for i := range *in {
+			(*in)[i].DeepCopyInto(&(*out)[i])
+		}
+	}
 	if in.PlannedFailover != nil {
 		in, out := &in.PlannedFailover, &out.PlannedFailover
 		*out = new(PlannedFailoverStatus)

@@ -150,7 +150,7 @@ func (l *groupLoop) buildPass(g *v1alpha1.MysqlFailoverGroup) (failover.Pass, er
 	now := l.op.clock.Now()
 	st := &g.Status
 	in := topology.Input{ActiveSite: st.ActiveSite, Generation: st.TopologyGeneration, History: failover.History(st),
-		InFlight: failover.InFlight(st), PlannedInFlight: l.plannedHolds(g), Cooldown: g.Spec.FailoverCooldown.Duration,
+		Promoted: failover.Promoted(st), InFlight: failover.InFlight(st), PlannedInFlight: l.plannedHolds(g), Cooldown: g.Spec.FailoverCooldown.Duration,
 		MaxLag: l.op.opts.MaxLag, Now: now}
 	settings := failover.SettingsFor(g, l.op.opts.failoverSettings())
 	p := failover.Pass{Group: g, Settings: settings,

@@ -17,6 +17,7 @@ type Metrics struct {
 	Reasserts          *prometheus.CounterVec
 	ExtraWritersFenced *prometheus.CounterVec
 	FailoverBlocked    *prometheus.GaugeVec
+	Diverged           *prometheus.GaugeVec
 	Planned            *PlannedMetrics
 }
 
@@ -52,10 +53,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Sites other than the active one found writable and fenced."}, s),
 		FailoverBlocked: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "bloodraven_failover_blocked",
 			Help: "1 while a needed failover or re-assertion is blocked, by reason."}, append(g, labelReason)),
+		Diverged: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "bloodraven_site_diverged",
+			Help: "1 while a site is marked diverged (status.sites[].divergentGtid): it holds transactions the authority's history lacks."}, s),
 	}
 	if reg != nil {
 		reg.MustRegister(m.Failovers, m.DNSFlips, m.SiteState, m.PollLatency, m.ReplicationLag,
-			m.Reasserts, m.ExtraWritersFenced, m.FailoverBlocked)
+			m.Reasserts, m.ExtraWritersFenced, m.FailoverBlocked, m.Diverged)
 	}
 	m.Planned = newPlannedMetrics(reg)
 	return m
@@ -80,7 +83,7 @@ func (m *Metrics) forget(ns, group string) {
 	labels := prometheus.Labels{labelNamespace: ns, labelGroup: group}
 	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{
 		m.Failovers, m.DNSFlips, m.SiteState, m.PollLatency, m.ReplicationLag, m.Reasserts,
-		m.ExtraWritersFenced, m.FailoverBlocked,
+		m.ExtraWritersFenced, m.FailoverBlocked, m.Diverged,
 	} {
 		v.DeletePartialMatch(labels)
 	}

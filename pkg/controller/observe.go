@@ -142,11 +142,16 @@ func (l *groupLoop) siteView(g *v1alpha1.MysqlFailoverGroup, s v1alpha1.Site, ev
 			v.Diverged = rec.DivergentGtid != ""
 		}
 	}
+	v.ServerID = recordedServerID(&g.Status, s.Name)
 	if last, ok := l.last[s.Name]; ok {
 		st := last.status
-		v.Executed, v.ServerID = st.Executed, serverID(st)
+		v.Executed = st.Executed
+		if id := serverID(st); id != "" {
+			v.ServerID = id
+		}
 		if rs := st.Replica; rs != nil {
 			v.Replication = topology.Replication{Running: rs.IORunning == mysql.ThreadYes && rs.SQLRunning}
+			candidacy(&v.Replication, *rs, st.Flavor)
 			if err := rs.Err(); err != nil {
 				v.Replication.Error = err.Error()
 			}

@@ -21,6 +21,7 @@ func (l *groupLoop) record(ctx context.Context, p failover.Pass) {
 	st := &g.Status
 	st.ObservedGeneration = g.Generation
 	l.recordSites(g)
+	l.markErrant(g, p.Decision)
 	l.recordConditions(g, p.Decision)
 	if err := l.patcher.PersistStatus(ctx, g); err != nil {
 		l.log.Error(err, "write status")
@@ -87,6 +88,9 @@ func fencedMark(start, acted, active, probeReadOnly bool) bool {
 func (l *groupLoop) recordProbe(g *v1alpha1.MysqlFailoverGroup, rec *v1alpha1.SiteStatus, o observation) {
 	ms := o.status
 	rec.GtidExecuted = ms.Executed.String()
+	if id := serverID(ms); id != "" {
+		rec.ServerID = id
+	}
 	rec.Fenced = !ms.Writable()
 	rec.Replicating, rec.SecondsBehindSource, rec.ReplicationError = false, nil, ""
 	rs := ms.Replica

@@ -23,5 +23,6 @@ func AccountLoss(st *v1alpha1.MysqlFailoverGroupStatus, fromExecuted gtid.Set) b
 	n := int64(lost.Count())
 	lf.TransactionsLost = &n
 	lf.LostGtidSet = lost.String()
+	syncLastFailover(st)
 	return true
 }

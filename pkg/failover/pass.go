@@ -43,17 +43,6 @@ func PlannedInFlight(st *v1alpha1.MysqlFailoverGroupStatus) bool {
 	return st.PlannedFailover != nil && PlannedHolds(st.PlannedFailover.Phase)
 }
 
-// History is status.lastFailover as topology.Decide reads it: the cooldown
-// counts the last failover of either kind.
-func History(st *v1alpha1.MysqlFailoverGroupStatus) []topology.FailoverRecord {
-	lf := st.LastFailover
-	if lf == nil {
-		return nil
-	}
-	return []topology.FailoverRecord{{From: lf.From, To: lf.To, Time: lf.Time.Time, Kind: lf.Kind,
-		Generation: st.TopologyGeneration}}
-}
-
 // InFlight is status.failover as topology.Decide reads it.
 func InFlight(st *v1alpha1.MysqlFailoverGroupStatus) *topology.Intent {
 	if st.Failover == nil {

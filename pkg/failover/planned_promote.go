@@ -174,13 +174,14 @@ func (m *Planned) resuming(ctx context.Context, p Pass, b *v1alpha1.PlannedFailo
 	if b.TransactionsLost != nil {
 		lost = *b.TransactionsLost
 	}
-	st.LastFailover = &v1alpha1.FailoverRecord{Time: stamp(m.env.Clock.Now()), From: b.SourcePrimary, To: b.Target,
+	rec := v1alpha1.FailoverRecord{Time: stamp(m.env.Clock.Now()), From: b.SourcePrimary, To: b.Target,
 		Kind: v1alpha1.KindPlanned, TransactionsLost: &lost}
 	if lost > 0 {
 		fenced, _ := gtid.ParseSet(b.SourceGtidAtFence)
 		at, _ := gtid.ParseSet(b.TargetGtidAtPromotion)
-		st.LastFailover.LostGtidSet = fenced.Subtract(at).String()
+		rec.LostGtidSet = fenced.Subtract(at).String()
 	}
+	RecordFailover(st, rec)
 	msg := fmt.Sprintf("promoted %s, %d transactions lost", b.Target, lost)
 	if b.Reason == v1alpha1.ReasonDNSFlipFailed {
 		msg += "; DNS still points elsewhere, retried every pass"

@@ -210,8 +210,8 @@ func pointDNS(ctx context.Context, r Router, n Notifier, g *v1alpha1.MysqlFailov
 // complete persists lastFailover and clears the intent.
 func (e *Emergency) complete(ctx context.Context, p Pass, it *v1alpha1.FailoverIntent) error {
 	st := &p.Group.Status
-	st.LastFailover = &v1alpha1.FailoverRecord{Time: metav1.NewTime(e.env.Clock.Now()).Rfc3339Copy(), From: it.From, To: it.To,
-		Kind: v1alpha1.KindEmergency}
+	RecordFailover(st, v1alpha1.FailoverRecord{Time: metav1.NewTime(e.env.Clock.Now()).Rfc3339Copy(), From: it.From, To: it.To,
+		Kind: v1alpha1.KindEmergency, Generation: it.Generation})
 	st.ActiveSite, st.Failover = it.To, nil
 	if from, ok := p.Input.Site(it.From); ok && it.From != it.To && from.State != v1alpha1.StateUnreachable &&
 		from.State != v1alpha1.StateUnknown {

@@ -1,0 +1,71 @@
+package controller
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"k8s.io/client-go/tools/events"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/gtid"
+	"github.com/shipstream/bloodraven/pkg/mysql"
+	"github.com/shipstream/bloodraven/pkg/topology"
+)
+
+// Issue 13, path 3: divergence was marked only in healthy passes, so a
+// former primary seen only while the group had no writer was never marked.
+// markErrant runs in every pass: here one blocked on the missing candidate.
+func TestMarkErrantInABlockedPass(t *testing.T) {
+	l := testLoop()
+	rec := events.NewFakeRecorder(4)
+	l.op.notifier.rec = rec
+	g := testGroup("orders", "b", 3)
+	errant := gtid.MustParseSet("aaaaaaaa-0000-0000-0000-000000000001:11-15")
+	d := topology.Decision{Kind: topology.KindFailoverBlocked, Reason: v1alpha1.ReasonNoCandidate,
+		Wanted: topology.KindFailover, Errant: []topology.Divergence{{Site: "a", GTIDs: errant}}}
+	l.markErrant(g, d)
+	l.markErrant(g, d) // a second pass neither re-marks nor re-announces
+	if got := g.Status.Sites[0]; got.Name != "a" || got.DivergentGtid != errant.String() {
+		t.Fatalf("sites %+v, want a marked %s", g.Status.Sites, errant)
+	}
+	if n := len(rec.Events); n != 1 {
+		t.Fatalf("%d Events, want one", n)
+	}
+	if ev := <-rec.Events; !strings.Contains(ev, v1alpha1.EventDivergenceDetected) || !strings.Contains(ev, errant.String()) {
+		t.Fatalf("Event %q", ev)
+	}
+	if v := testutil.ToFloat64(l.op.metrics.Diverged.WithLabelValues("shop", "orders", "a")); v != 1 {
+		t.Fatalf("diverged gauge %v", v)
+	}
+}
+
+func TestCandidacyReadsTheRelayLog(t *testing.T) {
+	cases := []struct {
+		name      string
+		flavor    v1alpha1.Flavor
+		rs        mysql.ReplicaStatus
+		sqlError  bool
+		retrieved string
+		unknown   bool
+	}{
+		{"mysql SQL thread stopped on an error", v1alpha1.FlavorMySQL,
+			mysql.ReplicaStatus{LastSQLErrno: 1062, Retrieved: "aaaaaaaa-0000-0000-0000-000000000001:1-12"},
+			true, "aaaaaaaa-0000-0000-0000-000000000001:1-12", false},
+		{"an SQL error while the thread runs again is no failure", v1alpha1.FlavorMySQL,
+			mysql.ReplicaStatus{LastSQLErrno: 1062, SQLRunning: true}, false, "", false},
+		{"mariadb io pos is the GTID each domain reached", v1alpha1.FlavorMariaDB,
+			mysql.ReplicaStatus{LastSQLErrno: 1062, Retrieved: "0-1-102,1-3-7"}, true, "0-1:102,1-3:7", false},
+		{"garbage is unknown", v1alpha1.FlavorMariaDB,
+			mysql.ReplicaStatus{LastSQLErrno: 1062, Retrieved: "nonsense"}, true, "", true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var r topology.Replication
+			candidacy(&r, c.rs, c.flavor)
+			if r.SQLError != c.sqlError || r.RetrievedUnknown != c.unknown || !r.Retrieved.Equal(gtid.MustParseSet(c.retrieved)) {
+				t.Fatalf("got %+v", r)
+			}
+		})
+	}
+}
