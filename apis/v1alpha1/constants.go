@@ -136,6 +136,10 @@ const (
 	// ReasonSourceFenceFailed: the source could not be fenced within drainTimeout;
 	// whatever was applied was undone and the source left writable.
 	ReasonSourceFenceFailed = "SourceFenceFailed"
+	// ReasonTargetLacksFencedSet: the target, already named active, no longer
+	// held the fenced source's GTID set when it was to be made writable; a
+	// new generation named the source active again and it was unfenced.
+	ReasonTargetLacksFencedSet = "TargetLacksFencedSet"
 )
 
 // ReasonDNSFlipFailed marks a Succeeded planned failover whose DNSEndpoint

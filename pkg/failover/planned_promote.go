@@ -13,11 +13,16 @@ import (
 // primitives: it waits (bounded) for the target's sidecar to hold the
 // generation naming it, checks that no other site can write and that the
 // target still holds the fenced set, drains its relay log, promotes it, then
-// moves role labels and DNS. Failures are retried for drainTimeout, then end
-// in ExecuteFailed without rollback: the target is already named active, and
-// the poll loop's re-assertion or emergency path carries on from there.
+// moves role labels and DNS. A target that no longer holds the fenced set
+// is rolled back (rollbackNamed). Other failures are retried for
+// drainTimeout, then end in ExecuteFailed without rollback: the target is
+// already named active, and the poll loop's re-assertion or emergency path
+// carries on from there.
 func (m *Planned) promoting(ctx context.Context, p Pass, b *v1alpha1.PlannedFailoverStatus) (PlannedOutcome, error) {
 	if p.Group.Status.ActiveSite != b.Target {
+		if b.Reason == v1alpha1.ReasonTargetLacksFencedSet {
+			return m.rollbackNamed(ctx, p, b, b.Message) // the source was named again before a restart
+		}
 		return m.lagCaughtUp(ctx, p, b)
 	}
 	if b.TargetGtidAtPromotion == "" {
@@ -52,8 +57,8 @@ func (m *Planned) promoteTarget(ctx context.Context, p Pass, b *v1alpha1.Planned
 	case err != nil:
 		return m.retry(ctx, p, b, retryPause, fmt.Sprintf("reading %s's GTIDs: %v", b.Target, err))
 	case !have.Contains(fenced):
-		out, err := m.executeFailed(ctx, p, b, fmt.Sprintf("%s no longer holds the fenced set: it lacks %s",
-			b.Target, fenced.Subtract(have)))
+		out, err := m.rollbackNamed(ctx, p, b, fmt.Sprintf("%s no longer holds %s's fenced set: it lacks %s",
+			b.Target, b.SourcePrimary, fenced.Subtract(have)))
 		return out, false, err
 	}
 	// Persisted before the target can write: it no longer counts as held read-only.
