@@ -47,6 +47,6 @@ func (m *Planned) rollbackNamed(ctx context.Context, p Pass, b *v1alpha1.Planned
 		}
 	}
 	return m.rollback(ctx, p, b, ending{phase: v1alpha1.PhaseFailed, reason: v1alpha1.ReasonTargetLacksFencedSet,
-		msg: fmt.Sprintf("%s; generation %d names %s active again", b.Message, st.TopologyGeneration, src),
+		msg:    fmt.Sprintf("%s; generation %d names %s active again", b.Message, st.TopologyGeneration, src),
 		result: PlannedResultFailedOther, event: v1alpha1.EventPlannedFailoverFailed})
 }
