@@ -123,4 +123,37 @@ func assertOneWriter(t *testing.T, in Input, d Decision) {
 	}) {
 		t.Fatalf("decision %s makes an ineligible site writable", d)
 	}
+	if promotes {
+		assertNoSilentLoss(t, in, d, target)
+	}
+}
+
+// assertNoSilentLoss checks the GTID side of a decision that makes target
+// writable (issue 13's audit): the target holds no transaction outside the
+// authority's history and has a fully applied relay log if its SQL thread
+// failed; a re-asserted site holds every transaction of its own source id
+// that another site not known diverged holds (all of them when its id is
+// unknown); a promoted site holds every eligible site's transactions.
+func assertNoSilentLoss(t *testing.T, in Input, d Decision, target string) {
+	t.Helper()
+	judged, _ := judgeHistory(in, d.Active)
+	tv, _ := judged.Site(target)
+	if tv.Diverged || relayUnapplied(tv) != "" {
+		t.Fatalf("decision %s makes %s writable, which holds history the group discarded or cannot apply its relay log", d, target)
+	}
+	for _, o := range judged.Sites {
+		if o.Name == target || o.Diverged {
+			continue
+		}
+		want := o.Executed
+		switch {
+		case d.Kind == KindNoPrimary && tv.ServerID != "":
+			want = want.Only(tv.ServerID)
+		case d.Kind == KindFailover && !Eligible(o):
+			continue
+		}
+		if miss := gtid.Lacks(tv.Executed, want); !miss.IsEmpty() {
+			t.Fatalf("decision %s makes %s writable without %s that %s holds", d, target, miss, o.Name)
+		}
+	}
 }
