@@ -193,6 +193,7 @@ func (o *operator) activeIdx() int {
 
 func (o *operator) input(now time.Time) topology.Input {
 	in := topology.Input{ActiveSite: o.st.ActiveSite, Generation: o.st.Generation, History: o.st.History,
+		Promoted:        o.st.PromotionExecuted,
 		PlannedInFlight: o.st.Planned.Guard(), Cooldown: o.w.cfg.Cooldown, MaxLag: maxLag, Now: now}
 	if it := o.st.Intent; it != nil {
 		in.InFlight = &topology.Intent{From: it.From, To: it.To, Generation: it.Generation}
