@@ -162,6 +162,7 @@ func (l *groupLoop) buildPass(g *v1alpha1.MysqlFailoverGroup) (failover.Pass, er
 		in.Sites = append(in.Sites, l.siteView(g, s, p.Evidence))
 	}
 	l.adminFence(g, &in)
+	in = topology.Judge(in) // sites outside the history count as diverged for every reader of the pass
 	d, err := topology.Decide(in)
 	if err != nil {
 		return p, err

@@ -56,6 +56,18 @@ func historyErrant(in Input, s SiteView, writers []string) gtid.Set {
 	return errant
 }
 
+// Judge returns in with every site that holds transactions outside the
+// authority's history flagged Diverged, as Decide sees it. Callers that read
+// eligibility from the Input themselves (the planned failover's validation,
+// repointing) should read this one.
+func Judge(in Input) Input {
+	if in.Validate() != nil {
+		return in // Decide refuses it
+	}
+	judged, _ := judgeHistory(in, authority(in))
+	return judged
+}
+
 // judgeHistory returns in with every site that holds transactions outside
 // the authority's history flagged Diverged, and the divergences to record:
 // those of fresh observations, found while every writer's source id is

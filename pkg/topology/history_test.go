@@ -202,3 +202,23 @@ func TestDecideBrokenReplicationCandidate(t *testing.T) {
 		t.Fatalf("message %q does not say why b is not a candidate", d.Message)
 	}
 }
+
+func TestJudgeFlagsWhatDecideSees(t *testing.T) {
+	in := promotedAt(afterFailover(group("b", sid(ro("a", "A:1-15"), uuidA), sid(wr("b", "A:1-10,B:1-5"), uuidB),
+		ro("c", "A:1-10,B:1-3")), "a", "b", time.Hour), "A:1-10")
+	j := Judge(in)
+	for _, s := range j.Sites {
+		if s.Diverged != (s.Name == "a") {
+			t.Fatalf("site %s diverged=%v", s.Name, s.Diverged)
+		}
+	}
+	if in.Sites[0].Diverged {
+		t.Fatal("Judge changed its argument's sites")
+	}
+}
+
+func TestJudgeLeavesBadInputToDecide(t *testing.T) {
+	if got := Judge(Input{}); len(got.Sites) != 0 {
+		t.Fatalf("Judge(empty) = %+v", got)
+	}
+}
