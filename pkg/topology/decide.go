@@ -132,6 +132,10 @@ func decideReadOnlyActive(in Input, a SiteView) Decision {
 		}
 		return gatePromotion(in, a.Name, KindFailover, v1alpha1.ReasonFailoverRunning)
 	}
+	if a.AdminFenced || in.PlannedInFlight {
+		// Neither re-asserted nor replaced: an administrator or a planned failover holds it.
+		return gatePromotion(in, a.Name, KindNoPrimary, v1alpha1.ReasonNoPrimary)
+	}
 	if a.Stale {
 		return staleActive(a)
 	}
