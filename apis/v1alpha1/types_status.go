@@ -102,6 +102,12 @@ type SiteStatus struct {
 	// A site with divergent GTIDs never rejoins by itself.
 	// +optional
 	DivergentGtid string `json:"divergentGtid,omitempty"`
+	// MaybeWritable is true when an operation that makes the site writable
+	// (promotion, re-assertion, unfence) failed or timed out, so it may have
+	// taken effect. No other site is made writable until this site is fenced
+	// by SQL or confirmed unable to write; its probes do not count.
+	// +optional
+	MaybeWritable bool `json:"maybeWritable,omitempty"`
 }
 
 // FailoverStep is how far an emergency failover got.

@@ -36,6 +36,7 @@ type groupLoop struct {
 	answered   map[string]bool        // sites observed reachable at least once (answeredOnce)
 	podsNow    map[string][]time.Time // creation times of each site's Pods, nil when unknown
 	waitSince  map[string]time.Time   // when a gated action first waited, by action
+	maybeSince map[string]time.Time   // when this operator first saw a site's maybeWritable mark
 	lastWait   string                 // the emergency sequence's last logged wait
 }
 
@@ -44,7 +45,8 @@ func newGroupLoop(op *Operator, key types.NamespacedName) *groupLoop {
 		conns:   newConns(op.resolver, op.open),
 		patcher: &statusPatcher{c: op.client, reader: op.reader},
 		deb:     map[string]*topology.Debouncer{}, last: map[string]observation{},
-		seenPod: map[string]bool{}, answered: map[string]bool{}, waitSince: map[string]time.Time{}}
+		seenPod: map[string]bool{}, answered: map[string]bool{}, waitSince: map[string]time.Time{},
+		maybeSince: map[string]time.Time{}}
 	l.emergency = failover.NewEmergency(failover.Env{DB: l.conns, Router: op.router, Persister: l.patcher,
 		Publisher: op.registry, Notifier: op.notifier, Clock: op.clock})
 	l.planned = newPlannedRunner(l)

@@ -155,6 +155,7 @@ func (l *groupLoop) siteView(g *v1alpha1.MysqlFailoverGroup, s v1alpha1.Site, ev
 			}
 		}
 	}
+	v.MaybeWritable = failover.MaybeWritable(&g.Status, s.Name)
 	if v.State == v1alpha1.StateUnreachable || v.State == v1alpha1.StateUnknown {
 		ok, _ := failover.ConfirmFence(ev(s.Name))
 		v.FenceConfirmed = ok || failover.HeldReadOnly(&g.Status, s.Name)
@@ -180,7 +181,7 @@ func (l *groupLoop) evidence(g *v1alpha1.MysqlFailoverGroup, site string, s fail
 	reg := l.op.registry
 	ev := failover.Evidence{Site: site, Now: l.op.clock.Now(), Active: g.Status.ActiveSite,
 		LeaseTimeout: s.LeaseTimeout, PeerCheckInterval: s.PeerCheckInterval, LastContact: reg.Started()}
-	ev.FailingSince = l.failingSince(site)
+	ev.FailingSince = l.evidenceSince(g, site)
 	ev.PodGone = l.podGone(site, ev.FailingSince)
 	sv := reg.sidecar(l.key, site)
 	ev.Report = sv.report

@@ -76,11 +76,12 @@ func SiteRecord(st *v1alpha1.MysqlFailoverGroupStatus, site string) *v1alpha1.Si
 // HeldReadOnly reports whether Bloodraven holds site read-only: it was last
 // observed read-only (or fenced by SQL) and has not been made writable since.
 // Such a site is confirmed unable to write even while unreachable, because
-// only the operator ever unfences.
+// only the operator ever unfences. A site that may have been made writable
+// since (MaybeWritable) is not held read-only, whatever its mark.
 func HeldReadOnly(st *v1alpha1.MysqlFailoverGroupStatus, site string) bool {
 	for _, s := range st.Sites {
 		if s.Name == site {
-			return s.Fenced
+			return s.Fenced && !s.MaybeWritable
 		}
 	}
 	return false

@@ -112,6 +112,12 @@ func (m *Planned) rollback(ctx context.Context, p Pass, b *v1alpha1.PlannedFailo
 	cctx, cancel := m.call(ctx, p)
 	err := m.env.DB.Unfence(cctx, src)
 	cancel()
+	if err != nil {
+		m.env.Notifier.Event(p.Group, EventWarning, v1alpha1.EventMaybeWritable, MarkMaybeWritable(st, src, err))
+		if perr := m.persist(ctx, p); perr != nil {
+			return waiting(retryPause, "rolling back"), perr
+		}
+	}
 	switch {
 	// On an error the mark stays cleared: an unfence that timed out may still
 	// have taken effect, and only a confirmed read-only site may count as held.

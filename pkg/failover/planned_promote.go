@@ -67,6 +67,10 @@ func (m *Planned) promoteTarget(ctx context.Context, p Pass, b *v1alpha1.Planned
 	set, err := m.env.DB.Promote(cctx, b.Target)
 	cancel()
 	if err != nil {
+		m.env.Notifier.Event(p.Group, EventWarning, v1alpha1.EventMaybeWritable, MarkMaybeWritable(&p.Group.Status, b.Target, err))
+		if perr := m.persist(ctx, p); perr != nil {
+			return waiting(retryPause, "recording an unclear promotion"), false, perr
+		}
 		return m.retry(ctx, p, b, retryPause, fmt.Sprintf("%v %s: %v", ErrPromote, b.Target, err))
 	}
 	return m.promoted(ctx, p, b, fenced, set)
@@ -118,7 +122,7 @@ func (m *Planned) promoted(ctx context.Context, p Pass, b *v1alpha1.PlannedFailo
 	lost := int64(fenced.Subtract(set).Count())
 	b.TargetGtidAtPromotion, b.TransactionsLost = set.String(), &lost
 	st.PromotionGtidExecuted = set.String()
-	SiteRecord(st, b.Target).Fenced = false
+	RecordWritable(st, b.Target)
 	b.Message = fmt.Sprintf("%s is writable at %q; moving clients", b.Target, b.TargetGtidAtPromotion)
 	if err := m.persist(ctx, p); err != nil {
 		return waiting(retryPause, "persisting the promotion"), false, err

@@ -25,7 +25,7 @@ func (e *Emergency) fence(ctx context.Context, p Pass, it *v1alpha1.FailoverInte
 		cctx, cancel := context.WithTimeout(ctx, p.Settings.FenceTimeout)
 		if e.env.DB.Fence(cctx, it.From) == nil {
 			confirmed, by = true, ConfirmedBySQL
-			SiteRecord(&p.Group.Status, it.From).Fenced = true
+			RecordFenced(&p.Group.Status, it.From)
 		}
 		cancel()
 	}
@@ -101,7 +101,12 @@ func (e *Emergency) promote(ctx context.Context, p Pass, it *v1alpha1.FailoverIn
 	set, err := e.env.DB.Promote(cctx, it.To)
 	cancel()
 	if err != nil {
-		return "", fmt.Errorf("%w %s: %w", ErrPromote, it.To, err)
+		err = fmt.Errorf("%w %s: %w", ErrPromote, it.To, err)
+		e.env.Notifier.Event(p.Group, EventWarning, v1alpha1.EventMaybeWritable, MarkMaybeWritable(st, it.To, err))
+		if perr := e.persist(ctx, p); perr != nil {
+			return "", fmt.Errorf("%w (recording it: %w)", err, perr)
+		}
+		return "", err
 	}
 	return "", e.promoted(ctx, p, it, set)
 }
@@ -132,7 +137,7 @@ func (e *Emergency) drain(ctx context.Context, p Pass, it *v1alpha1.FailoverInte
 
 func (e *Emergency) promoted(ctx context.Context, p Pass, it *v1alpha1.FailoverIntent, set gtid.Set) error {
 	p.Group.Status.PromotionGtidExecuted = set.String()
-	SiteRecord(&p.Group.Status, it.To).Fenced = false
+	RecordWritable(&p.Group.Status, it.To)
 	it.Step = v1alpha1.StepRouting
 	return e.persist(ctx, p)
 }
