@@ -29,9 +29,9 @@ type fakeSite struct {
 	// promoteTimesOut: Promote makes it writable but answers an error, as a
 	// statement that ran after the client's deadline.
 	promoteTimesOut bool
-	writable bool
-	executed gtid.Set
-	source   string
+	writable        bool
+	executed        gtid.Set
+	source          string
 }
 
 var errDown = errors.New("fake: site unreachable")
