@@ -99,6 +99,9 @@ func (l *groupLoop) pass(ctx context.Context) (time.Duration, bool) {
 		interval = defaultPollInterval
 	}
 	l.patcher.reset(g)
+	if l.authorityHold(ctx, g) {
+		return interval, false
+	}
 	if err := l.bootstrap(ctx, g); err != nil {
 		l.log.Error(err, "first start")
 		return interval, false
