@@ -117,6 +117,9 @@ func (l *groupLoop) reassert(ctx context.Context, p failover.Pass, site string) 
 		}
 	}
 	delete(l.waitSince, "reassert")
+	if err := p.MayMakeWritable(ctx); err != nil {
+		return fmt.Errorf("re-assert %s: %w", site, err) // the next pass observes again
+	}
 	if rec := failover.SiteRecord(&g.Status, site); rec.Fenced {
 		rec.Fenced = false // persisted before the site can write
 		if err := l.patcher.PersistStatus(ctx, g); err != nil {

@@ -19,4 +19,6 @@ var (
 	// what this pass based its change on, or the write would lower the
 	// generation. The pass writes nothing more and the next one re-observes.
 	ErrAuthorityMoved = errors.New("the authority moved: status write abandoned")
+	// ErrNotLeader means this process does not hold the leader-election lock now.
+	ErrNotLeader = errors.New("not the leader")
 )

@@ -37,7 +37,11 @@ type groupLoop struct {
 	podsNow    map[string][]time.Time // creation times of each site's Pods, nil when unknown
 	waitSince  map[string]time.Time   // when a gated action first waited, by action
 	maybeSince map[string]time.Time   // when this operator first saw a site's maybeWritable mark
-	lastWait   string                 // the emergency sequence's last logged wait
+	// The pass's snapshot (monotonic clock): mayMakeWritable reads them.
+	interval       time.Duration
+	observeStarted time.Time
+	observedAt     time.Time
+	lastWait       string // the emergency sequence's last logged wait
 }
 
 func newGroupLoop(op *Operator, key types.NamespacedName) *groupLoop {
@@ -98,6 +102,7 @@ func (l *groupLoop) pass(ctx context.Context) (time.Duration, bool) {
 	if g.Spec.PollInterval.Duration <= 0 {
 		interval = defaultPollInterval
 	}
+	l.interval = interval
 	l.patcher.reset(g)
 	if l.authorityHold(ctx, g) {
 		return interval, false
@@ -162,6 +167,13 @@ func (l *groupLoop) buildPass(g *v1alpha1.MysqlFailoverGroup) (failover.Pass, er
 		Evidence: func(site string) failover.Evidence { return l.evidence(g, site, settings) },
 		Sidecar: func(site string) (int64, bool) {
 			return l.op.registry.Generation(l.key, site, settings.LeaseTimeout)
+		},
+		MayMakeWritable: func(ctx context.Context) error {
+			err := l.mayMakeWritable(ctx)
+			if err != nil {
+				l.staleEvent(g, err)
+			}
+			return err
 		}}
 	for _, s := range g.Spec.Sites {
 		in.Sites = append(in.Sites, l.siteView(g, s, p.Evidence))

@@ -38,6 +38,7 @@ func (o observation) probe() topology.Probe {
 // the debouncers. A hung site costs the pass at most timeout.
 func (l *groupLoop) observe(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, timeout time.Duration) {
 	l.ensureDebouncers(g)
+	l.observeStarted, l.observedAt = l.op.clock.Now(), time.Time{}
 	obs := make(map[string]observation, len(g.Spec.Sites))
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -55,6 +56,7 @@ func (l *groupLoop) observe(ctx context.Context, g *v1alpha1.MysqlFailoverGroup,
 		})
 	}
 	wg.Wait()
+	l.observedAt = l.op.clock.Now()
 	l.obs = obs
 	for _, s := range g.Spec.Sites {
 		o := obs[s.Name]

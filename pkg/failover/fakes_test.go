@@ -62,6 +62,8 @@ type world struct {
 	// re-read copy, so pointers into its old status are detached.
 	conflictAt int
 	reports    map[string]*Report
+	// fencePause is how long the operator is paused inside each Fence call.
+	fencePause time.Duration
 	// twoWriters records the writable sites each time a promotion left more than one.
 	twoWriters [][]string
 	sidecars   map[string]int64 // live sidecars and the generation they hold
@@ -104,6 +106,7 @@ func (w *world) site(n string) (*fakeSite, error) {
 
 // DB
 func (w *world) Fence(_ context.Context, n string) error {
+	w.now = w.now.Add(w.fencePause)
 	s, err := w.site(n)
 	if err == nil {
 		s.writable = false

@@ -1,6 +1,8 @@
 package failover
 
 import (
+	"context"
+
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
 	"github.com/shipstream/bloodraven/pkg/topology"
 )
@@ -24,6 +26,20 @@ type Pass struct {
 	// it right after promotion.
 	Sidecar  func(site string) (generation int64, live bool)
 	Settings Settings
+	// MayMakeWritable, when set, is asked right before every step that makes
+	// a site writable (a promotion, a rollback's unfence); an error (wrapping
+	// ErrMayNotMakeWritable) means not on this pass: the step waits for the
+	// next pass, which observes again. pkg/controller's checks the snapshot's
+	// age (topology.MayMakeWritable) and that the operator still leads.
+	MayMakeWritable func(ctx context.Context) error
+}
+
+// gate asks MayMakeWritable, when set.
+func (p Pass) gate(ctx context.Context) error {
+	if p.MayMakeWritable == nil {
+		return nil
+	}
+	return p.MayMakeWritable(ctx)
 }
 
 // Starts reports whether d asks for an emergency failover to begin: a

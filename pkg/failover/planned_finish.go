@@ -102,6 +102,9 @@ func (m *Planned) rollback(ctx context.Context, p Pass, b *v1alpha1.PlannedFailo
 	if st.ActiveSite != src {
 		return m.finish(ctx, p, b, e)
 	}
+	if err := p.gate(ctx); err != nil {
+		return waiting(0, err.Error()), nil // the next pass, at once, observes again
+	}
 	// Persisted before the source can write again: it is no longer held read-only.
 	if rec := SiteRecord(st, src); rec.Fenced {
 		rec.Fenced = false

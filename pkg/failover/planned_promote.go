@@ -56,6 +56,9 @@ func (m *Planned) promoteTarget(ctx context.Context, p Pass, b *v1alpha1.Planned
 			b.Target, fenced.Subtract(have)))
 		return out, false, err
 	}
+	if err := p.gate(ctx); err != nil {
+		return waiting(0, err.Error()), false, nil // the next pass, at once, observes again
+	}
 	// Persisted before the target can write: it no longer counts as held read-only.
 	if rec := SiteRecord(&p.Group.Status, b.Target); rec.Fenced {
 		rec.Fenced = false

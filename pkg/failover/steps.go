@@ -90,6 +90,9 @@ func (e *Emergency) promote(ctx context.Context, p Pass, it *v1alpha1.FailoverIn
 	if wait := e.drain(ctx, p, it); wait != "" {
 		return wait, nil
 	}
+	if err := p.gate(ctx); err != nil {
+		return err.Error(), nil
+	}
 	// Persisted before the target can write: it no longer counts as held read-only.
 	if rec := SiteRecord(st, it.To); rec.Fenced {
 		rec.Fenced = false
