@@ -24,9 +24,9 @@ func (f *fakeLock) Get(context.Context) (*resourcelock.LeaderElectionRecord, []b
 }
 func (f *fakeLock) Create(context.Context, resourcelock.LeaderElectionRecord) error { return nil }
 func (f *fakeLock) Update(context.Context, resourcelock.LeaderElectionRecord) error { return nil }
-func (f *fakeLock) RecordEvent(string)                                             {}
-func (f *fakeLock) Identity() string                                               { return "me" }
-func (f *fakeLock) Describe() string                                               { return "ns/bloodraven" }
+func (f *fakeLock) RecordEvent(string)                                              {}
+func (f *fakeLock) Identity() string                                                { return "me" }
+func (f *fakeLock) Describe() string                                                { return "ns/bloodraven" }
 
 // TestMayMakeWritable: with a fake clock, a pass paused longer than the
 // poll interval between observe and act may not make a site writable, nor
