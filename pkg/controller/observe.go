@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
@@ -107,14 +108,20 @@ func (l *groupLoop) observePods(ctx context.Context, g *v1alpha1.MysqlFailoverGr
 	}
 	l.podsNow = map[string][]time.Time{}
 	refs := map[string][]podRef{}
+	nodes := map[string]map[types.UID]podNode{}
 	for _, p := range pods.Items {
 		site := p.Labels[v1alpha1.LabelSite]
 		l.podsNow[site] = append(l.podsNow[site], p.CreationTimestamp.Time)
 		l.seenPod[site] = true
 		refs[site] = append(refs[site], podRef{UID: p.UID, Created: p.CreationTimestamp.Time})
+		if nodes[site] == nil {
+			nodes[site] = map[types.UID]podNode{}
+		}
+		nodes[site][p.UID] = podNode{node: p.Spec.NodeName}
 	}
 	for _, s := range g.Spec.Sites {
 		l.op.registry.sawPods(l.key, s.Name, refs[s.Name])
+		l.trackGonePods(ctx, s.Name, nodes[s.Name])
 	}
 }
 
@@ -122,8 +129,11 @@ func (l *groupLoop) observePods(ctx context.Context, g *v1alpha1.MysqlFailoverGr
 // observed is gone: this operator saw the site's Pods, and none left was
 // created before the failure (creation times have whole seconds, so one
 // second of doubt counts as before). A newer Pod's mysqld booted fenced.
+// And the kubelet of each node a gone Pod ran on is Ready and heartbeated
+// since this operator saw it gone (podgone.go): a Pod gone from the API is
+// not a process gone until its kubelet has seen that.
 func (l *groupLoop) podGone(site string, failingSince time.Time) bool {
-	if l.podsNow == nil || !l.seenPod[site] || failingSince.IsZero() {
+	if l.podsNow == nil || !l.seenPod[site] || failingSince.IsZero() || !l.kubeletStopped[site] {
 		return false
 	}
 	for _, created := range l.podsNow[site] {
