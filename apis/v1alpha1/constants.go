@@ -129,6 +129,34 @@ const (
 	// holds, or holds transactions outside the authority's history. The
 	// freshest eligible site is promoted instead, or the block says why not.
 	ReasonReassertUnsafe = "ReassertUnsafe"
+	// ReasonMaybeWritable: a site other than the active site looks read-only,
+	// but an operation that makes it writable failed or timed out since it was
+	// last fenced (status.sites[].maybeWritable): it is fenced first.
+	ReasonMaybeWritable = "MaybeWritable"
+)
+
+// Execution safety (docs/operator.md, "Execution safety").
+const (
+	// EventMaybeWritable: a promotion, re-assertion or unfence failed or
+	// timed out and may have taken effect; the site is recorded maybe-writable.
+	EventMaybeWritable = "MaybeWritable"
+	// ReasonAuthorityRegressed (condition Degraded and FailoverBlocked, and
+	// the Event): a sidecar reports a topologyGeneration higher than status
+	// holds (status was emptied, restored from an older backup, or written
+	// back). The operator changes nothing until a person confirms the
+	// authority with ConfirmAuthorityAnnotation.
+	ReasonAuthorityRegressed = "AuthorityRegressed"
+	// EventAuthorityConfirmed: a person confirmed the authority; status now
+	// holds a generation above every one any sidecar reported.
+	EventAuthorityConfirmed = "AuthorityConfirmed"
+	// ConfirmAuthorityAnnotation confirms a regressed authority:
+	// <generation>, the highest generation the AuthorityRegressed condition
+	// names. The operator then sets topologyGeneration above it and resumes.
+	ConfirmAuthorityAnnotation = "bloodraven.shipstream.io/confirm-authority"
+	// ReasonStaleSnapshot: a step that makes a site writable was not run
+	// because the pass's observations are older than one poll interval (the
+	// operator was paused), or this operator does not hold leadership now.
+	ReasonStaleSnapshot = "StaleSnapshot"
 )
 
 // Planned failover reasons added by the planned-failover state machine.

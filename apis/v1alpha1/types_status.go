@@ -115,6 +115,12 @@ type SiteStatus struct {
 	// its transactions are known for its own even while it is unreachable.
 	// +optional
 	ServerID string `json:"serverId,omitempty"`
+	// MaybeWritable is true when an operation that makes the site writable
+	// (promotion, re-assertion, unfence) failed or timed out, so it may have
+	// taken effect. No other site is made writable until this site is fenced
+	// by SQL or confirmed unable to write; its probes do not count.
+	// +optional
+	MaybeWritable bool `json:"maybeWritable,omitempty"`
 }
 
 // MaxFailoverHistory bounds status.failoverHistory.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"go.uber.org/zap/zapcore"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -111,20 +112,20 @@ func run(args []string) error {
 		return err
 	}
 	ctrl.SetLogger(zap.New(zap.Level(lvl)))
-	mgr, err := newManager(f)
+	mgr, lock, err := newManager(f)
 	if err != nil {
 		return err
 	}
-	if err := wire(mgr, f); err != nil {
+	if err := wire(mgr, f, leadership(lock)); err != nil {
 		return err
 	}
 	return mgr.Start(ctrl.SetupSignalHandler())
 }
 
-func newManager(f flags) (ctrl.Manager, error) {
+func newManager(f flags) (ctrl.Manager, resourcelock.Interface, error) {
 	scheme, err := newScheme()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	opts := ctrl.Options{
 		Scheme:                  scheme,
@@ -144,22 +145,29 @@ func newManager(f flags) (ctrl.Manager, error) {
 	}
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
-		return nil, fmt.Errorf("kubeconfig: %w", err)
+		return nil, nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	var lock resourcelock.Interface
+	if f.leaderElect {
+		if lock, err = newLeaderLock(cfg, f); err != nil {
+			return nil, nil, err
+		}
+		opts.LeaderElectionResourceLockInterface = lock
 	}
 	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
-		return nil, fmt.Errorf("manager: %w", err)
+		return nil, nil, fmt.Errorf("manager: %w", err)
 	}
-	return mgr, nil
+	return mgr, lock, nil
 }
 
-func wire(mgr ctrl.Manager, f flags) error {
+func wire(mgr ctrl.Manager, f flags, leader controller.Leadership) error {
 	router := routing.New(mgr.GetClient(), mgr.GetScheme(), routing.Options{OperatorURL: f.operatorURL,
 		MySQLImage: f.mysqlImage, SidecarImage: f.sidecarImage, TerminationGracePeriod: f.terminationGrace})
 	op, err := controller.New(controller.Deps{
 		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Router: router,
 		Resolver: controller.ServiceResolver{Credentials: router}, Recorder: mgr.GetEventRecorder("bloodraven"),
-		Registerer: metrics.Registry, Log: ctrl.Log.WithName("operator"),
+		Registerer: metrics.Registry, Log: ctrl.Log.WithName("operator"), Leadership: leader,
 	}, controller.Options{ProbeTimeout: f.probeTimeout, DrainTimeout: f.drainTimeout, CallTimeout: f.callTimeout,
 		FenceTimeout: f.fenceTimeout, MaxLag: f.maxLag, ResyncPeriod: f.resyncPeriod})
 	if err != nil {

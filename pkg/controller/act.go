@@ -89,7 +89,7 @@ func (l *groupLoop) fenceExtras(ctx context.Context, p failover.Pass) error {
 			failed = append(failed, errs[i].Error())
 			continue
 		}
-		failover.SiteRecord(&g.Status, site).Fenced = true
+		failover.RecordFenced(&g.Status, site)
 		l.op.metrics.ExtraWritersFenced.WithLabelValues(g.Namespace, g.Name, site).Inc()
 		l.op.notifier.Event(g, failover.EventWarning, v1alpha1.EventExtraWriterFenced,
 			fmt.Sprintf("%s was writable besides active site %s (%s): fenced", site, d.Active, d.Reason))
@@ -117,6 +117,9 @@ func (l *groupLoop) reassert(ctx context.Context, p failover.Pass, site string) 
 		}
 	}
 	delete(l.waitSince, "reassert")
+	if err := p.MayMakeWritable(ctx); err != nil {
+		return fmt.Errorf("re-assert %s: %w", site, err) // the next pass observes again
+	}
 	if rec := failover.SiteRecord(&g.Status, site); rec.Fenced {
 		rec.Fenced = false // persisted before the site can write
 		if err := l.patcher.PersistStatus(ctx, g); err != nil {
@@ -127,8 +130,12 @@ func (l *groupLoop) reassert(ctx context.Context, p failover.Pass, site string) 
 	defer cancel()
 	// Promote, not a bare unfence: a writable site must not keep replicating.
 	if _, err := l.conns.Promote(cctx, site); err != nil {
-		return fmt.Errorf("re-assert %s: %w", site, err)
+		err = fmt.Errorf("re-assert %s: %w", site, err)
+		l.op.notifier.Event(g, failover.EventWarning, v1alpha1.EventMaybeWritable,
+			failover.MarkMaybeWritable(&g.Status, site, err))
+		return err // the mark is persisted with the pass's status
 	}
+	failover.RecordWritable(&g.Status, site)
 	l.op.metrics.Reasserts.WithLabelValues(g.Namespace, g.Name).Inc()
 	l.op.notifier.Event(g, failover.EventNormal, v1alpha1.EventPrimaryReasserted,
 		fmt.Sprintf("active site %s was fenced and no other site could write: made writable again (generation %d)",

@@ -110,7 +110,7 @@ func (l *groupLoop) adminFenceAct(ctx context.Context, p failover.Pass) bool {
 			l.log.Error(fmt.Errorf("admin fence: %w", err), "act", "decision", d.String())
 			continue
 		}
-		failover.SiteRecord(&g.Status, site).Fenced = true
+		failover.RecordFenced(&g.Status, site)
 		l.op.notifier.Event(g, failover.EventNormal, v1alpha1.EventAdminFenced,
 			fmt.Sprintf("active site %s fenced by SQL: the %s annotation names it; no other site is promoted, "+
 				"remove it from the annotation to make it writable again", site, v1alpha1.FencedSitesAnnotation))

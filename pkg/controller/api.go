@@ -62,6 +62,9 @@ func (a *API) activeSite(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	view, sites, err := a.lookup(req.Context(), ar.group)
+	if errors.Is(err, ErrNoActiveSite) && ar.report != nil && hasSite(sites, ar.site) {
+		a.Registry.noteReport(ar.group, ar.site, *ar.report) // the generation it holds guards the bootstrap
+	}
 	if err != nil {
 		writeError(w, err)
 		return
@@ -133,7 +136,7 @@ func (a *API) lookup(ctx context.Context, key types.NamespacedName) (v1alpha1.Ac
 		return v1alpha1.ActiveSiteView{}, nil, fmt.Errorf("read group %s: %w", key, err)
 	}
 	if g.Status.ActiveSite == "" {
-		return v1alpha1.ActiveSiteView{}, nil, fmt.Errorf("%s: %w", key, ErrNoActiveSite)
+		return v1alpha1.ActiveSiteView{}, siteNames(&g), fmt.Errorf("%s: %w", key, ErrNoActiveSite)
 	}
 	return v1alpha1.ActiveSiteView{Namespace: g.Namespace, Group: g.Name, ActiveSite: g.Status.ActiveSite,
 		Generation: g.Status.TopologyGeneration, Source: v1alpha1.SourceOperator}, siteNames(&g), nil

@@ -124,9 +124,13 @@ func TestPodGone(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			l := &groupLoop{seenPod: map[string]bool{"a": c.seen}, podsNow: c.pods}
+			l := &groupLoop{seenPod: map[string]bool{"a": c.seen}, podsNow: c.pods, kubeletStopped: map[string]bool{"a": true}}
 			if got := l.podGone("a", c.since); got != c.want {
 				t.Fatalf("podGone = %v, want %v", got, c.want)
+			}
+			l.kubeletStopped["a"] = false
+			if l.podGone("a", c.since) {
+				t.Fatal("podGone without the kubelet having heartbeated since")
 			}
 		})
 	}

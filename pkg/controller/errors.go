@@ -14,4 +14,11 @@ var (
 	ErrUnknownSite = errors.New("unknown site")
 	// ErrConflict means a status write kept conflicting with other writers.
 	ErrConflict = errors.New("status write conflict")
+	// ErrAuthorityMoved means a status write was abandoned: another writer
+	// moved the authority (generation, active site, a failover's step) past
+	// what this pass based its change on, or the write would lower the
+	// generation. The pass writes nothing more and the next one re-observes.
+	ErrAuthorityMoved = errors.New("the authority moved: status write abandoned")
+	// ErrNotLeader means this process does not hold the leader-election lock now.
+	ErrNotLeader = errors.New("not the leader")
 )

@@ -36,7 +36,17 @@ type groupLoop struct {
 	answered   map[string]bool        // sites observed reachable at least once (answeredOnce)
 	podsNow    map[string][]time.Time // creation times of each site's Pods, nil when unknown
 	waitSince  map[string]time.Time   // when a gated action first waited, by action
-	lastWait   string                 // the emergency sequence's last logged wait
+	maybeSince map[string]time.Time   // when this operator first saw a site's maybeWritable mark
+	// Pods and their nodes (podgone.go): the last listing, the nodes of Pods
+	// seen gone with their heartbeat then, and whether those kubelets beat since.
+	podNodes       map[string]map[types.UID]podNode
+	goneNodes      map[string]map[string]nodeBeat
+	kubeletStopped map[string]bool
+	// The pass's snapshot (monotonic clock): mayMakeWritable reads them.
+	interval       time.Duration
+	observeStarted time.Time
+	observedAt     time.Time
+	lastWait       string // the emergency sequence's last logged wait
 }
 
 func newGroupLoop(op *Operator, key types.NamespacedName) *groupLoop {
@@ -44,7 +54,9 @@ func newGroupLoop(op *Operator, key types.NamespacedName) *groupLoop {
 		conns:   newConns(op.resolver, op.open),
 		patcher: &statusPatcher{c: op.client, reader: op.reader},
 		deb:     map[string]*topology.Debouncer{}, last: map[string]observation{},
-		seenPod: map[string]bool{}, answered: map[string]bool{}, waitSince: map[string]time.Time{}}
+		seenPod: map[string]bool{}, answered: map[string]bool{}, waitSince: map[string]time.Time{},
+		maybeSince: map[string]time.Time{}, podNodes: map[string]map[types.UID]podNode{},
+		goneNodes: map[string]map[string]nodeBeat{}, kubeletStopped: map[string]bool{}}
 	l.emergency = failover.NewEmergency(failover.Env{DB: l.conns, Router: op.router, Persister: l.patcher,
 		Publisher: op.registry, Notifier: op.notifier, Clock: op.clock})
 	l.planned = newPlannedRunner(l)
@@ -96,7 +108,11 @@ func (l *groupLoop) pass(ctx context.Context) (time.Duration, bool) {
 	if g.Spec.PollInterval.Duration <= 0 {
 		interval = defaultPollInterval
 	}
+	l.interval = interval
 	l.patcher.reset(g)
+	if l.authorityHold(ctx, g) {
+		return interval, false
+	}
 	if err := l.bootstrap(ctx, g); err != nil {
 		l.log.Error(err, "first start")
 		return interval, false
@@ -157,6 +173,13 @@ func (l *groupLoop) buildPass(g *v1alpha1.MysqlFailoverGroup) (failover.Pass, er
 		Evidence: func(site string) failover.Evidence { return l.evidence(g, site, settings) },
 		Sidecar: func(site string) (int64, bool) {
 			return l.op.registry.Generation(l.key, site, settings.LeaseTimeout)
+		},
+		MayMakeWritable: func(ctx context.Context) error {
+			err := l.mayMakeWritable(ctx)
+			if err != nil {
+				l.staleEvent(g, err)
+			}
+			return err
 		}}
 	for _, s := range g.Spec.Sites {
 		in.Sites = append(in.Sites, l.siteView(g, s, p.Evidence))

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
@@ -38,6 +39,7 @@ func (o observation) probe() topology.Probe {
 // the debouncers. A hung site costs the pass at most timeout.
 func (l *groupLoop) observe(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, timeout time.Duration) {
 	l.ensureDebouncers(g)
+	l.observeStarted, l.observedAt = l.op.clock.Now(), time.Time{}
 	obs := make(map[string]observation, len(g.Spec.Sites))
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -55,6 +57,7 @@ func (l *groupLoop) observe(ctx context.Context, g *v1alpha1.MysqlFailoverGroup,
 		})
 	}
 	wg.Wait()
+	l.observedAt = l.op.clock.Now()
 	l.obs = obs
 	for _, s := range g.Spec.Sites {
 		o := obs[s.Name]
@@ -105,14 +108,20 @@ func (l *groupLoop) observePods(ctx context.Context, g *v1alpha1.MysqlFailoverGr
 	}
 	l.podsNow = map[string][]time.Time{}
 	refs := map[string][]podRef{}
+	nodes := map[string]map[types.UID]podNode{}
 	for _, p := range pods.Items {
 		site := p.Labels[v1alpha1.LabelSite]
 		l.podsNow[site] = append(l.podsNow[site], p.CreationTimestamp.Time)
 		l.seenPod[site] = true
 		refs[site] = append(refs[site], podRef{UID: p.UID, Created: p.CreationTimestamp.Time})
+		if nodes[site] == nil {
+			nodes[site] = map[types.UID]podNode{}
+		}
+		nodes[site][p.UID] = podNode{node: p.Spec.NodeName}
 	}
 	for _, s := range g.Spec.Sites {
 		l.op.registry.sawPods(l.key, s.Name, refs[s.Name])
+		l.trackGonePods(ctx, s.Name, nodes[s.Name])
 	}
 }
 
@@ -120,8 +129,11 @@ func (l *groupLoop) observePods(ctx context.Context, g *v1alpha1.MysqlFailoverGr
 // observed is gone: this operator saw the site's Pods, and none left was
 // created before the failure (creation times have whole seconds, so one
 // second of doubt counts as before). A newer Pod's mysqld booted fenced.
+// And the kubelet of each node a gone Pod ran on is Ready and heartbeated
+// since this operator saw it gone (podgone.go): a Pod gone from the API is
+// not a process gone until its kubelet has seen that.
 func (l *groupLoop) podGone(site string, failingSince time.Time) bool {
-	if l.podsNow == nil || !l.seenPod[site] || failingSince.IsZero() {
+	if l.podsNow == nil || !l.seenPod[site] || failingSince.IsZero() || !l.kubeletStopped[site] {
 		return false
 	}
 	for _, created := range l.podsNow[site] {
@@ -160,6 +172,7 @@ func (l *groupLoop) siteView(g *v1alpha1.MysqlFailoverGroup, s v1alpha1.Site, ev
 			}
 		}
 	}
+	v.MaybeWritable = failover.MaybeWritable(&g.Status, s.Name)
 	if v.State == v1alpha1.StateUnreachable || v.State == v1alpha1.StateUnknown {
 		ok, _ := failover.ConfirmFence(ev(s.Name))
 		v.FenceConfirmed = ok || failover.HeldReadOnly(&g.Status, s.Name)
@@ -185,7 +198,7 @@ func (l *groupLoop) evidence(g *v1alpha1.MysqlFailoverGroup, site string, s fail
 	reg := l.op.registry
 	ev := failover.Evidence{Site: site, Now: l.op.clock.Now(), Active: g.Status.ActiveSite,
 		LeaseTimeout: s.LeaseTimeout, PeerCheckInterval: s.PeerCheckInterval, LastContact: reg.Started()}
-	ev.FailingSince = l.failingSince(site)
+	ev.FailingSince = l.evidenceSince(g, site)
 	ev.PodGone = l.podGone(site, ev.FailingSince)
 	sv := reg.sidecar(l.key, site)
 	ev.Report = sv.report

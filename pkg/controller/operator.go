@@ -91,6 +91,9 @@ type Deps struct {
 
 	// SidecarURL is where each site's sidecar is nudged; nil means DefaultSidecarURL.
 	SidecarURL SidecarURL
+	// Leadership is asked before every step that makes a site writable; nil
+	// means leader election is off (this process is the only operator).
+	Leadership Leadership
 }
 
 // Operator owns the poll loops of every group. It is a manager Runnable
@@ -106,6 +109,7 @@ type Operator struct {
 	planned  PlannedStepper
 	open     Opener
 	clock    failover.Clock
+	leader   Leadership
 	opts     Options
 	log      logr.Logger
 
@@ -141,7 +145,7 @@ func New(d Deps, opts Options) (*Operator, error) {
 	}
 	return &Operator{client: d.Client, reader: d.Reader, resolver: d.Resolver, router: d.Router,
 		registry: d.Registry, notifier: &notifier{rec: d.Recorder, metrics: m}, metrics: m, planned: d.Planned,
-		open: d.Open, clock: d.Clock, opts: opts.withDefaults(), log: d.Log,
+		open: d.Open, clock: d.Clock, leader: d.Leadership, opts: opts.withDefaults(), log: d.Log,
 		started: make(chan struct{}), loops: map[types.NamespacedName]*loopHandle{}}, nil
 }
 

@@ -51,6 +51,8 @@ func (l *groupLoop) recordSites(g *v1alpha1.MysqlFailoverGroup) {
 			l.recordProbe(g, &rec, o)
 			active := s.Name == start.ActiveSite || s.Name == st.ActiveSite
 			rec.Fenced = fencedMark(failover.HeldReadOnly(start, s.Name), acted, active, rec.Fenced)
+			// The active site seen writable: a promotion's unclear outcome is clear now.
+			rec.MaybeWritable = rec.MaybeWritable && !(s.Name == st.ActiveSite && o.status.Writable())
 		}
 		l.op.metrics.setSiteState(g.Namespace, g.Name, s.Name, rec.State)
 		out = append(out, rec)

@@ -15,8 +15,12 @@ import (
 // last status read from or written to the API server as its base, skips the
 // write when nothing changed, and patches with an optimistic lock: a
 // conflict (someone changed the object since) re-reads the object and
-// applies this status again on top. The operator is the status's only writer.
-// It implements failover.Persister.
+// applies this status again on top, unless the authority moved meanwhile
+// (authorityMoved): then the write is abandoned with ErrAuthorityMoved and
+// every later write of the pass too, until reset. A write never lowers the
+// generation. The operator is the status's only writer, so the authority
+// moving under a pass means another operator process (a former leader that
+// was paused, or the new one) acted. It implements failover.Persister.
 type statusPatcher struct {
 	c      client.Client
 	reader client.Reader
@@ -24,6 +28,8 @@ type statusPatcher struct {
 	// read is the status as read at the pass's start (reset), before the
 	// pass acted: record tells from it what the act changed.
 	read v1alpha1.MysqlFailoverGroupStatus
+	// abandoned is set when a write of this pass found the authority moved.
+	abandoned bool
 }
 
 // maxConflictRetries bounds re-reads after conflicts in one write.
@@ -33,10 +39,14 @@ const maxConflictRetries = 3
 func (p *statusPatcher) reset(g *v1alpha1.MysqlFailoverGroup) {
 	p.base = g.DeepCopy()
 	p.read = *g.Status.DeepCopy()
+	p.abandoned = false
 }
 
 // PersistStatus writes g.Status unless it equals the base's.
 func (p *statusPatcher) PersistStatus(ctx context.Context, g *v1alpha1.MysqlFailoverGroup) error {
+	if err := p.guard(g); err != nil {
+		return err
+	}
 	if p.base != nil && equality.Semantic.DeepEqual(p.base.Status, g.Status) {
 		return nil
 	}
@@ -59,6 +69,11 @@ func (p *statusPatcher) PersistStatus(ctx context.Context, g *v1alpha1.MysqlFail
 		fresh := &v1alpha1.MysqlFailoverGroup{}
 		if err := p.reader.Get(ctx, client.ObjectKeyFromObject(g), fresh); err != nil {
 			return fmt.Errorf("re-read %s/%s after conflict: %w", g.Namespace, g.Name, err)
+		}
+		if base != nil && authorityMoved(&base.Status, &fresh.Status) {
+			p.base, p.abandoned = fresh.DeepCopy(), true
+			*g = *fresh
+			return fmt.Errorf("patch status of %s/%s: %w", g.Namespace, g.Name, ErrAuthorityMoved)
 		}
 		p.base = fresh.DeepCopy()
 		fresh.Status = *want.DeepCopy()

@@ -58,7 +58,10 @@ type Evidence struct {
 	// LastContact is the last time this operator served the site's sidecar a
 	// view (its lease was renewed then), or the operator's start when later.
 	LastContact time.Time
-	// PodGone is true when Kubernetes shows the site's Pod gone.
+	// PodGone is true when Kubernetes shows the site's Pod gone and the
+	// kubelet of the node it ran on is Ready and has heartbeated since the
+	// operator first saw it gone (a Pod gone from the API is not a process
+	// gone: it may have been force-deleted, or its Node object deleted).
 	PodGone bool
 	// Peers are the other sites' sidecars.
 	Peers []PeerAdoption

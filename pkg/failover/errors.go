@@ -16,6 +16,10 @@ var (
 	ErrPromote = errors.New("failover: promote")
 	// ErrRoute means role labels, Services or DNS could not be moved.
 	ErrRoute = errors.New("failover: route")
+	// ErrMayNotMakeWritable means no site may be made writable on this
+	// pass: its snapshot is too old (the operator was paused) or the
+	// operator does not hold leadership now. The next pass observes again.
+	ErrMayNotMakeWritable = errors.New("failover: may not make a site writable now")
 )
 
 // ErrDrainPending is what DB.DrainRelayLog returns when the relay log is not

@@ -23,9 +23,15 @@ const uuidA, uuidB = "aaaaaaaa-0000-0000-0000-000000000001", "bbbbbbbb-0000-0000
 type fakeSite struct {
 	up       bool // reachable
 	seenDown bool // the poll loop sees it unreachable even though SQL gets through
-	writable bool
-	executed gtid.Set
-	source   string
+	// seenReadOnly: the poll loop's probes still show it read-only (taken
+	// before a late promotion landed), whatever it is now.
+	seenReadOnly bool
+	// promoteTimesOut: Promote makes it writable but answers an error, as a
+	// statement that ran after the client's deadline.
+	promoteTimesOut bool
+	writable        bool
+	executed        gtid.Set
+	source          string
 }
 
 var errDown = errors.New("fake: site unreachable")
@@ -56,6 +62,10 @@ type world struct {
 	// re-read copy, so pointers into its old status are detached.
 	conflictAt int
 	reports    map[string]*Report
+	// fencePause is how long the operator is paused inside each Fence call.
+	fencePause time.Duration
+	// twoWriters records the writable sites each time a promotion left more than one.
+	twoWriters [][]string
 	sidecars   map[string]int64 // live sidecars and the generation they hold
 }
 
@@ -96,6 +106,7 @@ func (w *world) site(n string) (*fakeSite, error) {
 
 // DB
 func (w *world) Fence(_ context.Context, n string) error {
+	w.now = w.now.Add(w.fencePause)
 	s, err := w.site(n)
 	if err == nil {
 		s.writable = false
@@ -112,6 +123,12 @@ func (w *world) Promote(_ context.Context, n string) (gtid.Set, error) {
 	}
 	w.promotes[n]++
 	s.writable, s.source = true, ""
+	if ws := w.writers(); len(ws) > 1 {
+		w.twoWriters = append(w.twoWriters, ws)
+	}
+	if s.promoteTimesOut {
+		return gtid.Set{}, context.DeadlineExceeded
+	}
 	return s.executed, nil
 }
 
@@ -203,13 +220,13 @@ func (w *world) pass() Pass {
 	for _, n := range w.order {
 		s := w.sites[n]
 		v := topology.SiteView{Name: n, Role: v1alpha1.RolePrimaryCandidate, Executed: s.executed,
-			Replication: topology.Replication{Running: s.source != ""}}
+			Replication: topology.Replication{Running: s.source != ""}, MaybeWritable: MaybeWritable(st, n)}
 		switch {
 		case !s.up || s.seenDown:
 			v.State = v1alpha1.StateUnreachable
 			ok, _ := ConfirmFence(evidence(n))
 			v.FenceConfirmed = ok || HeldReadOnly(st, n)
-		case s.writable:
+		case s.writable && !s.seenReadOnly:
 			v.State = v1alpha1.StateWritable
 		default:
 			v.State = v1alpha1.StateReadOnly

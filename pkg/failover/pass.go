@@ -1,6 +1,8 @@
 package failover
 
 import (
+	"context"
+
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
 	"github.com/shipstream/bloodraven/pkg/topology"
 )
@@ -24,6 +26,20 @@ type Pass struct {
 	// it right after promotion.
 	Sidecar  func(site string) (generation int64, live bool)
 	Settings Settings
+	// MayMakeWritable, when set, is asked right before every step that makes
+	// a site writable (a promotion, a rollback's unfence); an error (wrapping
+	// ErrMayNotMakeWritable) means not on this pass: the step waits for the
+	// next pass, which observes again. pkg/controller's checks the snapshot's
+	// age (topology.MayMakeWritable) and that the operator still leads.
+	MayMakeWritable func(ctx context.Context) error
+}
+
+// gate asks MayMakeWritable, when set.
+func (p Pass) gate(ctx context.Context) error {
+	if p.MayMakeWritable == nil {
+		return nil
+	}
+	return p.MayMakeWritable(ctx)
 }
 
 // Starts reports whether d asks for an emergency failover to begin: a
@@ -65,11 +81,12 @@ func SiteRecord(st *v1alpha1.MysqlFailoverGroupStatus, site string) *v1alpha1.Si
 // HeldReadOnly reports whether Bloodraven holds site read-only: it was last
 // observed read-only (or fenced by SQL) and has not been made writable since.
 // Such a site is confirmed unable to write even while unreachable, because
-// only the operator ever unfences.
+// only the operator ever unfences. A site that may have been made writable
+// since (MaybeWritable) is not held read-only, whatever its mark.
 func HeldReadOnly(st *v1alpha1.MysqlFailoverGroupStatus, site string) bool {
 	for _, s := range st.Sites {
 		if s.Name == site {
-			return s.Fenced
+			return s.Fenced && !s.MaybeWritable
 		}
 	}
 	return false

@@ -64,7 +64,7 @@ func (m *Planned) applyFence(ctx context.Context, p Pass, src string) (gtid.Set,
 	if err := m.env.DB.Fence(cctx, src); err != nil {
 		return gtid.Set{}, fmt.Errorf("planned failover: fence %s: %w", src, err)
 	}
-	SiteRecord(&p.Group.Status, src).Fenced = true
+	RecordFenced(&p.Group.Status, src)
 	set, err := m.env.DB.Executed(cctx, src)
 	if err != nil {
 		return gtid.Set{}, fmt.Errorf("planned failover: read %s's GTIDs after its fence: %w", src, err)

@@ -102,6 +102,9 @@ func (m *Planned) rollback(ctx context.Context, p Pass, b *v1alpha1.PlannedFailo
 	if st.ActiveSite != src {
 		return m.finish(ctx, p, b, e)
 	}
+	if err := p.gate(ctx); err != nil {
+		return waiting(0, err.Error()), nil // the next pass, at once, observes again
+	}
 	// Persisted before the source can write again: it is no longer held read-only.
 	if rec := SiteRecord(st, src); rec.Fenced {
 		rec.Fenced = false
@@ -112,6 +115,12 @@ func (m *Planned) rollback(ctx context.Context, p Pass, b *v1alpha1.PlannedFailo
 	cctx, cancel := m.call(ctx, p)
 	err := m.env.DB.Unfence(cctx, src)
 	cancel()
+	if err != nil {
+		m.env.Notifier.Event(p.Group, EventWarning, v1alpha1.EventMaybeWritable, MarkMaybeWritable(st, src, err))
+		if perr := m.persist(ctx, p); perr != nil {
+			return waiting(retryPause, "rolling back"), perr
+		}
+	}
 	switch {
 	// On an error the mark stays cleared: an unfence that timed out may still
 	// have taken effect, and only a confirmed read-only site may count as held.

@@ -61,6 +61,9 @@ func (m *Planned) promoteTarget(ctx context.Context, p Pass, b *v1alpha1.Planned
 			b.Target, b.SourcePrimary, fenced.Subtract(have)))
 		return out, false, err
 	}
+	if err := p.gate(ctx); err != nil {
+		return waiting(0, err.Error()), false, nil // the next pass, at once, observes again
+	}
 	// Persisted before the target can write: it no longer counts as held read-only.
 	if rec := SiteRecord(&p.Group.Status, b.Target); rec.Fenced {
 		rec.Fenced = false
@@ -72,6 +75,10 @@ func (m *Planned) promoteTarget(ctx context.Context, p Pass, b *v1alpha1.Planned
 	set, err := m.env.DB.Promote(cctx, b.Target)
 	cancel()
 	if err != nil {
+		m.env.Notifier.Event(p.Group, EventWarning, v1alpha1.EventMaybeWritable, MarkMaybeWritable(&p.Group.Status, b.Target, err))
+		if perr := m.persist(ctx, p); perr != nil {
+			return waiting(retryPause, "recording an unclear promotion"), false, perr
+		}
 		return m.retry(ctx, p, b, retryPause, fmt.Sprintf("%v %s: %v", ErrPromote, b.Target, err))
 	}
 	return m.promoted(ctx, p, b, fenced, set)
@@ -123,7 +130,7 @@ func (m *Planned) promoted(ctx context.Context, p Pass, b *v1alpha1.PlannedFailo
 	lost := int64(fenced.Subtract(set).Count())
 	b.TargetGtidAtPromotion, b.TransactionsLost = set.String(), &lost
 	st.PromotionGtidExecuted = set.String()
-	SiteRecord(st, b.Target).Fenced = false
+	RecordWritable(st, b.Target)
 	b.Message = fmt.Sprintf("%s is writable at %q; moving clients", b.Target, b.TargetGtidAtPromotion)
 	if err := m.persist(ctx, p); err != nil {
 		return waiting(retryPause, "persisting the promotion"), false, err

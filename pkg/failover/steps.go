@@ -25,7 +25,7 @@ func (e *Emergency) fence(ctx context.Context, p Pass, it *v1alpha1.FailoverInte
 		cctx, cancel := context.WithTimeout(ctx, p.Settings.FenceTimeout)
 		if e.env.DB.Fence(cctx, it.From) == nil {
 			confirmed, by = true, ConfirmedBySQL
-			SiteRecord(&p.Group.Status, it.From).Fenced = true
+			RecordFenced(&p.Group.Status, it.From)
 		}
 		cancel()
 	}
@@ -90,6 +90,9 @@ func (e *Emergency) promote(ctx context.Context, p Pass, it *v1alpha1.FailoverIn
 	if wait := e.drain(ctx, p, it); wait != "" {
 		return wait, nil
 	}
+	if err := p.gate(ctx); err != nil {
+		return err.Error(), nil
+	}
 	// Persisted before the target can write: it no longer counts as held read-only.
 	if rec := SiteRecord(st, it.To); rec.Fenced {
 		rec.Fenced = false
@@ -101,7 +104,12 @@ func (e *Emergency) promote(ctx context.Context, p Pass, it *v1alpha1.FailoverIn
 	set, err := e.env.DB.Promote(cctx, it.To)
 	cancel()
 	if err != nil {
-		return "", fmt.Errorf("%w %s: %w", ErrPromote, it.To, err)
+		err = fmt.Errorf("%w %s: %w", ErrPromote, it.To, err)
+		e.env.Notifier.Event(p.Group, EventWarning, v1alpha1.EventMaybeWritable, MarkMaybeWritable(st, it.To, err))
+		if perr := e.persist(ctx, p); perr != nil {
+			return "", fmt.Errorf("%w (recording it: %w)", err, perr)
+		}
+		return "", err
 	}
 	return "", e.promoted(ctx, p, it, set)
 }
@@ -132,7 +140,7 @@ func (e *Emergency) drain(ctx context.Context, p Pass, it *v1alpha1.FailoverInte
 
 func (e *Emergency) promoted(ctx context.Context, p Pass, it *v1alpha1.FailoverIntent, set gtid.Set) error {
 	p.Group.Status.PromotionGtidExecuted = set.String()
-	SiteRecord(&p.Group.Status, it.To).Fenced = false
+	RecordWritable(&p.Group.Status, it.To)
 	it.Step = v1alpha1.StepRouting
 	return e.persist(ctx, p)
 }

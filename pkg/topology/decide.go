@@ -88,19 +88,24 @@ func authority(in Input) string {
 	return in.Sites[0].Name
 }
 
-// decideWriters fences every writer but the authority.
+// decideWriters fences every writer but the authority, and every site but
+// the authority that may have been made writable (MaybeWritable) and answers.
 func decideWriters(in Input, active string) (Decision, bool) {
 	writers := names(in.Sites, func(s SiteView) bool { return s.State == v1alpha1.StateWritable })
-	extras := names(in.Sites, func(s SiteView) bool {
-		return s.State == v1alpha1.StateWritable && s.Name != active
-	})
+	extras := names(in.Sites, func(s SiteView) bool { return s.mayWrite() && s.Name != active })
 	if len(extras) == 0 {
 		return Decision{}, false
 	}
 	d := Decision{Kind: KindFenceExtraWriters, Reason: v1alpha1.ReasonStaleWriter,
 		Active: active, Target: active, Fence: extras}
-	if len(writers) > 1 {
+	switch {
+	case len(writers) > 1:
 		d.Reason = v1alpha1.ReasonSplitBrain
+	case !slices.ContainsFunc(extras, func(n string) bool { return slices.Contains(writers, n) }):
+		d.Reason = v1alpha1.ReasonMaybeWritable
+		d.Message = fmt.Sprintf("%s may be writable (an operation making it writable had no clear outcome) "+
+			"besides active site %s: fence first", strings.Join(extras, ", "), active)
+		return d, true
 	}
 	if in.ActiveSite == "" {
 		d.Kind = KindSplitBrain

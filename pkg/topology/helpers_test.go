@@ -111,6 +111,8 @@ func assertOneWriter(t *testing.T, in Input, d Decision) {
 			writers++
 		case s.State == v1alpha1.StateWritable:
 			writers++
+		case s.MaybeWritable && (s.reachable() || !s.FenceConfirmed):
+			writers++ // a promotion of it may have taken effect
 		case promotes && !s.reachable() && !s.FenceConfirmed:
 			writers++
 		}

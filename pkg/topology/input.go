@@ -60,6 +60,14 @@ type SiteView struct {
 	// observed, its Pod is gone, or its lease deadline passed. A site that is
 	// unreachable or unknown without this blocks every promotion.
 	FenceConfirmed bool
+	// MaybeWritable is true when an operation that makes the site writable
+	// (a promotion, a re-assertion, an unfence) failed or timed out since
+	// the site was last fenced: it may have taken effect, whatever the
+	// site's probes said before. Such a site is not read-only to Decide:
+	// reachable, it is fenced first whenever it is not the active site;
+	// unreachable, it needs FenceConfirmed (evidence gathered after the
+	// operation) like any site that may write.
+	MaybeWritable bool
 }
 
 // FailoverRecord is one completed failover of the group's history.
@@ -173,9 +181,21 @@ func (s SiteView) reachable() bool {
 	return s.State == v1alpha1.StateWritable || s.State == v1alpha1.StateReadOnly
 }
 
-// safe reports whether the site provably cannot accept writes.
+// safe reports whether the site provably cannot accept writes. A site that
+// may have been made writable is never safe while reachable: only a fence
+// after that (which clears MaybeWritable) makes it so.
 func (s SiteView) safe() bool {
+	if s.MaybeWritable && s.reachable() {
+		return false
+	}
 	return s.State == v1alpha1.StateReadOnly || (!s.reachable() && s.FenceConfirmed)
+}
+
+// mayWrite reports whether the site may accept writes as far as the
+// snapshot can tell: observed writable, or looking read-only after an
+// operation that may have made it writable.
+func (s SiteView) mayWrite() bool {
+	return s.State == v1alpha1.StateWritable || (s.MaybeWritable && s.State == v1alpha1.StateReadOnly)
 }
 
 // candidateRole reports whether the site may be promoted.

@@ -1,0 +1,70 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/failover"
+	"github.com/shipstream/bloodraven/pkg/topology"
+)
+
+// Leadership tells whether this operator process holds leadership now. It
+// is asked right before every step that makes a site writable; nil (leader
+// election off) means this process is the only one.
+type Leadership interface {
+	Held(ctx context.Context) error
+}
+
+// LockLeadership reads the manager's leader-election lock: held means the
+// lock names this process (Lock.Identity) and its last renewal plus the
+// lease duration, both written by this process by its own clock, is still
+// ahead of Now.
+type LockLeadership struct {
+	Lock resourcelock.Interface
+	Now  func() time.Time
+}
+
+// Held implements Leadership.
+func (l LockLeadership) Held(ctx context.Context) error {
+	rec, _, err := l.Lock.Get(ctx)
+	if err != nil {
+		return fmt.Errorf("%w: read %s: %w", ErrNotLeader, l.Lock.Describe(), err)
+	}
+	if rec.HolderIdentity != l.Lock.Identity() {
+		return fmt.Errorf("%w: %s is held by %q", ErrNotLeader, l.Lock.Describe(), rec.HolderIdentity)
+	}
+	until := rec.RenewTime.Add(time.Duration(rec.LeaseDurationSeconds) * time.Second)
+	if !l.Now().Before(until) {
+		return fmt.Errorf("%w: %s expired at %s by its own record", ErrNotLeader, l.Lock.Describe(),
+			until.Format(time.RFC3339))
+	}
+	return nil
+}
+
+// mayMakeWritable is the one rule in front of every step that makes a site
+// writable (failover.Pass.MayMakeWritable, and the re-assertion): the
+// pass's snapshot is at most one poll interval old on the monotonic clock
+// (topology.MayMakeWritable), and this process still leads.
+func (l *groupLoop) mayMakeWritable(ctx context.Context) error {
+	ok, why := topology.MayMakeWritable(topology.ActCheck{ObserveStarted: l.observeStarted,
+		ObservedAt: l.observedAt, Now: l.op.clock.Now(), PollInterval: l.interval,
+		ProbeTimeout: l.probeTimeout(l.interval)})
+	if !ok {
+		return fmt.Errorf("%w: %s", failover.ErrMayNotMakeWritable, why)
+	}
+	if l.op.leader != nil {
+		if err := l.op.leader.Held(ctx); err != nil {
+			return fmt.Errorf("%w: %w", failover.ErrMayNotMakeWritable, err)
+		}
+	}
+	return nil
+}
+
+// staleEvent records, once per distinct reason, that a step was held back.
+func (l *groupLoop) staleEvent(g *v1alpha1.MysqlFailoverGroup, err error) {
+	l.op.notifier.EventOnChange(g, failover.EventWarning, v1alpha1.ReasonStaleSnapshot, err.Error())
+}

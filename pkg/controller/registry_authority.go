@@ -1,0 +1,50 @@
+package controller
+
+import (
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/shipstream/bloodraven/pkg/failover"
+)
+
+// maxReported is the highest generation this operator knows one of sites'
+// sidecars to hold: what each last reported, and what this operator served
+// it. Neither can exceed the persisted generation unless status went back.
+func (r *Registry) maxReported(group types.NamespacedName, sites []string) int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out int64
+	for _, site := range sites {
+		rec := r.side[siteKey{group: group, site: site}]
+		if rec == nil {
+			continue
+		}
+		out = max(out, rec.servedGen)
+		if rec.report != nil {
+			out = max(out, rec.report.Generation)
+		}
+	}
+	return out
+}
+
+// reportedAll reports whether every one of sites' sidecars reported to
+// this operator since it started.
+func (r *Registry) reportedAll(group types.NamespacedName, sites []string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, site := range sites {
+		if rec := r.side[siteKey{group: group, site: site}]; rec == nil || rec.report == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// noteReport records a sidecar's report that arrived while the group had
+// no view to serve (no active site): nothing is served, so no lease is
+// renewed, but the generation it holds is known.
+func (r *Registry) noteReport(group types.NamespacedName, site string, rep failover.Report) {
+	rep.At = r.now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.record(siteKey{group: group, site: site}).report = &rep
+}
