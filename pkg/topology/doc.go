@@ -12,4 +12,11 @@
 // every other site is observed read-only or has been confirmed unable to accept
 // writes (SiteView.FenceConfirmed), and extra writers are fenced before
 // anything else is considered.
+//
+// The GTID half of that rule (history.go, reassert.go, candidate.go): a site
+// made writable holds nothing outside the authority's history (Input.Promoted
+// plus its writers' own transactions, minus every failover's lost set), can
+// apply its relay log, and holds every eligible site's transactions when
+// promoted, or every transaction of its own source id that another site holds
+// when re-asserted.
 package topology
