@@ -32,6 +32,15 @@
 // It carries no data and never holds up the loop; the wait for the target's
 // sidecar before promotion stays the safety check.
 //
+// Before anything else a pass checks the authority against the generations
+// the sidecars hold (authority_hold.go): a status that went back holds the
+// group (AuthorityRegressed) until a person confirms. The status patcher
+// never lowers the generation and abandons a write when another process
+// moved the authority under it. Every step that makes a site writable asks
+// mayMakeWritable first (leadership.go): a snapshot at most one poll
+// interval old, and leadership still held. A Pod gone confirms a fence only
+// once its node's kubelet heartbeated since (podgone.go).
+//
 // Seams: Resolver maps (group, site) to a mysql.Config (default: the per-site
 // Service); Router is pkg/routing's Router; PlannedStepper can override the
 // planned guard; SidecarURL maps a site to the sidecar it nudges. Everything

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -64,7 +65,13 @@ func (l *groupLoop) mayMakeWritable(ctx context.Context) error {
 	return nil
 }
 
-// staleEvent records, once per distinct reason, that a step was held back.
+// staleEvent records that a step was held back, once per kind of reason
+// (the error's text changes with every pass's ages), and logs the detail.
 func (l *groupLoop) staleEvent(g *v1alpha1.MysqlFailoverGroup, err error) {
-	l.op.notifier.EventOnChange(g, failover.EventWarning, v1alpha1.ReasonStaleSnapshot, err.Error())
+	msg := "a step that makes a site writable waits for a fresh snapshot: the last one is older than the poll interval"
+	if errors.Is(err, ErrNotLeader) {
+		msg = "a step that makes a site writable waits: this process does not hold the leader-election Lease"
+	}
+	l.log.Info("held back", "reason", err.Error())
+	l.op.notifier.EventOnChange(g, failover.EventWarning, v1alpha1.ReasonStaleSnapshot, msg)
 }

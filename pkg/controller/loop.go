@@ -178,6 +178,8 @@ func (l *groupLoop) buildPass(g *v1alpha1.MysqlFailoverGroup) (failover.Pass, er
 			err := l.mayMakeWritable(ctx)
 			if err != nil {
 				l.staleEvent(g, err)
+			} else {
+				l.op.notifier.clearOnChange(g, v1alpha1.ReasonStaleSnapshot)
 			}
 			return err
 		}}

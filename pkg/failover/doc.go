@@ -22,6 +22,13 @@
 // it must wait for new evidence. A restarted operator finds the persisted step
 // and resumes there; every step is idempotent.
 //
+// Execution safety: every step that makes a site writable first asks
+// Pass.MayMakeWritable (the caller's gate: a fresh snapshot, leadership
+// held) and waits for the next pass when it says no. A promotion or unfence
+// that fails may have taken effect: the site is marked maybe-writable in
+// status (MarkMaybeWritable), which Decide treats as a possible writer until
+// a SQL fence clears it (RecordFenced).
+//
 // The package does no Kubernetes or SQL I/O of its own: it acts through the
 // interfaces in ports.go (DB, Router, Persister, Publisher, Notifier, Clock),
 // which pkg/controller implements for real and pkg/sim for the simulation.

@@ -74,3 +74,18 @@ func TestAmbiguousPromotionIsFencedBeforeRetarget(t *testing.T) {
 		t.Fatalf("events %v: no %s", w.events, v1alpha1.EventMaybeWritable)
 	}
 }
+
+// TestPlannedWaitsForAMaybeWritableSite: a planned failover never promotes
+// its target while a third site may be writable (its earlier promotion
+// timed out and its probes still show read-only).
+func TestPlannedWaitsForAMaybeWritableSite(t *testing.T) {
+	w := newPWorld(t)
+	w.addThird(v1alpha1.RolePrimaryCandidate)
+	w.sites["c"].writable, w.sites["c"].seenReadOnly = true, true
+	MarkMaybeWritable(&w.persisted.Status, "c", errors.New("promote c: context deadline exceeded"))
+	w.annotate("b")
+	w.run(60)
+	if w.promotes["b"] != 0 || len(w.twoWriters) > 0 {
+		t.Fatalf("b promoted %d times while c may write (writers at promotion %v)", w.promotes["b"], w.twoWriters)
+	}
+}

@@ -95,6 +95,8 @@ func (m *Planned) notYet(p Pass, b *v1alpha1.PlannedFailoverStatus) (string, tim
 	}
 	for _, s := range p.Input.Sites {
 		switch {
+		case s.Name != b.Target && s.MaybeWritable && (s.State == v1alpha1.StateReadOnly || !s.FenceConfirmed):
+			return fmt.Sprintf("%s may be writable (an operation making it writable had no clear outcome)", s.Name), retryPause
 		case s.Name == b.Target || s.State == v1alpha1.StateReadOnly:
 		case s.State == v1alpha1.StateWritable:
 			return fmt.Sprintf("%s is writable", s.Name), retryPause
