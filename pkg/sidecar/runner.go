@@ -165,14 +165,16 @@ func (r *Runner) Run(ctx context.Context) error {
 	}
 }
 
-// Tick runs one round of the loop: read mysqld, gather every view, decide,
-// and fence if told. Each answer is offered to the Loop as it arrives, so a
+// Tick runs one round of the loop: fence first if the rule already says so
+// for the mysqld last seen (enforceWake), then read mysqld, gather every
+// view, decide, and fence if told. Each answer is offered to the Loop as it arrives, so a
 // newer view naming another site fences at once instead of waiting for the
 // slowest request (a hung operator holds the gather for RequestTimeout). The
 // rule is checked again once the gather is over, so a lease that ran out
 // meanwhile does not wait for the next tick.
 func (r *Runner) Tick(ctx context.Context) {
 	start := time.Now()
+	r.enforceWake(ctx, start)
 	db := r.readDB(ctx)
 	var early Decision
 	op, peers := r.fetch.gather(ctx, Report{Site: r.cfg.Site, Generation: r.generationInt(), DB: db},
@@ -214,8 +216,10 @@ func (r *Runner) Tick(ctx context.Context) {
 }
 
 // check reads mysqld and applies the rule without gathering: at boot, and
-// when the lease runs out between ticks.
+// when the lease runs out between ticks. Like Tick it first fences on the
+// state last seen (enforceWake).
 func (r *Runner) check(ctx context.Context) {
+	r.enforceWake(ctx, time.Now())
 	db := r.readDB(ctx)
 	r.mu.Lock()
 	d := r.loop.Check(time.Now(), db)
