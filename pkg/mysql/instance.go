@@ -46,6 +46,8 @@ type Instance interface {
 	StopReplication(ctx context.Context) error
 	// ErrantAgainst returns the transactions this server has that source lacks.
 	ErrantAgainst(ctx context.Context, source gtid.Set) (gtid.Set, error)
+	// Shutdown asks the server to stop (the sidecar's fence escalation).
+	Shutdown(ctx context.Context) error
 	// Close releases the connection pool.
 	Close() error
 }

@@ -33,8 +33,12 @@ type Config struct {
 	// StatusTimeout bounds each status read of mysqld (default half of
 	// PeerCheckInterval, within 200 ms and 2 s).
 	StatusTimeout time.Duration
-	// FenceTimeout bounds one fence with its verification (default 5 s).
+	// FenceTimeout bounds one fence with its verification (default 5 s);
+	// Escalation bounds the whole fence, retries and stop included.
 	FenceTimeout time.Duration
+	// Process locates mysqld's process (escalate.go, process.go).
+	Process    Process
+	Escalation Escalation
 	// RefreshGap is the least time from the start of one tick to a tick a
 	// refresh request asks for (default a tenth of PeerCheckInterval, within
 	// 50 ms and 250 ms).
@@ -53,6 +57,7 @@ func (c Config) withDefaults() Config {
 	if c.FenceTimeout <= 0 {
 		c.FenceTimeout = 5 * time.Second
 	}
+	c.Escalation = c.Escalation.withDefaults(c.PeerCheckInterval)
 	if c.RefreshGap <= 0 {
 		c.RefreshGap = defaultRefreshGap(c.PeerCheckInterval)
 	}
@@ -79,6 +84,9 @@ func (c Config) validate() error {
 			return err
 		}
 	}
+	if err := c.Escalation.validate(c.PeerCheckInterval); err != nil {
+		return err
+	}
 	if c.RequestTimeout >= c.PeerCheckInterval {
 		return fmt.Errorf("request timeout %s not below peerCheckInterval %s: %w", c.RequestTimeout, c.PeerCheckInterval, ErrInvalidSettings)
 	}
@@ -104,8 +112,11 @@ type Runner struct {
 	metrics *metrics
 	// refresh carries refresh requests to the Run loop; one waiting is enough.
 	refresh chan struct{}
+	// fenceMu keeps fences (and their escalation) from overlapping.
+	fenceMu sync.Mutex
 
 	mu   sync.Mutex // guards everything below
+	esc  escState
 	loop *Loop
 	st   runnerState
 }
@@ -234,10 +245,11 @@ func (r *Runner) readDB(ctx context.Context) DBState {
 	sctx, cancel := context.WithTimeout(ctx, r.cfg.StatusTimeout)
 	defer cancel()
 	st, err := r.db.Status(sctx)
-	state := dbStateOf(st, err)
+	state, pid := r.classify(sctx, st, err)
 	r.mu.Lock()
 	prev := r.st.db
 	r.st.db, r.st.dbErr, r.st.dbAt = state, err, time.Now()
+	r.noteRead(state, pid)
 	r.mu.Unlock()
 	if state != prev {
 		r.log.Info("mysqld state", "state", state.String(), "was", prev.String(), "error", err)
@@ -246,7 +258,8 @@ func (r *Runner) readDB(ctx context.Context) DBState {
 }
 
 // dbStateOf tells a status read apart: only a missing socket or a refused
-// connection proves mysqld down; any other failure leaves it unknown.
+// connection may mean mysqld down (classify asks the process evidence);
+// any other failure leaves it unknown.
 func dbStateOf(st mysql.Status, err error) DBState {
 	switch {
 	case err == nil && st.Writable():
@@ -259,10 +272,16 @@ func dbStateOf(st mysql.Status, err error) DBState {
 	return DBUnknown
 }
 
-// fence fences mysqld and verifies it, within FenceTimeout. A failure is
-// logged, counted and returned; the next decision tries again.
+// fence fences mysqld within the escalation budget, and stops mysqld when
+// that runs out (fenceEscalating).
 func (r *Runner) fence(ctx context.Context, reason string) error {
-	fctx, cancel := context.WithTimeout(ctx, r.cfg.FenceTimeout)
+	return r.fenceEscalating(ctx, reason)
+}
+
+// fenceOnce fences mysqld and verifies it, by deadline. A failure is
+// logged, counted and returned.
+func (r *Runner) fenceOnce(ctx context.Context, reason string, deadline time.Time) error {
+	fctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	err := r.db.Fence(fctx)
 	if err == nil {

@@ -176,6 +176,8 @@ type StatusReport struct {
 	Peers       []ContactReport `json:"peers"`
 	LastFence   *FenceReport    `json:"lastFence,omitempty"`
 	FenceError  string          `json:"fenceError,omitempty"`
+	// MySQLDStop is the last time a fence escalated to stopping mysqld.
+	MySQLDStop *StopReport `json:"mysqldStop,omitempty"`
 }
 
 // ContactReport is the state of the link to the operator or one peer.
@@ -224,6 +226,10 @@ func (r *Runner) Status() StatusReport {
 	}
 	if r.st.fenceErr != nil {
 		rep.FenceError = r.st.fenceErr.Error()
+	}
+	if s := r.esc.lastStop; s != nil {
+		stop := *s
+		rep.MySQLDStop = &stop
 	}
 	return rep
 }
