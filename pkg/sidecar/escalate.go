@@ -28,8 +28,10 @@ type Escalation struct {
 	// ShutdownWait is how long SQL SHUTDOWN may take to end the process
 	// before SIGKILL (default a fifth of PeerCheckInterval).
 	ShutdownWait time.Duration
-	// KillWait is how long the process may take to die after SIGKILL
-	// (default a fifth of PeerCheckInterval).
+	// KillWait is how long the sidecar watches for the process to exit
+	// after SIGKILL (default a fifth of PeerCheckInterval). A delivered
+	// SIGKILL counts as the stop either way: the process runs no more of
+	// its own code.
 	KillWait time.Duration
 }
 
@@ -229,11 +231,12 @@ func (r *Runner) stopMySQLD(ctx context.Context) (string, error) {
 	if err != nil && !errors.Is(err, ErrNoProcess) {
 		return StopFailed, err
 	}
-	if r.waitGone(ctx, time.Now().Add(e.KillWait)) {
-		r.log.Warn("killed mysqld", "pid", pid)
-		return StopKill, nil
-	}
-	return StopFailed, fmt.Errorf("mysqld pid %d still runs after SIGKILL: %w", pid, ErrStillRunning)
+	// SIGKILL cannot be caught: once it is delivered the process never
+	// runs its own code again, so it acknowledges no more commits even
+	// while the kernel is still tearing it down.
+	gone := r.waitGone(ctx, time.Now().Add(e.KillWait))
+	r.log.Warn("killed mysqld", "pid", pid, "exitSeen", gone)
+	return StopKill, nil
 }
 
 // waitGone polls until mysqld is gone or until passes.
