@@ -126,7 +126,11 @@ func (r *Runner) fenceEscalating(ctx context.Context, reason string) error {
 			r.esc.failingSince = asked
 		}
 		r.mu.Unlock()
-		if err == nil || ctx.Err() != nil {
+		if err == nil {
+			r.keepHold(ctx) // close the READ_ONLY ADMIN gap at once
+			return nil
+		}
+		if ctx.Err() != nil {
 			return err
 		}
 		if !time.Now().Before(escAt) {
@@ -265,14 +269,17 @@ func (r *Runner) mysqldGone(ctx context.Context) bool {
 	return dbStateOf(st, err) == DBDown
 }
 
-// noteRead tracks whether mysqld was last seen writable, and as which pid.
-// The caller holds r.mu.
-func (r *Runner) noteRead(state DBState, pid int) {
+// noteRead tracks whether mysqld was last seen writable, and as which pid,
+// and whether it replicates (hold.go). The caller holds r.mu.
+func (r *Runner) noteRead(state DBState, pid int, replicating bool) {
 	switch state {
 	case DBWritable:
 		r.esc.writableSeen, r.esc.writablePID = true, pid
 	case DBReadOnly, DBDown:
 		r.esc.writableSeen, r.esc.writablePID = false, 0
+	}
+	if state == DBWritable || state == DBReadOnly {
+		r.hold.replicating = replicating
 	}
 }
 

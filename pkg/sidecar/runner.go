@@ -117,6 +117,7 @@ type Runner struct {
 
 	mu   sync.Mutex // guards everything below
 	esc  escState
+	hold holdState
 	loop *Loop
 	st   runnerState
 }
@@ -224,6 +225,7 @@ func (r *Runner) Tick(ctx context.Context) {
 	if d.Fence {
 		_ = r.fence(ctx, d.Reason)
 	}
+	r.syncHold(ctx)
 }
 
 // check reads mysqld and applies the rule without gathering: at boot, and
@@ -238,6 +240,7 @@ func (r *Runner) check(ctx context.Context) {
 	if d.Fence {
 		_ = r.fence(ctx, d.Reason)
 	}
+	r.syncHold(ctx)
 }
 
 // readDB reads mysqld's state within StatusTimeout and remembers it for /readyz.
@@ -249,7 +252,7 @@ func (r *Runner) readDB(ctx context.Context) DBState {
 	r.mu.Lock()
 	prev := r.st.db
 	r.st.db, r.st.dbErr, r.st.dbAt = state, err, time.Now()
-	r.noteRead(state, pid)
+	r.noteRead(state, pid, st.Replica != nil)
 	r.mu.Unlock()
 	if state != prev {
 		r.log.Info("mysqld state", "state", state.String(), "was", prev.String(), "error", err)
