@@ -140,7 +140,8 @@ func mysqlConfig(dsn string) (mysql.Config, error) {
 	if err != nil {
 		return mysql.Config{}, fmt.Errorf("%w: -mysql-dsn: %w", errUsage, err)
 	}
-	mc := mysql.Config{User: c.User, Password: c.Passwd, DialTimeout: time.Second, MaxOpenConns: 2}
+	// Three connections: reads and fences, the write hold, and SHUTDOWN.
+	mc := mysql.Config{User: c.User, Password: c.Passwd, DialTimeout: time.Second, MaxOpenConns: 3}
 	switch c.Net {
 	case "unix":
 		mc.Socket = c.Addr

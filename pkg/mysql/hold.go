@@ -34,16 +34,20 @@ func (in *instance) HoldWrites(ctx context.Context) (WriteHold, error) {
 		return nil, wrap("hold writes", in.addr, fmt.Errorf("connect: %w", err))
 	}
 	h := &writeHold{conn: c}
-	ex := sqlExecutor{conn: c}
-	if err := ex.exec(ctx, "SET SESSION lock_wait_timeout = ?", in.lockWaitSeconds()); err != nil {
-		h.Release()
-		return nil, wrap("hold writes", in.addr, err)
-	}
-	if err := ex.exec(ctx, holdStatement); err != nil {
+	if err := in.holdOn(ctx, sqlExecutor{conn: c}); err != nil {
 		h.Release()
 		return nil, wrap("hold writes", in.addr, err)
 	}
 	return h, nil
+}
+
+// holdOn sends the hold's statements, the same on both flavors: the wait
+// for running writes is bounded like the fence's.
+func (in *instance) holdOn(ctx context.Context, ex executor) error {
+	if err := ex.exec(ctx, "SET SESSION lock_wait_timeout = ?", in.lockWaitSeconds()); err != nil {
+		return err
+	}
+	return ex.exec(ctx, holdStatement)
 }
 
 func (h *writeHold) Alive(ctx context.Context) error {
