@@ -187,6 +187,7 @@ func (r *Runner) Run(ctx context.Context) error {
 func (r *Runner) Tick(ctx context.Context) {
 	start := time.Now()
 	r.enforceWake(ctx, start)
+	defer r.armLeaseWatch(ctx, start)()
 	db := r.readDB(ctx)
 	var early Decision
 	op, peers := r.fetch.gather(ctx, Report{Site: r.cfg.Site, Generation: r.generationInt(), DB: db},
@@ -210,6 +211,9 @@ func (r *Runner) Tick(ctx context.Context) {
 				db = DBReadOnly
 			}
 		})
+	if r.fencedSince(start) {
+		db = DBReadOnly
+	}
 	obs := Observation{Now: start, DB: db, Operator: op, Peers: peers}
 	r.mu.Lock()
 	d := r.loop.Tick(obs)

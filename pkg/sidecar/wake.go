@@ -43,3 +43,34 @@ func (r *Runner) enforceWake(ctx context.Context, now time.Time) bool {
 	_ = r.fence(ctx, d.Reason)
 	return true
 }
+
+// armLeaseWatch fences at the lease deadline when that falls inside the
+// tick that began at start: a tick can spend StatusTimeout reading mysqld
+// and RequestTimeout on a hung request, and a lease fence that waited for
+// the gather to end could start after the operator's lease deadline, with no
+// budget left to escalate. The returned func disarms it.
+func (r *Runner) armLeaseWatch(ctx context.Context, start time.Time) func() {
+	lease := r.leaseDeadline()
+	if !lease.After(start) {
+		return func() {}
+	}
+	t := time.AfterFunc(lease.Sub(start), func() {
+		now := time.Now()
+		r.mu.Lock()
+		d := r.loop.Check(now, r.st.db)
+		r.mu.Unlock()
+		if d.Fence && d.Reason == ReasonLease {
+			r.log.Warn("lease ran out during the tick; fencing without waiting for it", "reason", d.Reason)
+			_ = r.fence(ctx, d.Reason)
+		}
+	})
+	return func() { t.Stop() }
+}
+
+// fencedSince tells whether a fence held since t left mysqld read-only, so
+// that a tick does not fence again what its lease watch already fenced.
+func (r *Runner) fencedSince(t time.Time) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.st.db == DBReadOnly && !r.st.lastFence.Before(t)
+}

@@ -137,3 +137,50 @@ func TestWakeAfterPauseFencesFirst(t *testing.T) {
 		})
 	}
 }
+
+// TestLeaseRunsOutDuringAGather: the lease deadline falls while a tick waits
+// on a hung operator. The fence must start at the deadline, not when the
+// gather gives up, or the escalation's budget would end after the
+// operator's lease deadline.
+func TestLeaseRunsOutDuringAGather(t *testing.T) {
+	const interval, lease, request = time.Second, 3 * time.Second, 900 * time.Millisecond
+	db := &pausedDB{writable: true}
+	op := &hangingOperator{}
+	srv := httptest.NewServer(op)
+	defer srv.Close()
+	r, err := NewRunner(Config{Settings: Settings{Namespace: "shop", Group: "orders", Site: "iad",
+		LeaseTimeout: lease, PeerCheckInterval: interval}, OperatorURL: srv.URL, RequestTimeout: request,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, db, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	r.Tick(ctx) // renews the lease
+	deadline := r.leaseDeadline()
+	op.mu.Lock()
+	op.frozen = true
+	op.mu.Unlock()
+	time.Sleep(time.Until(deadline.Add(-request / 2)))
+	db.mu.Lock()
+	db.events = nil
+	db.mu.Unlock()
+	r.Tick(ctx) // its gather hangs past the deadline
+	f := r.Status().LastFence
+	if f == nil || f.Reason != ReasonLease {
+		t.Fatalf("last fence %+v, want a lease fence", f)
+	}
+	if late := f.At.Sub(deadline); late > request/3 {
+		t.Fatalf("fenced %s after the lease deadline, want at it (the gather ended %s after it)", late, request/2)
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	fences := 0
+	for _, e := range db.events {
+		if e == "fence" {
+			fences++
+		}
+	}
+	if fences != 1 {
+		t.Fatalf("%d fences in the tick, want 1: %v", fences, db.events)
+	}
+}
