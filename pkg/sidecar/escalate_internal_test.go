@@ -60,7 +60,7 @@ func (s *stuckDB) Shutdown(context.Context) error {
 // interval); only when mysqld may still write, and not for a boot fence
 // while the lease still runs.
 func TestFenceEscalation(t *testing.T) {
-	const interval, lease = 200 * time.Millisecond, 600 * time.Millisecond
+	const interval, lease = 500 * time.Millisecond, 1500 * time.Millisecond
 	for _, tc := range []struct {
 		name     string
 		writable bool

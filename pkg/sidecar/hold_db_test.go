@@ -64,6 +64,21 @@ func TestPrivilegedAccountCannotWriteThroughTheFence(t *testing.T) {
 			t.Fatalf("attempt %d: a READ_ONLY ADMIN account committed through the fence", i+1)
 		}
 	}
+	// Someone kills every session of the sidecar's account, the hold's
+	// included: the next tick takes it again.
+	opDB, err := sql.Open("mysql", c.OperatorDSN(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = opDB.Close() }()
+	mustExec(t, opDB, "KILL CONNECTION USER 'root'")
+	time.Sleep(2 * fast.tick)
+	if iad.runner.Status().WriteHoldSince == nil {
+		t.Fatal("no write hold in /status two ticks after its session was killed")
+	}
+	if err := write(time.Second); err == nil {
+		t.Fatal("a READ_ONLY ADMIN account committed after the hold was retaken")
+	}
 	var n int
 	if err := root.QueryRowContext(ctxFor(t, 5*time.Second), "SELECT COUNT(*) FROM app.t WHERE who = 'dba'").Scan(&n); err != nil {
 		t.Fatal(err)
