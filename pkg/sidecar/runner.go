@@ -179,11 +179,12 @@ func (r *Runner) Run(ctx context.Context) error {
 
 // Tick runs one round of the loop: fence first if the rule already says so
 // for the mysqld last seen (enforceWake), then read mysqld, gather every
-// view, decide, and fence if told. Each answer is offered to the Loop as it arrives, so a
-// newer view naming another site fences at once instead of waiting for the
-// slowest request (a hung operator holds the gather for RequestTimeout). The
-// rule is checked again once the gather is over, so a lease that ran out
-// meanwhile does not wait for the next tick.
+// view, decide, and fence if told. Each answer is offered to the Loop as it
+// arrives, so a newer view naming another site fences at once instead of
+// waiting for the slowest request (a hung operator holds the gather for
+// RequestTimeout). A lease that runs out during the tick fences at its
+// deadline (armLeaseWatch), and the rule is checked again once the gather
+// is over. The tick ends by matching the write hold to the fence.
 func (r *Runner) Tick(ctx context.Context) {
 	start := time.Now()
 	r.enforceWake(ctx, start)
