@@ -14,6 +14,9 @@ import (
 	"github.com/shipstream/bloodraven/pkg/sidecar"
 )
 
+// defaultTCP is where mysqld listens in a site's Pod.
+const defaultTCP = "127.0.0.1:3306"
+
 // errUsage marks a command line or environment that cannot start a sidecar.
 var errUsage = errors.New("usage")
 
@@ -40,6 +43,8 @@ var flagSpecs = []flagSpec{
 	{"group", "GROUP", "", "name of the MysqlFailoverGroup (required)"},
 	{"site", "SITE", "", "this sidecar's site (required)"},
 	{"mysql-dsn", "MYSQL_DSN", "root@unix(/run/mysqld/mysqld.sock)/", "DSN of the local mysqld, go-sql-driver form; prefer the variable, it may hold a password"},
+	{"mysqld-pid-file", "MYSQLD_PID_FILE", "", "mysqld's pid-file; with a shared process namespace it proves mysqld gone and lets a stuck fence SIGKILL it"},
+	{"mysqld-tcp", "MYSQLD_TCP", "", "mysqld's local TCP address, probed before reporting it down (empty: the DSN's address when it is tcp, else 127.0.0.1:3306)"},
 	{"app-users", "APP_USERS", "", "comma-separated application accounts a fence kills (empty: every account but the system ones)"},
 	{"system-users", "SYSTEM_USERS", "", "comma-separated accounts a fence never kills (operator, replication, monitoring)"},
 	{"operator-url", "OPERATOR_URL", "", "base URL of the operator's /active-site (required)"},
@@ -100,6 +105,13 @@ func buildOptions(get func(string) string) (options, error) {
 		return o, err
 	}
 	o.mysql.AppUsers, o.mysql.SystemUsers = splitList(get("app-users")), splitList(get("system-users"))
+	o.sidecar.Process = sidecar.Process{PIDFile: get("mysqld-pid-file"), TCPAddr: get("mysqld-tcp")}
+	if o.sidecar.Process.TCPAddr == "" {
+		o.sidecar.Process.TCPAddr = defaultTCP
+		if o.mysql.Addr != "" {
+			o.sidecar.Process.TCPAddr = o.mysql.Addr
+		}
+	}
 	switch {
 	case o.sidecar.Group == "" || o.sidecar.Site == "" || o.sidecar.OperatorURL == "":
 		return o, fmt.Errorf("%w: -group, -site and -operator-url are required", errUsage)
@@ -128,7 +140,8 @@ func mysqlConfig(dsn string) (mysql.Config, error) {
 	if err != nil {
 		return mysql.Config{}, fmt.Errorf("%w: -mysql-dsn: %w", errUsage, err)
 	}
-	mc := mysql.Config{User: c.User, Password: c.Passwd, DialTimeout: time.Second, MaxOpenConns: 2}
+	// Three connections: reads and fences, the write hold, and SHUTDOWN.
+	mc := mysql.Config{User: c.User, Password: c.Passwd, DialTimeout: time.Second, MaxOpenConns: 3}
 	switch c.Net {
 	case "unix":
 		mc.Socket = c.Addr

@@ -56,3 +56,28 @@ func TestParseOptionsRejects(t *testing.T) {
 		}
 	}
 }
+
+func TestParseOptionsProcessEvidence(t *testing.T) {
+	base := []string{"-group", "orders", "-site", "iad", "-operator-url", "http://op"}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want sidecar.Process
+	}{
+		{"socket DSN probes the Pod's port", base, sidecar.Process{TCPAddr: "127.0.0.1:3306"}},
+		{"tcp DSN probes its own address", append(base, "-mysql-dsn", "u:p@tcp(10.0.0.5:3307)/"),
+			sidecar.Process{TCPAddr: "10.0.0.5:3307"}},
+		{"explicit pid file and port", append(base, "-mysqld-pid-file", "/var/run/mysqld/mysqld.pid", "-mysqld-tcp", "127.0.0.1:3310"),
+			sidecar.Process{PIDFile: "/var/run/mysqld/mysqld.pid", TCPAddr: "127.0.0.1:3310"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o, err := parseOptions(tc.args, env(nil), io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.sidecar.Process != tc.want {
+				t.Fatalf("process %+v, want %+v", o.sidecar.Process, tc.want)
+			}
+		})
+	}
+}

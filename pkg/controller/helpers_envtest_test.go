@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -63,7 +64,10 @@ func (e *env) startSidecars(sites ...string) {
 		}
 		cfg := sidecar.Config{Settings: sidecar.Settings{Namespace: e.ns, Group: "orders", Site: s,
 			LeaseTimeout: lease, PeerCheckInterval: interval},
-			OperatorURL: e.api.URL, Peers: peers, Logger: slog.New(slog.DiscardHandler)}
+			OperatorURL: e.api.URL, Peers: peers, Logger: slog.New(slog.DiscardHandler),
+			// Evidence that mysqld is gone, as the Pod's sidecar has it.
+			Process: sidecar.Process{TCPAddr: e.db.Addr(e.index(s)),
+				PIDFile: filepath.Join(filepath.Dir(e.db.ConfigFile(e.index(s))), "mysqld.pid")}}
 		r, err := sidecar.NewRunner(cfg, inst, time.Now())
 		if err != nil {
 			e.t.Fatal(err)

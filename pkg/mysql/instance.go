@@ -46,6 +46,11 @@ type Instance interface {
 	StopReplication(ctx context.Context) error
 	// ErrantAgainst returns the transactions this server has that source lacks.
 	ErrantAgainst(ctx context.Context, source gtid.Set) (gtid.Set, error)
+	// Shutdown asks the server to stop (the sidecar's fence escalation).
+	Shutdown(ctx context.Context) error
+	// HoldWrites takes the global read lock on a connection of its own,
+	// stopping every account's writes until Release (the sidecar's hold).
+	HoldWrites(ctx context.Context) (WriteHold, error)
 	// Close releases the connection pool.
 	Close() error
 }

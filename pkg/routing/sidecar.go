@@ -49,6 +49,10 @@ func (r *Router) SidecarArgs(g *v1alpha1.MysqlFailoverGroup, site string) []stri
 		"--peer-check-interval=" + g.Spec.Sidecar.PeerCheckInterval.Duration.String(),
 		fmt.Sprintf("--listen=:%d", SidecarPort),
 		fmt.Sprintf("--system-users=$(%s),$(%s),$(%s)", EnvMySQLUser, EnvReplicationUser, EnvMonitorUser),
+		// Evidence that mysqld is gone, and the pid a stuck fence kills;
+		// the Pod shares one process namespace so the pid means mysqld.
+		"--mysqld-pid-file=" + podPaths.PIDFile,
+		fmt.Sprintf("--mysqld-tcp=127.0.0.1:%d", MySQLPort),
 	}
 }
 

@@ -151,6 +151,10 @@ func (r *Router) renderPodSpec(g *v1alpha1.MysqlFailoverGroup, s v1alpha1.Site) 
 		NodeSelector:                  NodeSelector(s),
 		TerminationGracePeriodSeconds: ptr.To(int64(r.opts.TerminationGracePeriod.Seconds())),
 		EnableServiceLinks:            ptr.To(false),
+		// The sidecar reads mysqld's pid file and, when a fence cannot
+		// complete in its budget, SIGKILLs that pid: both need one process
+		// namespace for the Pod.
+		ShareProcessNamespace: ptr.To(true),
 		// A site that lost the primary role keeps running on its tainted nodes
 		// so that it can rejoin as a replica.
 		Tolerations: []corev1.Toleration{{

@@ -22,4 +22,8 @@ var (
 	ErrForeignView = errors.New("view of another group")
 	// ErrStillWritable: mysqld still accepts writes after a fence.
 	ErrStillWritable = errors.New("still writable after fence")
+	// ErrStillRunning: mysqld did not stop when the fence escalated.
+	ErrStillRunning = errors.New("mysqld still running")
+	// ErrNoProcess: the pid file names no running mysqld.
+	ErrNoProcess = errors.New("no mysqld process")
 )

@@ -17,11 +17,14 @@ const (
 	MetricMySQLWritable  = "bloodraven_sidecar_mysqld_writable"
 	MetricRefreshes      = "bloodraven_sidecar_refresh_requests_total"
 	MetricRefreshTicks   = "bloodraven_sidecar_refresh_ticks_total"
+	MetricMySQLDStops    = "bloodraven_sidecar_mysqld_stops_total"
 )
 
 // Metric labels and the values of LabelKind.
 const (
 	LabelReason = "reason"
+	// LabelHow says how a stop of mysqld ended: StopShutdown, StopKill or StopFailed.
+	LabelHow = "how"
 	// LabelTarget is "operator" or "peer/<site>".
 	LabelTarget = "target"
 	// LabelKind says how a contact failed: KindUnreachable, KindMalformed or KindForeign.
@@ -42,6 +45,8 @@ type metrics struct {
 	contactErrors *prometheus.CounterVec
 	// refreshRequests counts POST /peer/refresh; refreshTicks the ticks they caused.
 	refreshRequests, refreshTicks prometheus.Counter
+	// mysqldStops counts fences that escalated to stopping mysqld.
+	mysqldStops *prometheus.CounterVec
 }
 
 // newMetrics registers the series. lease, generation and writable are read
@@ -59,8 +64,10 @@ func newMetrics(targets []string, lease, generation, writable func() float64) *m
 			Help: "Refresh requests received (POST /peer/refresh)."}),
 		refreshTicks: prometheus.NewCounter(prometheus.CounterOpts{Name: MetricRefreshTicks,
 			Help: "Ticks run early because of refresh requests; requests between two ticks make one."}),
+		mysqldStops: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricMySQLDStops,
+			Help: "Fences that could not complete in their budget and stopped mysqld, by how the stop ended."}, []string{LabelHow}),
 	}
-	m.reg.MustRegister(m.selfFences, m.fenceErrors, m.contactErrors, m.refreshRequests, m.refreshTicks,
+	m.reg.MustRegister(m.selfFences, m.fenceErrors, m.contactErrors, m.refreshRequests, m.refreshTicks, m.mysqldStops,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: MetricLeaseRemaining,
 			Help: "Time until the lease runs out; at or below zero a writable mysqld is fenced."}, lease),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: MetricViewGeneration,
@@ -72,6 +79,9 @@ func newMetrics(targets []string, lease, generation, writable func() float64) *m
 	)
 	for _, r := range fenceReasons {
 		m.selfFences.WithLabelValues(r)
+	}
+	for _, h := range stopOutcomes {
+		m.mysqldStops.WithLabelValues(h)
 	}
 	for _, t := range targets {
 		for _, k := range []string{KindUnreachable, KindMalformed, KindForeign} {

@@ -33,8 +33,12 @@ type Config struct {
 	// StatusTimeout bounds each status read of mysqld (default half of
 	// PeerCheckInterval, within 200 ms and 2 s).
 	StatusTimeout time.Duration
-	// FenceTimeout bounds one fence with its verification (default 5 s).
+	// FenceTimeout bounds one fence with its verification (default 5 s);
+	// Escalation bounds the whole fence, retries and stop included.
 	FenceTimeout time.Duration
+	// Process locates mysqld's process (escalate.go, process.go).
+	Process    Process
+	Escalation Escalation
 	// RefreshGap is the least time from the start of one tick to a tick a
 	// refresh request asks for (default a tenth of PeerCheckInterval, within
 	// 50 ms and 250 ms).
@@ -53,6 +57,7 @@ func (c Config) withDefaults() Config {
 	if c.FenceTimeout <= 0 {
 		c.FenceTimeout = 5 * time.Second
 	}
+	c.Escalation = c.Escalation.withDefaults(c.PeerCheckInterval)
 	if c.RefreshGap <= 0 {
 		c.RefreshGap = defaultRefreshGap(c.PeerCheckInterval)
 	}
@@ -79,6 +84,9 @@ func (c Config) validate() error {
 			return err
 		}
 	}
+	if err := c.Escalation.validate(c.PeerCheckInterval); err != nil {
+		return err
+	}
 	if c.RequestTimeout >= c.PeerCheckInterval {
 		return fmt.Errorf("request timeout %s not below peerCheckInterval %s: %w", c.RequestTimeout, c.PeerCheckInterval, ErrInvalidSettings)
 	}
@@ -104,8 +112,12 @@ type Runner struct {
 	metrics *metrics
 	// refresh carries refresh requests to the Run loop; one waiting is enough.
 	refresh chan struct{}
+	// fenceMu keeps fences (and their escalation) from overlapping.
+	fenceMu sync.Mutex
 
 	mu   sync.Mutex // guards everything below
+	esc  escState
+	hold holdState
 	loop *Loop
 	st   runnerState
 }
@@ -165,14 +177,18 @@ func (r *Runner) Run(ctx context.Context) error {
 	}
 }
 
-// Tick runs one round of the loop: read mysqld, gather every view, decide,
-// and fence if told. Each answer is offered to the Loop as it arrives, so a
-// newer view naming another site fences at once instead of waiting for the
-// slowest request (a hung operator holds the gather for RequestTimeout). The
-// rule is checked again once the gather is over, so a lease that ran out
-// meanwhile does not wait for the next tick.
+// Tick runs one round of the loop: fence first if the rule already says so
+// for the mysqld last seen (enforceWake), then read mysqld, gather every
+// view, decide, and fence if told. Each answer is offered to the Loop as it
+// arrives, so a newer view naming another site fences at once instead of
+// waiting for the slowest request (a hung operator holds the gather for
+// RequestTimeout). A lease that runs out during the tick fences at its
+// deadline (armLeaseWatch), and the rule is checked again once the gather
+// is over. The tick ends by matching the write hold to the fence.
 func (r *Runner) Tick(ctx context.Context) {
 	start := time.Now()
+	r.enforceWake(ctx, start)
+	defer r.armLeaseWatch(ctx, start)()
 	db := r.readDB(ctx)
 	var early Decision
 	op, peers := r.fetch.gather(ctx, Report{Site: r.cfg.Site, Generation: r.generationInt(), DB: db},
@@ -196,6 +212,9 @@ func (r *Runner) Tick(ctx context.Context) {
 				db = DBReadOnly
 			}
 		})
+	if r.fencedSince(start) {
+		db = DBReadOnly
+	}
 	obs := Observation{Now: start, DB: db, Operator: op, Peers: peers}
 	r.mu.Lock()
 	d := r.loop.Tick(obs)
@@ -211,11 +230,14 @@ func (r *Runner) Tick(ctx context.Context) {
 	if d.Fence {
 		_ = r.fence(ctx, d.Reason)
 	}
+	r.syncHold(ctx)
 }
 
 // check reads mysqld and applies the rule without gathering: at boot, and
-// when the lease runs out between ticks.
+// when the lease runs out between ticks. Like Tick it first fences on the
+// state last seen (enforceWake).
 func (r *Runner) check(ctx context.Context) {
+	r.enforceWake(ctx, time.Now())
 	db := r.readDB(ctx)
 	r.mu.Lock()
 	d := r.loop.Check(time.Now(), db)
@@ -223,6 +245,7 @@ func (r *Runner) check(ctx context.Context) {
 	if d.Fence {
 		_ = r.fence(ctx, d.Reason)
 	}
+	r.syncHold(ctx)
 }
 
 // readDB reads mysqld's state within StatusTimeout and remembers it for /readyz.
@@ -230,10 +253,11 @@ func (r *Runner) readDB(ctx context.Context) DBState {
 	sctx, cancel := context.WithTimeout(ctx, r.cfg.StatusTimeout)
 	defer cancel()
 	st, err := r.db.Status(sctx)
-	state := dbStateOf(st, err)
+	state, pid := r.classify(sctx, st, err)
 	r.mu.Lock()
 	prev := r.st.db
 	r.st.db, r.st.dbErr, r.st.dbAt = state, err, time.Now()
+	r.noteRead(state, pid, st.Replica != nil)
 	r.mu.Unlock()
 	if state != prev {
 		r.log.Info("mysqld state", "state", state.String(), "was", prev.String(), "error", err)
@@ -242,7 +266,8 @@ func (r *Runner) readDB(ctx context.Context) DBState {
 }
 
 // dbStateOf tells a status read apart: only a missing socket or a refused
-// connection proves mysqld down; any other failure leaves it unknown.
+// connection may mean mysqld down (classify asks the process evidence);
+// any other failure leaves it unknown.
 func dbStateOf(st mysql.Status, err error) DBState {
 	switch {
 	case err == nil && st.Writable():
@@ -255,10 +280,16 @@ func dbStateOf(st mysql.Status, err error) DBState {
 	return DBUnknown
 }
 
-// fence fences mysqld and verifies it, within FenceTimeout. A failure is
-// logged, counted and returned; the next decision tries again.
+// fence fences mysqld within the escalation budget, and stops mysqld when
+// that runs out (fenceEscalating).
 func (r *Runner) fence(ctx context.Context, reason string) error {
-	fctx, cancel := context.WithTimeout(ctx, r.cfg.FenceTimeout)
+	return r.fenceEscalating(ctx, reason)
+}
+
+// fenceOnce fences mysqld and verifies it, by deadline. A failure is
+// logged, counted and returned.
+func (r *Runner) fenceOnce(ctx context.Context, reason string, deadline time.Time) error {
+	fctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	err := r.db.Fence(fctx)
 	if err == nil {

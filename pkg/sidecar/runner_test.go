@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -191,7 +192,21 @@ func TestRunnerReportsMySQLDown(t *testing.T) {
 	op := &fakeOperator{}
 	opSrv := httptest.NewServer(op)
 	defer opSrv.Close()
-	r := newTestRunner(t, &fakeDB{down: true}, opSrv.URL)
+	// Down needs the process evidence too: no mysqld by its pid file, and
+	// its TCP port refusing connections.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := l.Addr().String()
+	_ = l.Close()
+	r, err := sidecar.NewRunner(sidecar.Config{Settings: sidecar.Settings{Namespace: "shop", Group: "orders", Site: "iad",
+		LeaseTimeout: time.Second, PeerCheckInterval: 100 * time.Millisecond}, OperatorURL: opSrv.URL,
+		Process: sidecar.Process{PIDFile: t.TempDir() + "/mysqld.pid", TCPAddr: refused}, Logger: quietLogger()},
+		&fakeDB{down: true}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
 	r.Tick(context.Background())
 	if code, body := get(t, r.Handler(), sidecar.PathReadyz); code != http.StatusServiceUnavailable || !strings.Contains(body, "down") {
 		t.Fatalf("/readyz with mysqld down = %d %s", code, body)

@@ -176,6 +176,12 @@ type StatusReport struct {
 	Peers       []ContactReport `json:"peers"`
 	LastFence   *FenceReport    `json:"lastFence,omitempty"`
 	FenceError  string          `json:"fenceError,omitempty"`
+	// MySQLDStop is the last time a fence escalated to stopping mysqld.
+	MySQLDStop *StopReport `json:"mysqldStop,omitempty"`
+	// WriteHoldSince is when the sidecar took the global read lock that
+	// keeps every account from writing on its fenced mysqld; absent when
+	// it holds none.
+	WriteHoldSince *time.Time `json:"writeHoldSince,omitempty"`
 }
 
 // ContactReport is the state of the link to the operator or one peer.
@@ -224,6 +230,11 @@ func (r *Runner) Status() StatusReport {
 	}
 	if r.st.fenceErr != nil {
 		rep.FenceError = r.st.fenceErr.Error()
+	}
+	rep.WriteHoldSince = timePtr(r.hold.since)
+	if s := r.esc.lastStop; s != nil {
+		stop := *s
+		rep.MySQLDStop = &stop
 	}
 	return rep
 }

@@ -1,0 +1,296 @@
+package sidecar
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// A fence can fail to complete: SET GLOBAL read_only waits for the locks of
+// running write statements, and a statement whose session the fence killed
+// keeps its locks until its rollback ends, which for a large UPDATE takes
+// minutes. Meanwhile new application connections keep writing. The operator
+// does not wait that long: once the lease deadline passes (the last renewal
+// + leaseTimeout + peerCheckInterval) it promotes another site. So a fence
+// has a budget, Escalation.After, counted from the earlier of its first
+// attempt and the lease deadline. When the budget runs out and mysqld may
+// still write, the sidecar stops it: SQL SHUTDOWN first, then SIGKILL of the
+// pid in mysqld's pid file. A stopped mysqld is a fenced one, because it
+// always boots read_only (the rendered my.cnf says so), and only the
+// operator makes it writable again.
+
+// Escalation is the fence's time budget.
+type Escalation struct {
+	// After is how long a fence may keep failing before mysqld is stopped
+	// (default two fifths of PeerCheckInterval).
+	After time.Duration
+	// ShutdownWait is how long SQL SHUTDOWN may take to end the process
+	// before SIGKILL (default a fifth of PeerCheckInterval).
+	ShutdownWait time.Duration
+	// KillWait is how long the sidecar watches for the process to exit
+	// after SIGKILL (default a fifth of PeerCheckInterval). A delivered
+	// SIGKILL counts as the stop either way: the process runs no more of
+	// its own code.
+	KillWait time.Duration
+}
+
+func (e Escalation) withDefaults(interval time.Duration) Escalation {
+	if e.After <= 0 {
+		e.After = interval * 2 / 5
+	}
+	if e.ShutdownWait <= 0 {
+		e.ShutdownWait = interval / 5
+	}
+	if e.KillWait <= 0 {
+		e.KillWait = interval / 5
+	}
+	return e
+}
+
+// validate: the whole escalation must end before the operator's lease
+// deadline, one PeerCheckInterval after the sidecar's own.
+func (e Escalation) validate(interval time.Duration) error {
+	if total := e.After + e.ShutdownWait + e.KillWait; total >= interval {
+		return fmt.Errorf("fence escalation %s (after %s, shutdown %s, kill %s) not below peerCheckInterval %s: %w",
+			total, e.After, e.ShutdownWait, e.KillWait, interval, ErrInvalidSettings)
+	}
+	return nil
+}
+
+// Ways a stop ended, the values of the mysqld_stops_total metric's label.
+const (
+	StopShutdown = "shutdown"
+	StopKill     = "kill"
+	StopFailed   = "failed"
+)
+
+var stopOutcomes = []string{StopShutdown, StopKill, StopFailed}
+
+// StopReport is the last time the sidecar stopped mysqld, for /status.
+type StopReport struct {
+	At time.Time `json:"at"`
+	// Reason is the fence's reason (view, lease or boot).
+	Reason string `json:"reason"`
+	// How is shutdown, kill or failed.
+	How string `json:"how"`
+	// FenceError is why the fence could not complete.
+	FenceError string `json:"fenceError"`
+	Error      string `json:"error,omitempty"`
+}
+
+// escState is what the escalation remembers; guarded by Runner.mu.
+type escState struct {
+	// failingSince is when the first attempt of the current run of failed
+	// fences began; zero when the last fence held.
+	failingSince time.Time
+	// writableSeen is true when the last definite read saw mysqld writable;
+	// writablePID is the pid its pid file named then (0 if unknown).
+	writableSeen bool
+	writablePID  int
+	lastStop     *StopReport
+}
+
+// stopper is the part of pkg/mysql's Instance that asks mysqld to stop.
+type stopper interface {
+	Shutdown(ctx context.Context) error
+}
+
+// fenceRetryPause separates fence attempts within the budget.
+const fenceRetryPause = 50 * time.Millisecond
+
+// fenceEscalating fences within the budget and stops mysqld when the budget
+// runs out (see the top of this file). Fences never overlap; a caller that
+// waited while another fence held returns at once.
+func (r *Runner) fenceEscalating(ctx context.Context, reason string) error {
+	asked := time.Now()
+	r.fenceMu.Lock()
+	defer r.fenceMu.Unlock()
+	r.mu.Lock()
+	held := r.st.db == DBReadOnly && !r.st.lastFence.Before(asked)
+	r.mu.Unlock()
+	if held {
+		return nil
+	}
+	escAt := r.escalateAt(asked)
+	for {
+		deadline := time.Now().Add(r.cfg.FenceTimeout)
+		if escAt.Before(deadline) {
+			deadline = escAt
+		}
+		err := r.fenceOnce(ctx, reason, deadline)
+		r.mu.Lock()
+		if err == nil {
+			r.esc.failingSince, r.esc.writableSeen = time.Time{}, false
+		} else if r.esc.failingSince.IsZero() {
+			r.esc.failingSince = asked
+		}
+		r.mu.Unlock()
+		if err == nil {
+			r.keepHold(ctx) // close the READ_ONLY ADMIN gap at once
+			return nil
+		}
+		if ctx.Err() != nil {
+			return err
+		}
+		if !time.Now().Before(escAt) {
+			return r.escalate(ctx, reason, err)
+		}
+		sleep(ctx, min(fenceRetryPause, time.Until(escAt)))
+	}
+}
+
+// escalateAt is when the budget of a fence asked for at asked runs out:
+// After from the earlier of the first failed attempt and the lease
+// deadline, but never less than a quarter of After from now, so the first
+// attempt always gets a chance.
+func (r *Runner) escalateAt(asked time.Time) time.Time {
+	r.mu.Lock()
+	anchor := asked
+	if !r.esc.failingSince.IsZero() {
+		anchor = r.esc.failingSince
+	}
+	if l := r.loop.LeaseDeadline(); l.Before(anchor) {
+		anchor = l
+	}
+	r.mu.Unlock()
+	after := r.cfg.Escalation.After
+	return later(anchor.Add(after), asked.Add(after/4))
+}
+
+// escalate stops mysqld when the fence for reason failed with fenceErr and
+// mysqld may still write. It escalates a view fence, and any fence once
+// the lease has run out; a boot fence with the lease still running is only
+// retried, since the operator does not count on it.
+func (r *Runner) escalate(ctx context.Context, reason string, fenceErr error) error {
+	r.mu.Lock()
+	leaseOver := r.loop.LeaseRemaining(time.Now()) <= 0
+	r.mu.Unlock()
+	if reason != ReasonView && !leaseOver {
+		return fenceErr
+	}
+	if !r.mayStillWrite(ctx) {
+		return fenceErr
+	}
+	r.log.Error("fence did not complete within its budget: stopping mysqld", "reason", reason,
+		"budget", r.cfg.Escalation.After, "error", fenceErr)
+	how, err := r.stopMySQLD(ctx)
+	rep := &StopReport{At: time.Now(), Reason: reason, How: how, FenceError: fenceErr.Error()}
+	if err != nil {
+		rep.How, rep.Error = StopFailed, err.Error()
+	}
+	r.metrics.mysqldStops.WithLabelValues(rep.How).Inc()
+	r.mu.Lock()
+	r.esc.lastStop = rep
+	if err == nil {
+		r.st.db, r.st.dbErr, r.st.dbAt = DBDown, nil, rep.At
+		r.esc.failingSince, r.esc.writableSeen = time.Time{}, false
+	}
+	r.mu.Unlock()
+	if err != nil {
+		r.log.Error("could not stop mysqld", "reason", reason, "error", err)
+		return fmt.Errorf("%w; stop mysqld: %w", fenceErr, err)
+	}
+	r.log.Warn("stopped mysqld: it boots fenced", "reason", reason, "how", how)
+	return nil
+}
+
+// mayStillWrite tells whether mysqld may accept writes although the fence
+// failed: the last definite read saw it writable and the same process still
+// runs, or the reads fail while its TCP port accepts connections. A mysqld
+// that started since it was seen writable booted fenced; one never seen
+// writable and not serving (crash recovery) is left alone.
+func (r *Runner) mayStillWrite(ctx context.Context) bool {
+	r.mu.Lock()
+	seen, pid, db := r.esc.writableSeen, r.esc.writablePID, r.st.db
+	r.mu.Unlock()
+	p := r.cfg.Process
+	if seen {
+		return p.PIDFile == "" || pid == 0 || p.livePID() == pid
+	}
+	return db == DBUnknown && p.TCPAddr != "" && p.dialTCP(ctx) == tcpOpen
+}
+
+// stopMySQLD asks mysqld to shut down, and kills it by its pid file when it
+// has not gone within ShutdownWait. It reports how it ended.
+func (r *Runner) stopMySQLD(ctx context.Context) (string, error) {
+	e := r.cfg.Escalation
+	start := time.Now()
+	if s, ok := r.db.(stopper); ok {
+		sctx, cancel := context.WithTimeout(ctx, e.ShutdownWait)
+		err := s.Shutdown(sctx)
+		cancel()
+		if err != nil {
+			r.log.Warn("SQL SHUTDOWN failed", "error", err)
+		}
+		if r.waitGone(ctx, start.Add(e.ShutdownWait)) {
+			return StopShutdown, nil
+		}
+	}
+	if r.cfg.Process.PIDFile == "" {
+		return StopFailed, fmt.Errorf("mysqld still runs %s after SHUTDOWN, and no pid file to kill it by: %w",
+			time.Since(start).Round(time.Millisecond), ErrStillRunning)
+	}
+	pid, err := r.cfg.Process.kill()
+	if err != nil && !errors.Is(err, ErrNoProcess) {
+		return StopFailed, err
+	}
+	// SIGKILL cannot be caught: once it is delivered the process never
+	// runs its own code again, so it acknowledges no more commits even
+	// while the kernel is still tearing it down.
+	gone := r.waitGone(ctx, time.Now().Add(e.KillWait))
+	r.log.Warn("killed mysqld", "pid", pid, "exitSeen", gone)
+	return StopKill, nil
+}
+
+// waitGone polls until mysqld is gone or until passes.
+func (r *Runner) waitGone(ctx context.Context, until time.Time) bool {
+	for {
+		if r.mysqldGone(ctx) {
+			return true
+		}
+		if !time.Now().Before(until) || ctx.Err() != nil {
+			return false
+		}
+		sleep(ctx, min(20*time.Millisecond, time.Until(until)))
+	}
+}
+
+// mysqldGone: the process evidence says so, or, with none configured, a
+// status read fails as a gone server's would.
+func (r *Runner) mysqldGone(ctx context.Context) bool {
+	p := r.cfg.Process
+	if p.PIDFile != "" || p.TCPAddr != "" {
+		return p.probe(ctx).gone(p)
+	}
+	sctx, cancel := context.WithTimeout(ctx, r.cfg.StatusTimeout)
+	defer cancel()
+	st, err := r.db.Status(sctx)
+	return dbStateOf(st, err) == DBDown
+}
+
+// noteRead tracks whether mysqld was last seen writable, and as which pid,
+// and whether it replicates (hold.go). The caller holds r.mu.
+func (r *Runner) noteRead(state DBState, pid int, replicating bool) {
+	switch state {
+	case DBWritable:
+		r.esc.writableSeen, r.esc.writablePID = true, pid
+	case DBReadOnly, DBDown:
+		r.esc.writableSeen, r.esc.writablePID = false, 0
+	}
+	if state == DBWritable || state == DBReadOnly {
+		r.hold.replicating = replicating
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
