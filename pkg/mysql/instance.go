@@ -46,6 +46,9 @@ type Instance interface {
 	StopReplication(ctx context.Context) error
 	// ErrantAgainst returns the transactions this server has that source lacks.
 	ErrantAgainst(ctx context.Context, source gtid.Set) (gtid.Set, error)
+	// ReloadTLS makes the server load its certificate files again, after a
+	// rotation; open sessions and replication are not interrupted.
+	ReloadTLS(ctx context.Context) error
 	// Close releases the connection pool.
 	Close() error
 }
@@ -76,7 +79,11 @@ func Open(cfg Config) (Instance, error) {
 		}
 		in.d = d
 	}
-	connector, err := gomysql.NewConnector(driverConfig(cfg))
+	mc, err := driverConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	connector, err := gomysql.NewConnector(mc)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
@@ -88,18 +95,24 @@ func Open(cfg Config) (Instance, error) {
 	return in, nil
 }
 
-func driverConfig(cfg Config) *gomysql.Config {
+func driverConfig(cfg Config) (*gomysql.Config, error) {
 	mc := gomysql.NewConfig()
 	mc.User, mc.Passwd = cfg.User, cfg.Password
 	mc.Net, mc.Addr = "tcp", cfg.Addr
 	if cfg.Socket != "" {
 		mc.Net, mc.Addr = "unix", cfg.Socket
+	} else if cfg.TLS != nil {
+		tc, err := cfg.TLS.config()
+		if err != nil {
+			return nil, err
+		}
+		mc.TLS = tc
 	}
 	mc.Timeout, mc.ReadTimeout, mc.WriteTimeout = cfg.DialTimeout, cfg.ReadTimeout, cfg.WriteTimeout
 	// Client-side interpolation: one round trip per statement, and
 	// statements such as CHANGE MASTER and KILL that cannot be prepared.
 	mc.InterpolateParams = true
-	return mc
+	return mc, nil
 }
 
 func (in *instance) conn(ctx context.Context) (executor, func(), error) {
