@@ -49,6 +49,8 @@ func (r *Router) SidecarArgs(g *v1alpha1.MysqlFailoverGroup, site string) []stri
 		"--peer-check-interval=" + g.Spec.Sidecar.PeerCheckInterval.Duration.String(),
 		fmt.Sprintf("--listen=:%d", SidecarPort),
 		fmt.Sprintf("--system-users=$(%s),$(%s),$(%s)", EnvMySQLUser, EnvReplicationUser, EnvMonitorUser),
+		// The site certificate, mounted here too: mysqld reloads it when it changes.
+		"--mysql-tls-dir=" + SiteTLSDir,
 	}
 }
 

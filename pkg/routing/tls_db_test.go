@@ -17,6 +17,7 @@ import (
 	gomysql "github.com/go-sql-driver/mysql"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/certreload"
 	"github.com/shipstream/bloodraven/pkg/mysql"
 	"github.com/shipstream/bloodraven/pkg/testbed"
 )
@@ -215,14 +216,21 @@ func TestReplicationOverTLS(t *testing.T) {
 	})
 
 	t.Run("rotation: FLUSH SSL serves the new certificate, replication carries on", func(t *testing.T) {
+		// The sidecar's watcher, over the Pod-local socket.
+		local := sidecarConn(t, iad, creds)
+		w := &certreload.Watcher{Reload: local.ReloadTLS,
+			Files: certreload.Files{Cert: iad.files.Cert, Key: iad.files.Key, CA: iad.files.CA}}
+		if _, err := w.Check(ctxT(t)); err != nil {
+			t.Fatal(err)
+		}
 		_, oldSerial := login(t, iad.db.Addr(0), creds.Application, clientTLS(t, ca, nil))
 		session := binlogDumpIDs(t, iad, creds)
 		_, newSerial := ca.writeSiteTLS(t, iad.dir, "iad")
 		if _, served := login(t, iad.db.Addr(0), creds.Application, clientTLS(t, ca, nil)); served.Cmp(oldSerial) != 0 {
 			t.Fatalf("serial %v served before the reload, want the old %v", served, oldSerial)
 		}
-		if err := iad.op.ReloadTLS(ctxT(t)); err != nil {
-			t.Fatal(err)
+		if reloaded, err := w.Check(ctxT(t)); err != nil || !reloaded {
+			t.Fatalf("watcher after rotation: reloaded %v, err %v", reloaded, err)
 		}
 		if _, served := login(t, iad.db.Addr(0), creds.Application, clientTLS(t, ca, nil)); served.Cmp(newSerial) != 0 {
 			t.Fatalf("serial %v served after FLUSH SSL, want the new %v", served, newSerial)
@@ -275,15 +283,21 @@ func TestRequireSecureTransport(t *testing.T) {
 	if _, err := iad.op.Status(ctxT(t)); err != nil {
 		t.Errorf("operator over TLS: %v", err)
 	}
-	sock, err := mysql.Open(mysql.Config{Socket: iad.db.Socket(0), User: creds.Operator.Username,
+	if err := sidecarConn(t, iad, creds).Fence(ctxT(t)); err != nil {
+		t.Errorf("fence over the unix socket: %v", err)
+	}
+}
+
+// sidecarConn is the sidecar's connection: the unix socket, no TLS.
+func sidecarConn(t *testing.T, s *tlsSite, creds Credentials) mysql.Instance {
+	t.Helper()
+	in, err := mysql.Open(mysql.Config{Socket: s.db.Socket(0), User: creds.Operator.Username,
 		Password: creds.Operator.Password, Flavor: v1alpha1.FlavorMariaDB})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = sock.Close() }()
-	if err := sock.Fence(ctxT(t)); err != nil {
-		t.Errorf("fence over the unix socket: %v", err)
-	}
+	t.Cleanup(func() { _ = in.Close() })
+	return in
 }
 
 func copyFile(t *testing.T, from, to string) {
