@@ -166,6 +166,13 @@ type MySQLSpec struct {
 	// +kubebuilder:default={}
 	// +optional
 	Credentials CredentialsSpec `json:"credentials"`
+
+	// TLS configures TLS for application clients. mysqld always serves TLS
+	// with its site's certificate, and replication between sites always
+	// uses it; this only decides whether plain connections are refused.
+	// +kubebuilder:default={}
+	// +optional
+	TLS MySQLTLSSpec `json:"tls"`
 }
 
 // StorageSpec sizes a site's volume.

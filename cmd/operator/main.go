@@ -166,7 +166,7 @@ func wire(mgr ctrl.Manager, f flags, leader controller.Leadership) error {
 		MySQLImage: f.mysqlImage, SidecarImage: f.sidecarImage, TerminationGracePeriod: f.terminationGrace})
 	op, err := controller.New(controller.Deps{
 		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Router: router,
-		Resolver: controller.ServiceResolver{Credentials: router}, Recorder: mgr.GetEventRecorder("bloodraven"),
+		Resolver: controller.ServiceResolver{Credentials: router, TLS: router}, Recorder: mgr.GetEventRecorder("bloodraven"),
 		Registerer: metrics.Registry, Log: ctrl.Log.WithName("operator"), Leadership: leader,
 	}, controller.Options{ProbeTimeout: f.probeTimeout, DrainTimeout: f.drainTimeout, CallTimeout: f.callTimeout,
 		FenceTimeout: f.fenceTimeout, MaxLag: f.maxLag, ResyncPeriod: f.resyncPeriod})

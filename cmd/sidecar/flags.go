@@ -27,6 +27,8 @@ type options struct {
 	listen    string
 	logFormat string
 	logLevel  string
+	// tlsDir holds the site's tls.crt, tls.key and ca.crt; "" watches nothing.
+	tlsDir string
 }
 
 // envPrefix starts the name of every environment variable the sidecar reads;
@@ -55,6 +57,7 @@ var flagSpecs = []flagSpec{
 	{"listen", "LISTEN", ":8080", "address of the HTTP server"},
 	{"log-format", "LOG_FORMAT", "text", "text or json"},
 	{"log-level", "LOG_LEVEL", "info", "debug, info, warn or error"},
+	{"mysql-tls-dir", "MYSQL_TLS_DIR", "", "folder of the site certificate mysqld serves (tls.crt, tls.key, ca.crt); when they change, mysqld reloads them (empty: off)"},
 }
 
 // parseOptions reads args (without the program name) over the environment:
@@ -87,7 +90,8 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 }
 
 func buildOptions(get func(string) string) (options, error) {
-	o := options{listen: get("listen"), logFormat: get("log-format"), logLevel: get("log-level")}
+	o := options{listen: get("listen"), logFormat: get("log-format"), logLevel: get("log-level"),
+		tlsDir: get("mysql-tls-dir")}
 	var err error
 	durs := map[string]*time.Duration{"lease-timeout": &o.sidecar.LeaseTimeout,
 		"peer-check-interval": &o.sidecar.PeerCheckInterval, "request-timeout": &o.sidecar.RequestTimeout}

@@ -15,11 +15,13 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
 	gomysql "github.com/go-sql-driver/mysql"
 
+	"github.com/shipstream/bloodraven/pkg/certreload"
 	"github.com/shipstream/bloodraven/pkg/mysql"
 	"github.com/shipstream/bloodraven/pkg/sidecar"
 )
@@ -57,6 +59,9 @@ func run(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	if o.tlsDir != "" {
+		go certWatcher(o.tlsDir, db, logger).Run(ctx)
+	}
 	return serve(ctx, o.listen, r, logger)
 }
 
@@ -83,6 +88,15 @@ func serve(ctx context.Context, addr string, r *sidecar.Runner, logger *slog.Log
 	}
 	<-loopDone
 	return nil
+}
+
+// certWatcher has mysqld reload its certificate when the kubelet refreshes
+// the mounted Secret in dir, so a rotation needs no restart and no failover.
+func certWatcher(dir string, db mysql.Instance, logger *slog.Logger) *certreload.Watcher {
+	return &certreload.Watcher{
+		Files:  certreload.Files{Cert: filepath.Join(dir, "tls.crt"), Key: filepath.Join(dir, "tls.key"), CA: filepath.Join(dir, "ca.crt")},
+		Reload: db.ReloadTLS, Logger: logger.With("component", "certreload"),
+	}
 }
 
 func newLogger(format, level string, w io.Writer) (*slog.Logger, error) {

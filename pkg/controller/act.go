@@ -183,8 +183,9 @@ func (l *groupLoop) maintain(ctx context.Context, p failover.Pass) {
 }
 
 // needsRepoint reports whether a read-only site does not replicate from the
-// active site (or stopped without an error); broken replication is left
-// for a person, it is reported as ReplicationBroken.
+// active site (or stopped without an error, or connects without the TLS the
+// active site's access asks for); broken replication is left for a
+// person, it is reported as ReplicationBroken.
 func needsRepoint(o observation, c *conns, active string) bool {
 	rs := o.status.Replica
 	if rs == nil {
@@ -197,5 +198,6 @@ func needsRepoint(o observation, c *conns, active string) bool {
 	if rs.Source() != src.access.Endpoint {
 		return true
 	}
-	return rs.Err() == nil && (!rs.SQLRunning || rs.IORunning == mysql.ThreadNo)
+	return rs.Err() == nil && (!rs.SQLRunning || rs.IORunning == mysql.ThreadNo ||
+		!rs.UsesTLS(src.access.Replication.TLS))
 }

@@ -32,10 +32,18 @@ type CredentialSource interface {
 	Credentials(ctx context.Context, g *v1alpha1.MysqlFailoverGroup) (routing.Credentials, error)
 }
 
+// TLSSource reads the CA bundle of a site's certificate Secret, nil when the
+// site has none; *routing.Router is one.
+type TLSSource interface {
+	SiteCA(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, site string) ([]byte, error)
+}
+
 // ServiceResolver reaches each site through its per-site Service,
 // <group>-<site>.<namespace>.svc:3306, with the group's credentials Secrets.
+// With TLS set, a site that has a certificate is reached over TLS (see WithTLS).
 type ServiceResolver struct {
 	Credentials CredentialSource
+	TLS         TLSSource
 }
 
 // Resolve implements Resolver.
@@ -45,7 +53,30 @@ func (r ServiceResolver) Resolve(ctx context.Context, g *v1alpha1.MysqlFailoverG
 		return SiteAccess{}, fmt.Errorf("resolve %s: %w", site, err)
 	}
 	host := routing.SiteServiceHost(g.Namespace, g.Name, site)
-	return AccessFor(g, host, routing.MySQLPort, creds), nil
+	acc := AccessFor(g, host, routing.MySQLPort, creds)
+	if r.TLS == nil {
+		return acc, nil
+	}
+	ca, err := r.TLS.SiteCA(ctx, g, site)
+	if err != nil {
+		return SiteAccess{}, fmt.Errorf("resolve %s: %w", site, err)
+	}
+	if ca == nil {
+		return acc, nil
+	}
+	return WithTLS(acc, ca), nil
+}
+
+// WithTLS secures a site's access with its certificate: the operator
+// connects over TLS and checks the server's certificate against ca and the
+// host it dials (the Service name, which the certificate carries), and a
+// replica of this site logs in with its own site certificate (the
+// replication account requires X509) and checks the same name.
+func WithTLS(acc SiteAccess, ca []byte) SiteAccess {
+	acc.Config.TLS = &mysql.ClientTLS{CA: ca}
+	f := routing.PodTLSFiles
+	acc.Replication.TLS = mysql.SourceTLS{CAFile: f.CA, CertFile: f.Cert, KeyFile: f.Key, VerifyServerCert: true}
+	return acc
 }
 
 // AccessFor builds the SiteAccess of a mysqld at host:port with the group's

@@ -33,7 +33,10 @@ type dialect interface {
 	waitFor(ctx context.Context, ex executor, target string, timeout time.Duration) (bool, error)
 	stopReplica(ctx context.Context, ex executor) error
 	resetReplica(ctx context.Context, ex executor) error
+	// changeSource points replication at src, with TLS when creds.TLS is set.
 	changeSource(ctx context.Context, ex executor, src Endpoint, creds Credentials) error
+	// reloadTLS makes the server read its certificate files again.
+	reloadTLS(ctx context.Context, ex executor) error
 	startReplica(ctx context.Context, ex executor) error
 	errant(ctx context.Context, ex executor, source gtid.Set) (gtid.Set, error)
 }

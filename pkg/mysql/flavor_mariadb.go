@@ -34,6 +34,10 @@ const (
 	// ("slave has diverged") instead of silently skipping them.
 	mariadbChangeMaster = "CHANGE MASTER TO MASTER_HOST=?, MASTER_PORT=?, MASTER_USER=?, " +
 		"MASTER_PASSWORD=?, MASTER_USE_GTID=current_pos, MASTER_CONNECT_RETRY=1"
+	// mariadbMasterSSL is appended to mariadbChangeMaster when the replica
+	// connects with TLS: its own certificate (the source requires X509).
+	mariadbMasterSSL = ", MASTER_SSL=1, MASTER_SSL_CA=?, MASTER_SSL_CERT=?, MASTER_SSL_KEY=?, " +
+		"MASTER_SSL_VERIFY_SERVER_CERT=?"
 )
 
 func (mariadbDialect) flavor() v1alpha1.Flavor { return v1alpha1.FlavorMariaDB }
@@ -170,7 +174,12 @@ func (mariadbDialect) resetReplica(ctx context.Context, ex executor) error {
 }
 
 func (mariadbDialect) changeSource(ctx context.Context, ex executor, src Endpoint, c Credentials) error {
-	return ex.exec(ctx, mariadbChangeMaster, src.Host, src.Port, c.User, c.Password)
+	if !c.TLS.Enabled() {
+		return ex.exec(ctx, mariadbChangeMaster, src.Host, src.Port, c.User, c.Password)
+	}
+	t := c.TLS
+	return ex.exec(ctx, mariadbChangeMaster+mariadbMasterSSL, src.Host, src.Port, c.User, c.Password,
+		t.CAFile, t.CertFile, t.KeyFile, flag(t.VerifyServerCert))
 }
 
 func (mariadbDialect) startReplica(ctx context.Context, ex executor) error {

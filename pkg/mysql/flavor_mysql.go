@@ -28,6 +28,10 @@ const (
 	mysqlWaitQuery      = "SELECT WAIT_FOR_EXECUTED_GTID_SET(?, ?) AS result"
 	mysqlChangeSource   = "CHANGE REPLICATION SOURCE TO SOURCE_HOST=?, SOURCE_PORT=?, SOURCE_USER=?, " +
 		"SOURCE_PASSWORD=?, SOURCE_AUTO_POSITION=1, SOURCE_CONNECT_RETRY=1, GET_SOURCE_PUBLIC_KEY=1"
+	// mysqlSourceSSL is appended to mysqlChangeSource when the replica
+	// connects with TLS: its own certificate (the source requires X509).
+	mysqlSourceSSL = ", SOURCE_SSL=1, SOURCE_SSL_CA=?, SOURCE_SSL_CERT=?, SOURCE_SSL_KEY=?, " +
+		"SOURCE_SSL_VERIFY_SERVER_CERT=?"
 )
 
 func (mysqlDialect) flavor() v1alpha1.Flavor { return v1alpha1.FlavorMySQL }
@@ -130,7 +134,12 @@ func (mysqlDialect) resetReplica(ctx context.Context, ex executor) error {
 }
 
 func (mysqlDialect) changeSource(ctx context.Context, ex executor, src Endpoint, c Credentials) error {
-	return ex.exec(ctx, mysqlChangeSource, src.Host, src.Port, c.User, c.Password)
+	if !c.TLS.Enabled() {
+		return ex.exec(ctx, mysqlChangeSource, src.Host, src.Port, c.User, c.Password)
+	}
+	t := c.TLS
+	return ex.exec(ctx, mysqlChangeSource+mysqlSourceSSL, src.Host, src.Port, c.User, c.Password,
+		t.CAFile, t.CertFile, t.KeyFile, flag(t.VerifyServerCert))
 }
 
 func (mysqlDialect) startReplica(ctx context.Context, ex executor) error {

@@ -51,6 +51,9 @@ type Instance interface {
 	// HoldWrites takes the global read lock on a connection of its own,
 	// stopping every account's writes until Release (the sidecar's hold).
 	HoldWrites(ctx context.Context) (WriteHold, error)
+	// ReloadTLS makes the server load its certificate files again, after a
+	// rotation; open sessions and replication are not interrupted.
+	ReloadTLS(ctx context.Context) error
 	// Close releases the connection pool.
 	Close() error
 }
@@ -81,7 +84,11 @@ func Open(cfg Config) (Instance, error) {
 		}
 		in.d = d
 	}
-	connector, err := gomysql.NewConnector(driverConfig(cfg))
+	mc, err := driverConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	connector, err := gomysql.NewConnector(mc)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
@@ -93,18 +100,24 @@ func Open(cfg Config) (Instance, error) {
 	return in, nil
 }
 
-func driverConfig(cfg Config) *gomysql.Config {
+func driverConfig(cfg Config) (*gomysql.Config, error) {
 	mc := gomysql.NewConfig()
 	mc.User, mc.Passwd = cfg.User, cfg.Password
 	mc.Net, mc.Addr = "tcp", cfg.Addr
 	if cfg.Socket != "" {
 		mc.Net, mc.Addr = "unix", cfg.Socket
+	} else if cfg.TLS != nil {
+		tc, err := cfg.TLS.config()
+		if err != nil {
+			return nil, err
+		}
+		mc.TLS = tc
 	}
 	mc.Timeout, mc.ReadTimeout, mc.WriteTimeout = cfg.DialTimeout, cfg.ReadTimeout, cfg.WriteTimeout
 	// Client-side interpolation: one round trip per statement, and
 	// statements such as CHANGE MASTER and KILL that cannot be prepared.
 	mc.InterpolateParams = true
-	return mc
+	return mc, nil
 }
 
 func (in *instance) conn(ctx context.Context) (executor, func(), error) {

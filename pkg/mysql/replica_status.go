@@ -36,6 +36,11 @@ func parseReplicaStatus(r row) ReplicaStatus {
 		}
 	}
 	rs.AutoPosition = r.str("Auto_Position") == "1" || (rs.UsingGTID != "" && rs.UsingGTID != "No")
+	rs.SSLAllowed = r.pick("Source_SSL_Allowed", "Master_SSL_Allowed").String == "Yes"
+	rs.SSLCAFile = r.pick("Source_SSL_CA_File", "Master_SSL_CA_File").String
+	rs.SSLCertFile = r.pick("Source_SSL_Cert", "Master_SSL_Cert").String
+	rs.SSLKeyFile = r.pick("Source_SSL_Key", "Master_SSL_Key").String
+	rs.SSLVerifyServerCert = parseBool(r.pick("Source_SSL_Verify_Server_Cert", "Master_SSL_Verify_Server_Cert").String)
 	return rs
 }
 

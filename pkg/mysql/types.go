@@ -20,10 +20,12 @@ type Endpoint struct {
 // String is "host:port".
 func (e Endpoint) String() string { return net.JoinHostPort(e.Host, strconv.Itoa(e.Port)) }
 
-// Credentials are an account's user and password.
+// Credentials are an account's user and password, and for a replication
+// account the TLS the replica connects with (the zero value for none).
 type Credentials struct {
 	User     string
 	Password string
+	TLS      SourceTLS
 }
 
 // Config says how to reach one server and who the application is.
@@ -51,6 +53,9 @@ type Config struct {
 	LockWaitTimeout time.Duration
 	// MaxOpenConns caps the connection pool (default 4).
 	MaxOpenConns int
+	// TLS, when not nil, secures TCP connections and checks the server's
+	// certificate; nil connects without TLS.
+	TLS *ClientTLS
 }
 
 func (c Config) withDefaults() Config {
@@ -154,6 +159,11 @@ type ReplicaStatus struct {
 	AutoPosition bool
 	UsingGTID    string
 	Channel      string
+	// SSLAllowed is {Source,Master}_SSL_Allowed = Yes; the files and the
+	// verify flag are the {Source,Master}_SSL_* columns.
+	SSLAllowed                         bool
+	SSLCAFile, SSLCertFile, SSLKeyFile string
+	SSLVerifyServerCert                bool
 }
 
 // Source is the configured source's endpoint.

@@ -105,6 +105,9 @@ func forgetReplication(ctx context.Context, ex executor, d dialect) error {
 
 func (in *instance) ReplicateFrom(ctx context.Context, source Endpoint, creds Credentials) error {
 	verb := "replicate from " + source.String()
+	if err := creds.TLS.validate(); err != nil {
+		return wrap(verb, in.addr, err)
+	}
 	return in.run(ctx, verb, 0, func(ctx context.Context, ex executor, d dialect) error {
 		rs, err := d.replicaStatus(ctx, ex)
 		if err != nil {
@@ -136,10 +139,10 @@ func (in *instance) ReplicateFrom(ctx context.Context, source Endpoint, creds Cr
 	})
 }
 
-// alreadyReplicating: same source and user, SQL thread applying, IO thread
-// connected (or retrying without an error yet).
+// alreadyReplicating: same source, user and TLS, SQL thread applying, IO
+// thread connected (or retrying without an error yet).
 func alreadyReplicating(rs ReplicaStatus, src Endpoint, c Credentials) bool {
-	return rs.SourceHost == src.Host && rs.SourcePort == src.Port && rs.SourceUser == c.User &&
+	return rs.SourceHost == src.Host && rs.SourcePort == src.Port && rs.SourceUser == c.User && rs.UsesTLS(c.TLS) &&
 		rs.SQLRunning && rs.LastSQLErrno == 0 && rs.LastIOErrno == 0 &&
 		(rs.IORunning == ThreadYes || rs.IORunning == ThreadConnecting)
 }

@@ -184,10 +184,12 @@ func TestMyCnfParsesOnMariaDB(t *testing.T) {
 	}
 	dir := t.TempDir()
 	paths := cnfPaths{DataDir: dir, Socket: filepath.Join(dir, "s.sock"), PIDFile: filepath.Join(dir, "pid"),
-		InitFile: filepath.Join(dir, "init.sql"), Port: 3306}
+		InitFile: filepath.Join(dir, "init.sql"), Port: 3306, TLS: TLSFiles{
+			CA: filepath.Join(dir, "ca.crt"), Cert: filepath.Join(dir, "tls.crt"), Key: filepath.Join(dir, "tls.key")}}
 	cnf := filepath.Join(dir, "my.cnf")
 	body := renderMyCnf(v1alpha1.FlavorMariaDB, "iad",
-		"max_connections=77\nread_only=OFF\nsync_binlog=0\ninnodb_flush_log_at_trx_commit=2\nrelay_log_recovery=OFF", paths)
+		"max_connections=77\nread_only=OFF\nsync_binlog=0\ninnodb_flush_log_at_trx_commit=2\nrelay_log_recovery=OFF",
+		v1alpha1.MySQLTLSSpec{RequireSecureTransport: true}, paths)
 	if err := os.WriteFile(cnf, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +206,8 @@ func TestMyCnfParsesOnMariaDB(t *testing.T) {
 	want := map[string]string{"read-only": "TRUE", "gtid-strict-mode": "TRUE", "log-slave-updates": "TRUE",
 		"binlog-format": "ROW", "server-id": iadServerID, "skip-name-resolve": "TRUE", "bind-address": "0.0.0.0",
 		"max-connections": "77", "init-file": paths.InitFile, "socket": paths.Socket, "datadir": dir + "/",
-		"sync-binlog": "1", "innodb-flush-log-at-trx-commit": "1", "relay-log-recovery": "TRUE"}
+		"sync-binlog": "1", "innodb-flush-log-at-trx-commit": "1", "relay-log-recovery": "TRUE",
+		"ssl-ca": paths.TLS.CA, "ssl-cert": paths.TLS.Cert, "ssl-key": paths.TLS.Key, "require-secure-transport": "TRUE"}
 	for k, v := range want {
 		if vals[k] != v {
 			t.Errorf("%s = %q, want %q", k, vals[k], v)

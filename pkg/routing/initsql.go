@@ -19,7 +19,8 @@ type Credentials struct {
 	// Operator may do anything, including changing read_only; the operator
 	// and the sidecars use it.
 	Operator Account
-	// Replication has REPLICATION SLAVE and REPLICATION CLIENT only.
+	// Replication has REPLICATION SLAVE and REPLICATION CLIENT only, and
+	// logs in with a client certificate (REQUIRE X509).
 	Replication Account
 	// Application has DML and DDL on AppDatabase only: never READ_ONLY
 	// ADMIN nor SUPER, so read_only fences it.
@@ -48,6 +49,8 @@ const AppPrivileges = "SELECT, INSERT, UPDATE, DELETE, CREATE, DROP, ALTER, INDE
 //     effect at the next start;
 //   - the application account's privileges are reset (REVOKE ALL) and granted
 //     again on its schema only, so it can never keep READ_ONLY ADMIN or SUPER;
+//   - the replication account REQUIRE X509: a client certificate from the
+//     operator's CA (mysqld's ssl_ca) or no login, over TLS only;
 //   - on MySQL, super_read_only is lifted for the file and restored at its end
 //     (mysqld runs init_file before it accepts connections).
 //
@@ -64,6 +67,9 @@ func RenderInitSQL(flavor v1alpha1.Flavor, c Credentials) (string, error) {
 		"CREATE DATABASE IF NOT EXISTS "+quoteIdent(c.AppDatabase))
 	s = append(s, account(c.Operator, false, "ALL PRIVILEGES ON *.*", " WITH GRANT OPTION")...)
 	s = append(s, account(c.Replication, false, "REPLICATION SLAVE, REPLICATION CLIENT ON *.*", "")...)
+	// Replicas log in with their site's certificate only: a stolen
+	// replication password alone reads no binlog.
+	s = append(s, "ALTER USER "+userHost(c.Replication.Username)+" REQUIRE X509")
 	s = append(s, account(c.Application, true, AppPrivileges+" ON "+quoteIdent(c.AppDatabase)+".*", "")...)
 	s = append(s, account(c.Monitor, false, monitorPrivileges(flavor)+" ON *.*", "")...)
 	if flavor == v1alpha1.FlavorMySQL {

@@ -52,13 +52,15 @@ func TestRenderInitSQL(t *testing.T) {
 				"GRANT ALL PRIVILEGES ON *.* TO 'bloodraven'@'%' WITH GRANT OPTION;",
 				"GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO 'repl'@'%';",
 				"GRANT PROCESS, REPLICATION CLIENT, SLAVE MONITOR ON *.* TO 'monitor'@'%';",
+				"ALTER USER 'repl'@'%' REQUIRE X509;",
 			},
 			notWant: []string{"super_read_only"},
 		},
 		{
 			name: "mysql: super_read_only lifted for the file and restored", flavor: v1alpha1.FlavorMySQL,
 			first: "SET GLOBAL super_read_only=OFF;", last: "SET GLOBAL super_read_only=ON;",
-			want:    []string{"SET SESSION sql_log_bin=0;", "GRANT PROCESS, REPLICATION CLIENT ON *.* TO 'monitor'@'%';"},
+			want: []string{"SET SESSION sql_log_bin=0;", "GRANT PROCESS, REPLICATION CLIENT ON *.* TO 'monitor'@'%';",
+				"ALTER USER 'repl'@'%' REQUIRE X509;"},
 			notWant: []string{"SLAVE MONITOR"},
 		},
 		{

@@ -32,6 +32,7 @@ func ConfigFlavor(spec v1alpha1.MySQLSpec, image string) v1alpha1.Flavor {
 type cnfPaths struct {
 	DataDir, Socket, PIDFile, InitFile string
 	Port                               int
+	TLS                                TLSFiles
 }
 
 var podPaths = cnfPaths{
@@ -40,19 +41,20 @@ var podPaths = cnfPaths{
 	PIDFile:  RunDir + "/mysqld.pid",
 	InitFile: InitFile,
 	Port:     MySQLPort,
+	TLS:      PodTLSFiles,
 }
 
 // RenderMyCnf renders a site's my.cnf. It has three parts, in this order:
 //  1. defaults the user may override (bind-address, skip_name_resolve, user);
 //  2. spec.mysql.config, verbatim;
 //  3. a fresh [mysqld] header and the settings Bloodraven depends on (paths,
-//     server_id, read_only, binlog and GTID settings). In my.cnf the last
-//     occurrence of an option wins, so these always win over part 2.
-func RenderMyCnf(flavor v1alpha1.Flavor, site, userConfig string) string {
-	return renderMyCnf(flavor, site, userConfig, podPaths)
+//     server_id, read_only, binlog and GTID settings, then TLS). In my.cnf
+//     the last occurrence of an option wins, so these always win over part 2.
+func RenderMyCnf(flavor v1alpha1.Flavor, site, userConfig string, tls v1alpha1.MySQLTLSSpec) string {
+	return renderMyCnf(flavor, site, userConfig, tls, podPaths)
 }
 
-func renderMyCnf(flavor v1alpha1.Flavor, site, userConfig string, p cnfPaths) string {
+func renderMyCnf(flavor v1alpha1.Flavor, site, userConfig string, tls v1alpha1.MySQLTLSSpec, p cnfPaths) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Rendered by Bloodraven for site %s. Edit spec.mysql.config instead.\n", site)
 	fmt.Fprintf(&b, "[client]\nsocket=%s\n\n", p.Socket)
@@ -68,6 +70,13 @@ func renderMyCnf(flavor v1alpha1.Flavor, site, userConfig string, p cnfPaths) st
 	for _, l := range EnforcedSettings(flavor, site) {
 		b.WriteString(l)
 		b.WriteString("\n")
+	}
+	// TLS: the site's certificate from the operator's CA (see tls.go).
+	if p.TLS != (TLSFiles{}) {
+		for _, l := range TLSSettings(p.TLS, tls) {
+			b.WriteString(l)
+			b.WriteString("\n")
+		}
 	}
 	return b.String()
 }

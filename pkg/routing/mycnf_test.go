@@ -32,6 +32,7 @@ func TestRenderMyCnf(t *testing.T) {
 		flavor v1alpha1.Flavor
 		site   string
 		user   string
+		tls    v1alpha1.MySQLTLSSpec
 		want   map[string]string
 		absent []string
 	}{
@@ -79,10 +80,28 @@ func TestRenderMyCnf(t *testing.T) {
 			site: "fra", user: "[client]\ndefault-character-set=utf8mb4",
 			want: map[string]string{"read_only": "ON", "gtid_strict_mode": "ON"},
 		},
+		{
+			name: "TLS from the mounted site certificate; plain clients allowed by default", flavor: v1alpha1.FlavorMariaDB,
+			site: "iad", user: "ssl_cert=/elsewhere.pem",
+			want: map[string]string{
+				"ssl_ca": SiteTLSDir + "/ca.crt", "ssl_cert": SiteTLSDir + "/tls.crt", "ssl_key": SiteTLSDir + "/tls.key",
+			},
+			absent: []string{"require_secure_transport"},
+		},
+		{
+			name: "spec.mysql.tls requires secure transport on mysql", flavor: v1alpha1.FlavorMySQL, site: "pdx",
+			tls:  v1alpha1.MySQLTLSSpec{RequireSecureTransport: true},
+			want: map[string]string{"require_secure_transport": "ON", "ssl_cert": SiteTLSDir + "/tls.crt"},
+		},
+		{
+			name: "a user's own require_secure_transport is not turned off", flavor: v1alpha1.FlavorMariaDB, site: "iad",
+			user: "require_secure_transport=ON",
+			want: map[string]string{"require_secure_transport": "ON"},
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := effective(RenderMyCnf(tc.flavor, tc.site, tc.user))
+			got := effective(RenderMyCnf(tc.flavor, tc.site, tc.user, tc.tls))
 			for k, v := range tc.want {
 				if got[k] != v {
 					t.Errorf("%s = %q, want %q", k, got[k], v)

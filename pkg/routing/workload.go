@@ -22,6 +22,9 @@ const (
 	volConfig = "config"
 	volInit   = "init-sql"
 	volRun    = "run"
+	// VolumeSiteTLS is the site's certificate Secret; the mysqld and
+	// sidecar containers mount it read-only at SiteTLSDir.
+	VolumeSiteTLS = "site-tls"
 )
 
 func (r *Router) mysqlImage(g *v1alpha1.MysqlFailoverGroup) string {
@@ -42,7 +45,9 @@ func objectMeta(name string, g *v1alpha1.MysqlFailoverGroup, labels map[string]s
 func (r *Router) renderConfigMap(g *v1alpha1.MysqlFailoverGroup, s v1alpha1.Site) *corev1.ConfigMap {
 	return &corev1.ConfigMap{
 		ObjectMeta: objectMeta(ConfigMapName(g.Name, s.Name), g, siteLabels(g, s.Name)),
-		Data:       map[string]string{configMapKey: RenderMyCnf(r.flavor(g), s.Name, g.Spec.MySQL.Config)},
+		Data: map[string]string{
+			configMapKey: RenderMyCnf(r.flavor(g), s.Name, g.Spec.MySQL.Config, g.Spec.MySQL.TLS),
+		},
 	}
 }
 
@@ -169,6 +174,13 @@ func (r *Router) renderPodSpec(g *v1alpha1.MysqlFailoverGroup, s v1alpha1.Site) 
 			{Name: volInit, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
 				SecretName: InitSecretName(g.Name), DefaultMode: ptr.To[int32](0o444)}}},
 			{Name: volRun, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+			// Not optional: the replication account requires X509, so a
+			// mysqld without its certificate could neither replicate nor
+			// serve a replica. The Pod waits until the operator issued it.
+			// World-readable like init-sql: the images run mysqld as their
+			// own user, and the volume is private to the Pod.
+			{Name: VolumeSiteTLS, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+				SecretName: SiteTLSSecretName(g.Name, s.Name), DefaultMode: ptr.To[int32](0o444)}}},
 		},
 	}
 }
@@ -197,6 +209,7 @@ func (r *Router) mysqldContainer(g *v1alpha1.MysqlFailoverGroup) corev1.Containe
 			{Name: volConfig, MountPath: ConfigDir, ReadOnly: true},
 			{Name: volInit, MountPath: InitDir, ReadOnly: true},
 			{Name: volRun, MountPath: RunDir},
+			{Name: VolumeSiteTLS, MountPath: SiteTLSDir, ReadOnly: true},
 		},
 	}
 }
