@@ -63,7 +63,7 @@ func ClientConfig(src Source, want Identity, now func() time.Time) *tls.Config {
 // StaticSource serves a fixed certificate and pool (tests, and the
 // operator's in-memory credentials through Keeper).
 type StaticSource struct {
-	Cert *tls.Certificate
+	Cert  *tls.Certificate
 	Roots *x509.CertPool
 }
 
