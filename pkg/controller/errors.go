@@ -15,3 +15,12 @@ var (
 	// ErrConflict means a status write kept conflicting with other writers.
 	ErrConflict = errors.New("status write conflict")
 )
+
+// Sentinels of the authenticated transport (auth.go).
+var (
+	// ErrUnauthenticated means a report came without a valid client
+	// certificate where one is required (401).
+	ErrUnauthenticated = errors.New("report not authenticated")
+	// ErrForbidden means a report's certificate names another site (403).
+	ErrForbidden = errors.New("report from another identity")
+)

@@ -22,6 +22,7 @@ func (l *groupLoop) record(ctx context.Context, p failover.Pass) {
 	st.ObservedGeneration = g.Generation
 	l.recordSites(g)
 	l.recordConditions(g, p.Decision)
+	l.op.auth.MarkAuthenticated(g, l.op.clock.Now())
 	if err := l.patcher.PersistStatus(ctx, g); err != nil {
 		l.log.Error(err, "write status")
 		return
