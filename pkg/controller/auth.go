@@ -58,9 +58,9 @@ type ReportAuth struct {
 	rejected *prometheus.CounterVec
 
 	mu        sync.Mutex
-	sites     map[siteKey]bool                 // sites that reported with a valid certificate
-	groups    map[types.NamespacedName]bool    // groups known authenticated
-	lastEvent map[string]time.Time             // group/reason -> last Event
+	sites     map[siteKey]bool              // sites that reported with a valid certificate
+	groups    map[types.NamespacedName]bool // groups known authenticated
+	lastEvent map[string]time.Time          // group/reason -> last Event
 	lastLog   map[types.NamespacedName]time.Time
 }
 
