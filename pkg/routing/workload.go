@@ -147,7 +147,7 @@ func (r *Router) renderDeployment(g *v1alpha1.MysqlFailoverGroup, s v1alpha1.Sit
 }
 
 func (r *Router) renderPodSpec(g *v1alpha1.MysqlFailoverGroup, s v1alpha1.Site) corev1.PodSpec {
-	return corev1.PodSpec{
+	return r.withTLS(g, s, corev1.PodSpec{
 		NodeSelector:                  NodeSelector(s),
 		TerminationGracePeriodSeconds: ptr.To(int64(r.opts.TerminationGracePeriod.Seconds())),
 		EnableServiceLinks:            ptr.To(false),
@@ -166,7 +166,7 @@ func (r *Router) renderPodSpec(g *v1alpha1.MysqlFailoverGroup, s v1alpha1.Site) 
 				SecretName: InitSecretName(g.Name), DefaultMode: ptr.To[int32](0o444)}}},
 			{Name: volRun, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 		},
-	}
+	})
 }
 
 func (r *Router) mysqldContainer(g *v1alpha1.MysqlFailoverGroup) corev1.Container {
