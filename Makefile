@@ -95,7 +95,7 @@ helm-check: $(CONTROLLER_GEN)
 	$(HELM) lint --strict charts/bloodraven
 	$(HELM) template bloodraven charts/bloodraven --namespace bloodraven-system >/dev/null
 	$(HELM) template bloodraven charts/bloodraven --namespace bloodraven-system \
-	  --set 'watchNamespaces={shop,billing}' --set leaderElection.enabled=false --set metrics.enabled=false >/dev/null
+	  --set 'watchNamespaces={shop,billing}' --set leaderElection.enabled=false --set metrics.enabled=false --set networkPolicy.enabled=false >/dev/null
 	@echo "helm-check: ok"
 
 # Deterministic simulation over many seeds: make sim SEEDS=5000 [STEPS=600] [REAL=1],

@@ -112,6 +112,9 @@ const (
 	// EventFencedSitesIgnored: entries of the fenced-sites annotation that name
 	// no site of the group were ignored.
 	EventFencedSitesIgnored = "FencedSitesIgnored"
+	// EventReportRejected: a sidecar report was refused because it did not
+	// prove it came from the site it names (rate-limited, Warning).
+	EventReportRejected = "ReportRejected"
 )
 
 // Decision reasons added by pkg/topology.

@@ -79,6 +79,13 @@ type MysqlFailoverGroupStatus struct {
 	// PlannedFailover is the state of the latest planned failover.
 	// +optional
 	PlannedFailover *PlannedFailoverStatus `json:"plannedFailover,omitempty"`
+
+	// ReportsAuthenticatedAt is when every site's sidecar had reported with
+	// its client certificate. From then on the operator refuses reports
+	// that come without one (the end of the upgrade window, see
+	// docs/security.md). The operator never clears it.
+	// +optional
+	ReportsAuthenticatedAt *metav1.Time `json:"reportsAuthenticatedAt,omitempty"`
 }
 
 // SiteStatus is one site's last observation.

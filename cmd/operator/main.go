@@ -20,6 +20,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/shipstream/bloodraven/pkg/controller"
+	"github.com/shipstream/bloodraven/pkg/pki"
 	"github.com/shipstream/bloodraven/pkg/routing"
 )
 
@@ -31,6 +32,11 @@ type flags struct {
 	metricsAddr      string
 	probeAddr        string
 	apiAddr          string
+	apiTLSAddr       string
+	caSecret         string
+	tlsDNSNames      string
+	networkPolicy    bool
+	operatorLabels   string
 	logLevel         string
 	operatorURL      string
 	probeTimeout     time.Duration
@@ -53,9 +59,14 @@ func parseFlags(args []string) (flags, error) {
 	fs.StringVar(&f.namespaces, "namespaces", "", "comma-separated namespaces to watch; empty watches all")
 	fs.StringVar(&f.metricsAddr, "metrics-bind-address", ":8443", "address of the Prometheus metrics endpoint; 0 disables it")
 	fs.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
-	fs.StringVar(&f.apiAddr, "api-bind-address", ":8090", "address of the /active-site API that sidecars call")
+	fs.StringVar(&f.apiAddr, "api-bind-address", ":8090", "plain-HTTP address of /active-site: views, and reports of sidecars that predate TLS until their group switches; 0 disables it")
+	fs.StringVar(&f.apiTLSAddr, "api-tls-bind-address", ":8091", "HTTPS address of /active-site; reports need the site's client certificate")
+	fs.StringVar(&f.caSecret, "ca-secret", pki.CASecretName, "Secret in the operator's namespace that holds the CA (created when absent)")
+	fs.StringVar(&f.tlsDNSNames, "tls-dns-names", "", "extra comma-separated DNS names of the API's serving certificate")
+	fs.BoolVar(&f.networkPolicy, "network-policy", true, "render a NetworkPolicy for every group")
+	fs.StringVar(&f.operatorLabels, "operator-pod-labels", "app.kubernetes.io/name=bloodraven", "labels k=v,... that select the operator's Pods in groups' NetworkPolicies")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info or error")
-	fs.StringVar(&f.operatorURL, "operator-url", "", "base URL sidecars reach the API at (default http://bloodraven.$POD_NAMESPACE.svc:<api port>)")
+	fs.StringVar(&f.operatorURL, "operator-url", "", "base URL sidecars reach the API at (default https://bloodraven.$POD_NAMESPACE.svc:<api tls port>)")
 	fs.DurationVar(&f.probeTimeout, "probe-timeout", 0, "bound of one probe of a site; 0 means the group's pollInterval")
 	fs.DurationVar(&f.drainTimeout, "relay-drain-timeout", 30*time.Second, "bound of an emergency failover's wait for the target's relay log")
 	fs.DurationVar(&f.callTimeout, "call-timeout", 5*time.Second, "bound of one SQL or Kubernetes call of an action")
@@ -69,18 +80,22 @@ func parseFlags(args []string) (flags, error) {
 		return f, err
 	}
 	if f.operatorURL == "" {
-		f.operatorURL = defaultOperatorURL(f.apiAddr)
+		f.operatorURL = defaultOperatorURL(f.apiTLSAddr)
 	}
 	return f, nil
 }
 
 func defaultOperatorURL(apiAddr string) string {
-	ns := os.Getenv("POD_NAMESPACE")
-	if ns == "" {
-		ns = "bloodraven-system"
-	}
 	port := apiAddr[strings.LastIndex(apiAddr, ":")+1:]
-	return fmt.Sprintf("http://bloodraven.%s.svc:%s", ns, port)
+	return fmt.Sprintf("https://bloodraven.%s.svc:%s", operatorNamespace(), port)
+}
+
+// operatorNamespace is $POD_NAMESPACE, else bloodraven-system.
+func operatorNamespace() string {
+	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
+		return ns
+	}
+	return "bloodraven-system"
 }
 
 func logLevel(s string) (zapcore.Level, error) {
@@ -162,12 +177,28 @@ func newManager(f flags) (ctrl.Manager, resourcelock.Interface, error) {
 }
 
 func wire(mgr ctrl.Manager, f flags, leader controller.Leadership) error {
-	router := routing.New(mgr.GetClient(), mgr.GetScheme(), routing.Options{OperatorURL: f.operatorURL,
-		MySQLImage: f.mysqlImage, SidecarImage: f.sidecarImage, TerminationGracePeriod: f.terminationGrace})
+	keeper, err := newKeeper(mgr, f)
+	if err != nil {
+		return err
+	}
+	ropts := routing.Options{OperatorURL: f.operatorURL, MySQLImage: f.mysqlImage, SidecarImage: f.sidecarImage,
+		TerminationGracePeriod: f.terminationGrace, CA: keeper.CA}
+	if f.networkPolicy {
+		labels, err := parseLabels(f.operatorLabels)
+		if err != nil {
+			return err
+		}
+		ropts.NetworkPolicy = &routing.NetworkPolicyOptions{OperatorNamespace: operatorNamespace(), OperatorPodLabels: labels}
+	}
+	router := routing.New(mgr.GetClient(), mgr.GetScheme(), ropts)
+	recorder := mgr.GetEventRecorder("bloodraven")
+	auth := controller.NewReportAuth(keeper.Pool, mgr.GetClient(), recorder, metrics.Registry,
+		ctrl.Log.WithName("api"))
 	op, err := controller.New(controller.Deps{
 		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Router: router,
-		Resolver: controller.ServiceResolver{Credentials: router, TLS: router}, Recorder: mgr.GetEventRecorder("bloodraven"),
-		Registerer: metrics.Registry, Log: ctrl.Log.WithName("operator"), Leadership: leader,
+		Resolver: controller.ServiceResolver{Credentials: router, TLS: router}, Recorder: recorder,
+		Registerer: metrics.Registry, Log: ctrl.Log.WithName("operator"), Auth: auth, Credentials: keeper,
+		Leadership: leader,
 	}, controller.Options{ProbeTimeout: f.probeTimeout, DrainTimeout: f.drainTimeout, CallTimeout: f.callTimeout,
 		FenceTimeout: f.fenceTimeout, MaxLag: f.maxLag, ResyncPeriod: f.resyncPeriod})
 	if err != nil {
@@ -177,9 +208,9 @@ func wire(mgr ctrl.Manager, f flags, leader controller.Leadership) error {
 		return err
 	}
 	api := &controller.API{Registry: op.Registry(), Reader: mgr.GetClient(),
-		Ready: func() error { return cacheSynced(mgr) }}
-	if err := mgr.Add(&controller.APIServer{Addr: f.apiAddr, Handler: api.Handler()}); err != nil {
-		return fmt.Errorf("add api: %w", err)
+		Ready: func() error { return cacheSynced(mgr) }, Auth: auth}
+	if err := addAPIServers(mgr, f, api.Handler(), keeper); err != nil {
+		return err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return fmt.Errorf("healthz: %w", err)

@@ -25,10 +25,12 @@ type options struct {
 	sidecar   sidecar.Config
 	mysql     mysql.Config
 	listen    string
+	health    string
+	tlsDir    string
 	logFormat string
 	logLevel  string
-	// tlsDir holds the site's tls.crt, tls.key and ca.crt; "" watches nothing.
-	tlsDir string
+	// mysqlTLSDir holds the certificate mysqld serves; "" watches nothing.
+	mysqlTLSDir string
 }
 
 // envPrefix starts the name of every environment variable the sidecar reads;
@@ -54,7 +56,9 @@ var flagSpecs = []flagSpec{
 	{"lease-timeout", "LEASE_TIMEOUT", "20s", "how long mysqld stays writable without any contact"},
 	{"peer-check-interval", "PEER_CHECK_INTERVAL", "5s", "period of the fencing loop"},
 	{"request-timeout", "REQUEST_TIMEOUT", "0s", "timeout of each GET to the operator or a peer (0: two thirds of the interval)"},
-	{"listen", "LISTEN", ":8080", "address of the HTTP server"},
+	{"listen", "LISTEN", ":8080", "address of the peer port (HTTPS with -tls-dir; plain HTTP with every endpoint without it)"},
+	{"health-listen", "HEALTH_LISTEN", "", "address of the plain-HTTP port of /healthz, /readyz, /status and /metrics (empty: on -listen, only without -tls-dir)"},
+	{"tls-dir", "TLS_DIR", "", "folder with tls.crt, tls.key and ca.crt (the site's certificate Secret): turns on the authenticated transport"},
 	{"log-format", "LOG_FORMAT", "text", "text or json"},
 	{"log-level", "LOG_LEVEL", "info", "debug, info, warn or error"},
 	{"mysql-tls-dir", "MYSQL_TLS_DIR", "", "folder of the site certificate mysqld serves (tls.crt, tls.key, ca.crt); when they change, mysqld reloads them (empty: off)"},
@@ -90,8 +94,8 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 }
 
 func buildOptions(get func(string) string) (options, error) {
-	o := options{listen: get("listen"), logFormat: get("log-format"), logLevel: get("log-level"),
-		tlsDir: get("mysql-tls-dir")}
+	o := options{listen: get("listen"), health: get("health-listen"), tlsDir: get("tls-dir"), mysqlTLSDir: get("mysql-tls-dir"),
+		logFormat: get("log-format"), logLevel: get("log-level")}
 	var err error
 	durs := map[string]*time.Duration{"lease-timeout": &o.sidecar.LeaseTimeout,
 		"peer-check-interval": &o.sidecar.PeerCheckInterval, "request-timeout": &o.sidecar.RequestTimeout}
@@ -119,6 +123,8 @@ func buildOptions(get func(string) string) (options, error) {
 	switch {
 	case o.sidecar.Group == "" || o.sidecar.Site == "" || o.sidecar.OperatorURL == "":
 		return o, fmt.Errorf("%w: -group, -site and -operator-url are required", errUsage)
+	case o.tlsDir != "" && o.health == "":
+		return o, fmt.Errorf("%w: -tls-dir needs -health-listen: probes and metrics stay in plain HTTP", errUsage)
 	case o.logFormat != "text" && o.logFormat != "json":
 		return o, fmt.Errorf("%w: -log-format %q: want text or json", errUsage, o.logFormat)
 	}

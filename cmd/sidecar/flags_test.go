@@ -42,14 +42,15 @@ func TestParseOptionsFlagsWinOverEnvironment(t *testing.T) {
 func TestParseOptionsRejects(t *testing.T) {
 	base := []string{"-group", "orders", "-site", "iad", "-operator-url", "http://op"}
 	for name, args := range map[string][]string{
-		"missing site":   {"-group", "orders", "-operator-url", "http://op"},
-		"bad duration":   append(base, "-lease-timeout", "soon"),
-		"bad peer":       append(base, "-peers", "http://pdx:8080"),
-		"bad dsn":        append(base, "-mysql-dsn", "no-at-sign("),
-		"bad network":    append(base, "-mysql-dsn", "u@pipe(x)/"),
-		"bad log format": append(base, "-log-format", "xml"),
-		"stray argument": append(base, "extra"),
-		"unknown flag":   append(base, "-nope"),
+		"missing site":              {"-group", "orders", "-operator-url", "http://op"},
+		"bad duration":              append(base, "-lease-timeout", "soon"),
+		"bad peer":                  append(base, "-peers", "http://pdx:8080"),
+		"bad dsn":                   append(base, "-mysql-dsn", "no-at-sign("),
+		"bad network":               append(base, "-mysql-dsn", "u@pipe(x)/"),
+		"bad log format":            append(base, "-log-format", "xml"),
+		"stray argument":            append(base, "extra"),
+		"unknown flag":              append(base, "-nope"),
+		"tls without a health port": append(base, "-tls-dir", "/etc/bloodraven/tls"),
 	} {
 		if _, err := parseOptions(args, env(nil), io.Discard); !errors.Is(err, errUsage) {
 			t.Errorf("%s: error %v, want errUsage", name, err)

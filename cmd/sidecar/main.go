@@ -23,6 +23,7 @@ import (
 
 	"github.com/shipstream/bloodraven/pkg/certreload"
 	"github.com/shipstream/bloodraven/pkg/mysql"
+	"github.com/shipstream/bloodraven/pkg/pki"
 	"github.com/shipstream/bloodraven/pkg/sidecar"
 )
 
@@ -46,6 +47,13 @@ func run(args []string) error {
 		return err
 	}
 	o.sidecar.Logger = logger
+	if o.tlsDir != "" {
+		src, err := pki.NewFileSource(o.tlsDir)
+		if err != nil {
+			return fmt.Errorf("-tls-dir: %w", err)
+		}
+		o.sidecar.TLS = src
+	}
 	// The driver logs every connection a fence kills; those are expected.
 	_ = gomysql.SetLogger(log.New(io.Discard, "", 0))
 	db, err := mysql.Open(o.mysql)
@@ -59,30 +67,59 @@ func run(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	if o.tlsDir != "" {
-		go certWatcher(o.tlsDir, db, logger).Run(ctx)
+	if o.mysqlTLSDir != "" {
+		go certWatcher(o.mysqlTLSDir, db, logger).Run(ctx)
 	}
-	return serve(ctx, o.listen, r, logger)
+	return serve(ctx, servers(o, r), r, logger)
 }
 
-// serve runs the HTTP server and the loop until ctx ends or the server fails.
-func serve(ctx context.Context, addr string, r *sidecar.Runner, logger *slog.Logger) error {
-	srv := &http.Server{Addr: addr, Handler: r.Handler(), ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second, IdleTimeout: time.Minute}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
+// servers are the sidecar's HTTP servers. With TLS: the peer port over
+// HTTPS (/peer/...) and the health port in plain HTTP. Without: every
+// endpoint on the one plain port, as before, plus the health port if asked.
+func servers(o options, r *sidecar.Runner) []*http.Server {
+	mk := func(addr string, h http.Handler) *http.Server {
+		return &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: 5 * time.Second,
+			ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second, IdleTimeout: time.Minute}
+	}
+	if o.sidecar.TLS == nil {
+		out := []*http.Server{mk(o.listen, r.Handler())}
+		if o.health != "" {
+			out = append(out, mk(o.health, r.HealthHandler()))
+		}
+		return out
+	}
+	peer := mk(o.listen, r.PeerHandler())
+	peer.TLSConfig = r.ServerTLS()
+	return []*http.Server{peer, mk(o.health, r.HealthHandler())}
+}
+
+// serve runs the HTTP servers and the loop until ctx ends or a server fails.
+func serve(ctx context.Context, srvs []*http.Server, r *sidecar.Runner, logger *slog.Logger) error {
+	errc := make(chan error, len(srvs))
+	for _, srv := range srvs {
+		go func() {
+			var err error
+			if srv.TLSConfig != nil {
+				err = srv.ListenAndServeTLS("", "")
+			} else {
+				err = srv.ListenAndServe()
+			}
+			errc <- fmt.Errorf("http server on %s: %w", srv.Addr, err)
+		}()
+		logger.Info("listening", "addr", srv.Addr, "tls", srv.TLSConfig != nil)
+	}
 	loopDone := make(chan struct{})
 	go func() { defer close(loopDone); _ = r.Run(ctx) }()
-	logger.Info("listening", "addr", addr)
 	var err error
 	select {
 	case <-ctx.Done():
 	case err = <-errc:
-		err = fmt.Errorf("http server on %s: %w", addr, err)
 	}
 	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_ = srv.Shutdown(shutCtx)
+	for _, srv := range srvs {
+		_ = srv.Shutdown(shutCtx)
+	}
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,6 +28,9 @@ type API struct {
 	Reader client.Reader
 	// Ready reports readiness; nil means always ready.
 	Ready func() error
+	// Auth checks that a report comes from the site it names (auth.go);
+	// nil accepts every report.
+	Auth *ReportAuth
 }
 
 // Handler routes the API.
@@ -72,6 +76,12 @@ func (a *API) activeSite(w http.ResponseWriter, req *http.Request) {
 	if ar.site != "" && !hasSite(sites, ar.site) {
 		writeError(w, fmt.Errorf("%w %q: group %s has sites %v", ErrUnknownSite, ar.site, ar.group, sites))
 		return
+	}
+	if ar.site != "" && a.Auth != nil {
+		if err := a.Auth.Check(req, ar.group, ar.site, sites); err != nil {
+			writeError(w, err)
+			return
+		}
 	}
 	view = a.Registry.Serve(view, ar.site, ar.report)
 	w.Header().Set("Content-Type", "application/json")
@@ -152,6 +162,10 @@ func writeError(w http.ResponseWriter, err error) {
 		code = http.StatusNotFound
 	case errors.Is(err, ErrNoActiveSite):
 		code = http.StatusServiceUnavailable
+	case errors.Is(err, ErrUnauthenticated):
+		code = http.StatusUnauthorized
+	case errors.Is(err, ErrForbidden):
+		code = http.StatusForbidden
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
@@ -165,6 +179,8 @@ type APIServer struct {
 	Handler http.Handler
 	// Listening, when set, is called with the bound address (tests bind ":0").
 	Listening func(addr string)
+	// TLS, when set, makes the server speak HTTPS only (auth.go).
+	TLS *tls.Config
 }
 
 // NeedLeaderElection implements manager.LeaderElectionRunnable.
@@ -179,14 +195,18 @@ func (s *APIServer) Start(ctx context.Context) error {
 	if s.Listening != nil {
 		s.Listening(ln.Addr().String())
 	}
-	srv := &http.Server{Handler: s.Handler, ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: s.Handler, ReadHeaderTimeout: 5 * time.Second, TLSConfig: s.TLS}
 	go func() {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(sctx)
 	}()
-	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	serve := srv.Serve
+	if s.TLS != nil {
+		serve = func(ln net.Listener) error { return srv.ServeTLS(ln, "", "") }
+	}
+	if err := serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("api serve: %w", err)
 	}
 	return nil

@@ -22,3 +22,12 @@ var (
 	// ErrNotLeader means this process does not hold the leader-election lock now.
 	ErrNotLeader = errors.New("not the leader")
 )
+
+// Sentinels of the authenticated transport (auth.go).
+var (
+	// ErrUnauthenticated means a report came without a valid client
+	// certificate where one is required (401).
+	ErrUnauthenticated = errors.New("report not authenticated")
+	// ErrForbidden means a report's certificate names another site (403).
+	ErrForbidden = errors.New("report from another identity")
+)

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/pki"
 	"github.com/shipstream/bloodraven/pkg/routing"
 )
 
@@ -37,7 +38,7 @@ type SidecarURL func(namespace, group, site string) string
 // DefaultSidecarURL is the sidecar port of the site's Service, the address
 // routing gives the sidecars for their peers by default.
 func DefaultSidecarURL(namespace, group, site string) string {
-	return fmt.Sprintf("http://%s:%d", routing.SiteServiceHost(namespace, group, site), routing.SidecarPort)
+	return fmt.Sprintf("https://%s:%d", routing.SiteServiceHost(namespace, group, site), routing.SidecarPort)
 }
 
 // defaultNudgeTimeout bounds one nudge unless Options say otherwise.
@@ -167,6 +168,7 @@ func (n *nudger) send(k siteKey) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), n.timeout)
 	defer cancel()
+	ctx = pki.WithIdentity(ctx, pki.SiteIdentity(k.group.Namespace, k.group.Name, k.site))
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+v1alpha1.PathPeerRefresh, http.NoBody)
 	if err != nil {
 		n.results.WithLabelValues(NudgeFailed).Inc()

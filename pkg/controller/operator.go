@@ -16,6 +16,7 @@ import (
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
 	"github.com/shipstream/bloodraven/pkg/failover"
 	"github.com/shipstream/bloodraven/pkg/mysql"
+	"github.com/shipstream/bloodraven/pkg/pki"
 )
 
 // Router is pkg/routing's Router as the operator uses it.
@@ -94,6 +95,12 @@ type Deps struct {
 	// Leadership is asked before every step that makes a site writable; nil
 	// means leader election is off (this process is the only operator).
 	Leadership Leadership
+	// Auth, when set, is the API's report check: the loop persists the
+	// group's switch to authenticated reports (auth.go).
+	Auth *ReportAuth
+	// Credentials, when set, is the operator's certificate: nudges to
+	// https:// sidecars present it and check the site's identity.
+	Credentials pki.Source
 }
 
 // Operator owns the poll loops of every group. It is a manager Runnable
@@ -107,6 +114,7 @@ type Operator struct {
 	notifier *notifier
 	metrics  *Metrics
 	planned  PlannedStepper
+	auth     *ReportAuth
 	open     Opener
 	clock    failover.Clock
 	leader   Leadership
@@ -141,10 +149,12 @@ func New(d Deps, opts Options) (*Operator, error) {
 	}
 	m := NewMetrics(d.Registerer)
 	if opts.NudgeTimeout >= 0 {
-		d.Registry.notifyOnPublish(newNudger(d.SidecarURL, opts.NudgeTimeout, d.Registerer, d.Log).published)
+		n := newNudger(d.SidecarURL, opts.NudgeTimeout, d.Registerer, d.Log)
+		n.useCredentials(d.Credentials)
+		d.Registry.notifyOnPublish(n.published)
 	}
 	return &Operator{client: d.Client, reader: d.Reader, resolver: d.Resolver, router: d.Router,
-		registry: d.Registry, notifier: &notifier{rec: d.Recorder, metrics: m}, metrics: m, planned: d.Planned,
+		registry: d.Registry, notifier: &notifier{rec: d.Recorder, metrics: m}, metrics: m, planned: d.Planned, auth: d.Auth,
 		open: d.Open, clock: d.Clock, leader: d.Leadership, opts: opts.withDefaults(), log: d.Log,
 		started: make(chan struct{}), loops: map[types.NamespacedName]*loopHandle{}}, nil
 }

@@ -23,6 +23,7 @@ func (l *groupLoop) record(ctx context.Context, p failover.Pass) {
 	l.recordSites(g)
 	l.markErrant(g, p.Decision)
 	l.recordConditions(g, p.Decision)
+	l.op.auth.MarkAuthenticated(g, l.op.clock.Now())
 	if err := l.patcher.PersistStatus(ctx, g); err != nil {
 		l.log.Error(err, "write status")
 		return

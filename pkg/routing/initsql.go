@@ -22,6 +22,9 @@ type Credentials struct {
 	// Replication has REPLICATION SLAVE and REPLICATION CLIENT only, and
 	// logs in with a client certificate (REQUIRE X509).
 	Replication Account
+	// ReplicationX509 makes the replication account REQUIRE X509; set when
+	// the sites have certificates (the authenticated transport is on).
+	ReplicationX509 bool
 	// Application has DML and DDL on AppDatabase only: never READ_ONLY
 	// ADMIN nor SUPER, so read_only fences it.
 	Application Account
@@ -69,7 +72,9 @@ func RenderInitSQL(flavor v1alpha1.Flavor, c Credentials) (string, error) {
 	s = append(s, account(c.Replication, false, "REPLICATION SLAVE, REPLICATION CLIENT ON *.*", "")...)
 	// Replicas log in with their site's certificate only: a stolen
 	// replication password alone reads no binlog.
-	s = append(s, "ALTER USER "+userHost(c.Replication.Username)+" REQUIRE X509")
+	if c.ReplicationX509 {
+		s = append(s, "ALTER USER "+userHost(c.Replication.Username)+" REQUIRE X509")
+	}
 	s = append(s, account(c.Application, true, AppPrivileges+" ON "+quoteIdent(c.AppDatabase)+".*", "")...)
 	s = append(s, account(c.Monitor, false, monitorPrivileges(flavor)+" ON *.*", "")...)
 	if flavor == v1alpha1.FlavorMySQL {

@@ -10,7 +10,7 @@ import (
 )
 
 func testCredentials() Credentials {
-	return Credentials{
+	return Credentials{ReplicationX509: true,
 		Operator:    Account{Username: "bloodraven", Password: "op-pw"},
 		Replication: Account{Username: "repl", Password: "repl-pw"},
 		Application: Account{Username: "app", Password: "app-pw"},

@@ -50,6 +50,10 @@ var podPaths = cnfPaths{
 //  3. a fresh [mysqld] header and the settings Bloodraven depends on (paths,
 //     server_id, read_only, binlog and GTID settings, then TLS). In my.cnf
 //     the last occurrence of an option wins, so these always win over part 2.
+//
+// RenderMyCnf always writes the TLS lines; a Router writes them only when
+// the authenticated transport is on (cnfPaths), since mysqld will not start
+// without the files they name.
 func RenderMyCnf(flavor v1alpha1.Flavor, site, userConfig string, tls v1alpha1.MySQLTLSSpec) string {
 	return renderMyCnf(flavor, site, userConfig, tls, podPaths)
 }
@@ -120,4 +124,14 @@ func EnforcedSettings(flavor v1alpha1.Flavor, site string) []string {
 		"gtid_strict_mode=ON",
 		"gtid_domain_id=0",
 	)
+}
+
+// cnfPaths are the Pod's paths, without TLS files when the authenticated
+// transport is off (no certificate Secret is mounted then).
+func (r *Router) cnfPaths() cnfPaths {
+	p := podPaths
+	if !r.tlsEnabled() {
+		p.TLS = TLSFiles{}
+	}
+	return p
 }

@@ -76,10 +76,6 @@ func ConfigMapName(group, site string) string { return SiteName(group, site) + "
 // "<group>-<role>", used when spec.mysql.credentials does not name one.
 func SecretName(group, role string) string { return group + "-" + role }
 
-// SiteTLSSecretName names a site's certificate Secret, which the operator
-// issues from its CA: "<group>-<site>-tls", keys tls.crt, tls.key, ca.crt.
-func SiteTLSSecretName(group, site string) string { return SiteName(group, site) + "-tls" }
-
 // InitSecretName names the Secret holding the rendered init SQL: "<group>-init-sql".
 func InitSecretName(group string) string { return group + "-init-sql" }
 

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/pki"
 )
 
 // Options tune what Converge renders. The zero value works except for OperatorURL.
@@ -32,6 +33,14 @@ type Options struct {
 	// TerminationGracePeriod of site Pods. Default 10 s: a Pod must go away
 	// quickly for a failover to confirm it gone.
 	TerminationGracePeriod time.Duration
+	// CA, when set and not returning nil, turns on the authenticated
+	// transport (tls.go): per-site certificate Secrets, HTTPS peers, and the
+	// sidecar's separate health port.
+	CA func() *pki.CA
+	// NetworkPolicy, when set, renders each group's NetworkPolicy (netpol.go).
+	NetworkPolicy *NetworkPolicyOptions
+	// Now is the clock certificates are issued by; default time.Now.
+	Now func() time.Time
 }
 
 // DefaultTerminationGracePeriod is the site Pods' grace period unless Options say otherwise.
@@ -47,15 +56,18 @@ type Router struct {
 // New returns a Router. The scheme must know core, apps, v1alpha1 and external-dns kinds.
 func New(c client.Client, s *runtime.Scheme, opts Options) *Router {
 	if opts.PeerURL == nil {
-		opts.PeerURL = func(ns, group, site string) string {
-			return fmt.Sprintf("http://%s:%d", SiteServiceHost(ns, group, site), SidecarPort)
-		}
+		opts.PeerURL = defaultPeerURL(opts.CA != nil)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
 	if opts.TerminationGracePeriod <= 0 {
 		opts.TerminationGracePeriod = DefaultTerminationGracePeriod
 	}
 	return &Router{Client: c, Scheme: s, opts: opts}
 }
+
+func (r *Router) now() time.Time { return r.opts.Now() }
 
 // Converge makes every object g's spec asks for, in dependency order:
 // credentials Secrets (generated when absent, never overwritten), the init SQL
@@ -70,6 +82,11 @@ func (r *Router) Converge(ctx context.Context, g *v1alpha1.MysqlFailoverGroup) e
 	if err := r.ensureSecrets(ctx, g); err != nil {
 		return fmt.Errorf("converge %s/%s: %w", g.Namespace, g.Name, err)
 	}
+	if r.tlsEnabled() {
+		if err := r.ensureSiteTLS(ctx, g); err != nil {
+			return fmt.Errorf("converge %s/%s: %w", g.Namespace, g.Name, err)
+		}
+	}
 	creds, err := r.Credentials(ctx, g)
 	if err != nil {
 		return fmt.Errorf("converge %s/%s: %w", g.Namespace, g.Name, err)
@@ -83,6 +100,9 @@ func (r *Router) Converge(ctx context.Context, g *v1alpha1.MysqlFailoverGroup) e
 		objs = append(objs, r.renderConfigMap(g, s), r.renderSiteService(g, s), r.renderDeployment(g, s))
 	}
 	objs = append(objs, r.renderRoleService(g, v1alpha1.RolePrimary), r.renderRoleService(g, v1alpha1.RoleReplica))
+	if r.opts.NetworkPolicy != nil {
+		objs = append(objs, r.renderNetworkPolicy(g))
+	}
 	for _, o := range objs {
 		if err := r.apply(ctx, g, o, true); err != nil {
 			return fmt.Errorf("converge %s/%s: %w", g.Namespace, g.Name, err)

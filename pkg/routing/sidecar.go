@@ -53,8 +53,6 @@ func (r *Router) SidecarArgs(g *v1alpha1.MysqlFailoverGroup, site string) []stri
 		// the Pod shares one process namespace so the pid means mysqld.
 		"--mysqld-pid-file=" + podPaths.PIDFile,
 		fmt.Sprintf("--mysqld-tcp=127.0.0.1:%d", MySQLPort),
-		// The site certificate, mounted here too: mysqld reloads it when it changes.
-		"--mysql-tls-dir=" + SiteTLSDir,
 	}
 }
 

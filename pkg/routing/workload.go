@@ -22,9 +22,6 @@ const (
 	volConfig = "config"
 	volInit   = "init-sql"
 	volRun    = "run"
-	// VolumeSiteTLS is the site's certificate Secret; the mysqld and
-	// sidecar containers mount it read-only at SiteTLSDir.
-	VolumeSiteTLS = "site-tls"
 )
 
 func (r *Router) mysqlImage(g *v1alpha1.MysqlFailoverGroup) string {
@@ -46,12 +43,13 @@ func (r *Router) renderConfigMap(g *v1alpha1.MysqlFailoverGroup, s v1alpha1.Site
 	return &corev1.ConfigMap{
 		ObjectMeta: objectMeta(ConfigMapName(g.Name, s.Name), g, siteLabels(g, s.Name)),
 		Data: map[string]string{
-			configMapKey: RenderMyCnf(r.flavor(g), s.Name, g.Spec.MySQL.Config, g.Spec.MySQL.TLS),
+			configMapKey: renderMyCnf(r.flavor(g), s.Name, g.Spec.MySQL.Config, g.Spec.MySQL.TLS, r.cnfPaths()),
 		},
 	}
 }
 
 func (r *Router) renderInitSecret(g *v1alpha1.MysqlFailoverGroup, c Credentials) (*corev1.Secret, error) {
+	c.ReplicationX509 = r.tlsEnabled()
 	sql, err := RenderInitSQL(r.flavor(g), c)
 	if err != nil {
 		return nil, err
@@ -152,7 +150,7 @@ func (r *Router) renderDeployment(g *v1alpha1.MysqlFailoverGroup, s v1alpha1.Sit
 }
 
 func (r *Router) renderPodSpec(g *v1alpha1.MysqlFailoverGroup, s v1alpha1.Site) corev1.PodSpec {
-	return corev1.PodSpec{
+	return r.withTLS(g, s, corev1.PodSpec{
 		NodeSelector:                  NodeSelector(s),
 		TerminationGracePeriodSeconds: ptr.To(int64(r.opts.TerminationGracePeriod.Seconds())),
 		EnableServiceLinks:            ptr.To(false),
@@ -174,15 +172,8 @@ func (r *Router) renderPodSpec(g *v1alpha1.MysqlFailoverGroup, s v1alpha1.Site) 
 			{Name: volInit, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
 				SecretName: InitSecretName(g.Name), DefaultMode: ptr.To[int32](0o444)}}},
 			{Name: volRun, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
-			// Not optional: the replication account requires X509, so a
-			// mysqld without its certificate could neither replicate nor
-			// serve a replica. The Pod waits until the operator issued it.
-			// World-readable like init-sql: the images run mysqld as their
-			// own user, and the volume is private to the Pod.
-			{Name: VolumeSiteTLS, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-				SecretName: SiteTLSSecretName(g.Name, s.Name), DefaultMode: ptr.To[int32](0o444)}}},
 		},
-	}
+	})
 }
 
 func (r *Router) mysqldContainer(g *v1alpha1.MysqlFailoverGroup) corev1.Container {
@@ -209,7 +200,6 @@ func (r *Router) mysqldContainer(g *v1alpha1.MysqlFailoverGroup) corev1.Containe
 			{Name: volConfig, MountPath: ConfigDir, ReadOnly: true},
 			{Name: volInit, MountPath: InitDir, ReadOnly: true},
 			{Name: volRun, MountPath: RunDir},
-			{Name: VolumeSiteTLS, MountPath: SiteTLSDir, ReadOnly: true},
 		},
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/shipstream/bloodraven/pkg/mysql"
+	"github.com/shipstream/bloodraven/pkg/pki"
 )
 
 // MySQL is what the sidecar needs of its local mysqld. pkg/mysql's Instance
@@ -45,6 +46,9 @@ type Config struct {
 	RefreshGap time.Duration
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
+	// TLS, when set, is the site's certificate and CA bundle: every request
+	// goes over HTTPS with it, and the peer port is served over TLS (tls.go).
+	TLS pki.Source
 }
 
 func (c Config) withDefaults() Config {
@@ -85,6 +89,9 @@ func (c Config) validate() error {
 		}
 	}
 	if err := c.Escalation.validate(c.PeerCheckInterval); err != nil {
+		return err
+	}
+	if err := c.checkTLS(); err != nil {
 		return err
 	}
 	if c.RequestTimeout >= c.PeerCheckInterval {
@@ -135,6 +142,9 @@ func NewRunner(cfg Config, db MySQL, now time.Time) (*Runner, error) {
 	r := &Runner{cfg: cfg, db: db, log: cfg.Logger, loop: loop, st: newRunnerState(cfg), refresh: make(chan struct{}, 1)}
 	r.fetch = &fetcher{client: newHTTPClient(cfg.PeerCheckInterval), timeout: cfg.RequestTimeout,
 		operator: cfg.OperatorURL, peers: cfg.Peers, namespace: cfg.Namespace, group: cfg.Group}
+	if err := cfg.useTLS(r.fetch.client); err != nil {
+		return nil, err
+	}
 	targets := []string{targetName("")}
 	for _, p := range cfg.Peers {
 		targets = append(targets, targetName(p.Name))

@@ -14,6 +14,7 @@ import (
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
 	"github.com/shipstream/bloodraven/pkg/routing"
+	"github.com/shipstream/bloodraven/pkg/sidecar"
 	"github.com/shipstream/bloodraven/playground/load"
 )
 
@@ -34,21 +35,26 @@ func (g *Group) admin(ctx context.Context) (*load.Client, error) {
 	return g.client(acct, 5*time.Second), nil
 }
 
-// sidecarView asks a site's sidecar for its cached view.
+// sidecarView asks a site's sidecar for its cached view, from /status on
+// its plain-HTTP health port (the peer port speaks HTTPS).
 func (g *Group) sidecarView(ctx context.Context, site string) (v1alpha1.ActiveSiteView, error) {
 	var v v1alpha1.ActiveSiteView
 	_, ip, err := g.Pod(ctx, site)
 	if err != nil {
 		return v, err
 	}
-	body, err := g.e.C.HTTPGet(ctx, net.JoinHostPort(ip, strconv.Itoa(routing.SidecarPort)), "/peer/active-site")
+	body, err := g.e.C.HTTPGet(ctx, net.JoinHostPort(ip, strconv.Itoa(routing.SidecarHealthPort)), sidecar.PathStatus)
 	if err != nil {
 		return v, err
 	}
-	if err := json.Unmarshal([]byte(body), &v); err != nil {
-		return v, fmt.Errorf("sidecar view of %s: %w", site, err)
+	var st sidecar.StatusReport
+	if err := json.Unmarshal([]byte(body), &st); err != nil {
+		return v, fmt.Errorf("sidecar status of %s: %w", site, err)
 	}
-	return v, nil
+	if st.View == nil {
+		return v, fmt.Errorf("sidecar of %s holds no view yet", site)
+	}
+	return *st.View, nil
 }
 
 // waitSidecarGeneration polls a site's sidecar every 100 ms until it holds
