@@ -14,7 +14,9 @@ import (
 )
 
 // key is a deterministic key for tests: seed byte b repeated.
-func key(b byte) ed25519.PrivateKey { return ed25519.NewKeyFromSeed(bytes.Repeat([]byte{b}, ed25519.SeedSize)) }
+func key(b byte) ed25519.PrivateKey {
+	return ed25519.NewKeyFromSeed(bytes.Repeat([]byte{b}, ed25519.SeedSize))
+}
 
 func signer(t testing.TB, b byte) *protocol.Signer {
 	t.Helper()
