@@ -41,6 +41,7 @@ type flags struct {
 	terminationGrace time.Duration
 	mysqlImage       string
 	sidecarImage     string
+	viewKeysNS       string
 }
 
 func parseFlags(args []string) (flags, error) {
@@ -64,22 +65,30 @@ func parseFlags(args []string) (flags, error) {
 	fs.DurationVar(&f.terminationGrace, "site-termination-grace", 0, "termination grace period of site Pods (default pkg/routing's)")
 	fs.StringVar(&f.mysqlImage, "mysql-image", "", "override spec.mysql.image of every group")
 	fs.StringVar(&f.sidecarImage, "sidecar-image", "", "override spec.sidecar.image of every group")
+	fs.StringVar(&f.viewKeysNS, "view-signing-namespace", "", "namespace of the view-signing key Secret (default $POD_NAMESPACE, else bloodraven-system)")
 	if err := fs.Parse(args); err != nil {
 		return f, err
 	}
 	if f.operatorURL == "" {
 		f.operatorURL = defaultOperatorURL(f.apiAddr)
 	}
+	if f.viewKeysNS == "" {
+		f.viewKeysNS = ownNamespace()
+	}
 	return f, nil
 }
 
 func defaultOperatorURL(apiAddr string) string {
-	ns := os.Getenv("POD_NAMESPACE")
-	if ns == "" {
-		ns = "bloodraven-system"
-	}
 	port := apiAddr[strings.LastIndex(apiAddr, ":")+1:]
-	return fmt.Sprintf("http://bloodraven.%s.svc:%s", ns, port)
+	return fmt.Sprintf("http://bloodraven.%s.svc:%s", ownNamespace(), port)
+}
+
+// ownNamespace is $POD_NAMESPACE, else bloodraven-system.
+func ownNamespace() string {
+	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
+		return ns
+	}
+	return "bloodraven-system"
 }
 
 func logLevel(s string) (zapcore.Level, error) {
@@ -154,8 +163,11 @@ func newManager(f flags) (ctrl.Manager, error) {
 }
 
 func wire(mgr ctrl.Manager, f flags) error {
+	keys := &controller.ViewKeys{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Namespace: f.viewKeysNS,
+		Log: ctrl.Log.WithName("view-keys")}
 	router := routing.New(mgr.GetClient(), mgr.GetScheme(), routing.Options{OperatorURL: f.operatorURL,
-		MySQLImage: f.mysqlImage, SidecarImage: f.sidecarImage, TerminationGracePeriod: f.terminationGrace})
+		MySQLImage: f.mysqlImage, SidecarImage: f.sidecarImage, TerminationGracePeriod: f.terminationGrace,
+		ViewKeys: keys.PublicPEM})
 	op, err := controller.New(controller.Deps{
 		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Router: router,
 		Resolver: controller.ServiceResolver{Credentials: router}, Recorder: mgr.GetEventRecorder("bloodraven"),
@@ -168,7 +180,11 @@ func wire(mgr ctrl.Manager, f flags) error {
 	if err := (&controller.Reconciler{Operator: op}).SetupWithManager(mgr); err != nil {
 		return err
 	}
-	api := &controller.API{Registry: op.Registry(), Reader: mgr.GetClient(),
+	keys.Registry = op.Registry()
+	if err := mgr.Add(keys); err != nil {
+		return fmt.Errorf("add view keys: %w", err)
+	}
+	api := &controller.API{Registry: op.Registry(), Elected: mgr.Elected(),
 		Ready: func() error { return cacheSynced(mgr) }}
 	if err := mgr.Add(&controller.APIServer{Addr: f.apiAddr, Handler: api.Handler()}); err != nil {
 		return fmt.Errorf("add api: %w", err)

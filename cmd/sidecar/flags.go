@@ -47,6 +47,8 @@ var flagSpecs = []flagSpec{
 	{"lease-timeout", "LEASE_TIMEOUT", "20s", "how long mysqld stays writable without any contact"},
 	{"peer-check-interval", "PEER_CHECK_INTERVAL", "5s", "period of the fencing loop"},
 	{"request-timeout", "REQUEST_TIMEOUT", "0s", "timeout of each GET to the operator or a peer (0: two thirds of the interval)"},
+	{"view-keys", "VIEW_KEYS", "/etc/bloodraven/view-keys/keys.pem", "PEM file of the public keys whose signed views are accepted; re-read every tick"},
+	{"state-dir", "STATE_DIR", "/var/run/mysqld", "directory that outlives a restart of this container, for the highest generation seen (empty: none)"},
 	{"listen", "LISTEN", ":8080", "address of the HTTP server"},
 	{"log-format", "LOG_FORMAT", "text", "text or json"},
 	{"log-level", "LOG_LEVEL", "info", "debug, info, warn or error"},
@@ -93,6 +95,7 @@ func buildOptions(get func(string) string) (options, error) {
 	}
 	o.sidecar.Namespace, o.sidecar.Group, o.sidecar.Site = get("namespace"), get("group"), get("site")
 	o.sidecar.OperatorURL = get("operator-url")
+	o.sidecar.ViewKeysFile, o.sidecar.StateDir = get("view-keys"), get("state-dir")
 	if o.sidecar.Peers, err = parsePeers(get("peers")); err != nil {
 		return o, err
 	}
@@ -101,8 +104,8 @@ func buildOptions(get func(string) string) (options, error) {
 	}
 	o.mysql.AppUsers, o.mysql.SystemUsers = splitList(get("app-users")), splitList(get("system-users"))
 	switch {
-	case o.sidecar.Group == "" || o.sidecar.Site == "" || o.sidecar.OperatorURL == "":
-		return o, fmt.Errorf("%w: -group, -site and -operator-url are required", errUsage)
+	case o.sidecar.Group == "" || o.sidecar.Site == "" || o.sidecar.OperatorURL == "" || o.sidecar.ViewKeysFile == "":
+		return o, fmt.Errorf("%w: -group, -site, -operator-url and -view-keys are required", errUsage)
 	case o.logFormat != "text" && o.logFormat != "json":
 		return o, fmt.Errorf("%w: -log-format %q: want text or json", errUsage, o.logFormat)
 	}

@@ -32,6 +32,10 @@ type Options struct {
 	// TerminationGracePeriod of site Pods. Default 10 s: a Pod must go away
 	// quickly for a failover to confirm it gone.
 	TerminationGracePeriod time.Duration
+	// ViewKeys returns the PEM public keys sidecars accept (nil until the
+	// operator loaded its signing key). When set, Converge writes them to the
+	// group namespace's ViewKeysConfigMap before the Deployments.
+	ViewKeys func() []byte
 }
 
 // DefaultTerminationGracePeriod is the site Pods' grace period unless Options say otherwise.
@@ -76,6 +80,9 @@ func (r *Router) Converge(ctx context.Context, g *v1alpha1.MysqlFailoverGroup) e
 	}
 	initSecret, err := r.renderInitSecret(g, creds)
 	if err != nil {
+		return fmt.Errorf("converge %s/%s: %w", g.Namespace, g.Name, err)
+	}
+	if err := r.convergeViewKeys(ctx, g.Namespace); err != nil {
 		return fmt.Errorf("converge %s/%s: %w", g.Namespace, g.Name, err)
 	}
 	objs := []client.Object{initSecret}
