@@ -50,6 +50,7 @@ func TestParseOptionsRejects(t *testing.T) {
 		"bad log format": append(base, "-log-format", "xml"),
 		"stray argument": append(base, "extra"),
 		"unknown flag":   append(base, "-nope"),
+		"no view keys":   append(base, "-view-keys", ""),
 	} {
 		if _, err := parseOptions(args, env(nil), io.Discard); !errors.Is(err, errUsage) {
 			t.Errorf("%s: error %v, want errUsage", name, err)

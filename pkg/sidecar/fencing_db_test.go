@@ -108,7 +108,7 @@ func (p *flipPeer) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	p.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(v)
+	_ = json.NewEncoder(w).Encode(sidecar.Sign(v))
 }
 
 func (p *flipPeer) flip() time.Time {
