@@ -3,6 +3,7 @@ package sim
 import (
 	"crypto/ed25519"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -47,8 +48,27 @@ func (r realSidecar) Tick(now time.Time, operator *View, peers []View, writable 
 		}
 		o.Peers = append(o.Peers, sidecar.PeerReply{Peer: p.From, Reply: reply})
 	}
+	o.Peers = append(o.Peers, impostor(s0(r.l))...)
 	d := r.l.Tick(o)
 	return d.Fence, d.Reason
+}
+
+// s0 is the site a loop runs for.
+func s0(l *sidecar.Loop) string { return l.Settings().Site }
+
+// impostor is what a forger answering on a peer's port serves in every tick
+// of every real sidecar: views naming the sidecar's own site at generation
+// 2^63-1, one unsigned and one carrying the operator's key id over a
+// signature of other fields. The real Loop must refuse both, so they change
+// nothing; if it adopted one, no operator view could ever replace it, and
+// the checker would see the stale primary keep writing.
+func impostor(site string) []sidecar.PeerReply {
+	huge := v1alpha1.ActiveSiteView{Namespace: simGroup, Group: simGroup, ActiveSite: site,
+		Generation: math.MaxInt64, Operator: simOperator}
+	tampered := apiView(View{Active: site, Generation: 1})
+	tampered.Generation = math.MaxInt64
+	return []sidecar.PeerReply{{Peer: "impostor", Reply: sidecar.ViewReply(huge)},
+		{Peer: "impostor", Reply: sidecar.ViewReply(tampered)}}
 }
 
 func (r realSidecar) View() View {
