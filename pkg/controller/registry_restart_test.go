@@ -68,3 +68,44 @@ func TestRegistryRestartedSidecar(t *testing.T) {
 		})
 	}
 }
+
+// TestPath1ThreeSites is issue 13's path 1 end to end at the evidence the
+// operator judges by: iad (A) was primary at generation 3; the operator
+// published 4 naming pdx (B); fra's (C) sidecar reported holding 4 at 5 s.
+// Then fra's sidecar container alone restarted (10 s) on an island with iad,
+// away from the operator and pdx. The new process may serve iad's old view
+// back and renew its lease, so iad's lease deadline must not pass while fra
+// has not reported again; once the new process reports 4, it counts from then.
+func TestPath1ThreeSites(t *testing.T) {
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	key := types.NamespacedName{Namespace: "shop", Name: "carts"}
+	now := t0
+	reg := NewRegistry(func() time.Time { return now })
+	view := v1alpha1.ActiveSiteView{Namespace: key.Namespace, Group: key.Name, ActiveSite: "pdx", Generation: 4}
+	pod := func(restarts int32, started float64) []podRef {
+		return []podRef{{UID: "fra-1", Created: at(-100), SidecarRestarts: restarts, SidecarStarted: at(started)}}
+	}
+	reg.sawPods(key, "fra", pod(0, -90))
+	now = at(5)
+	reg.Serve(view, "fra", &failover.Report{Generation: 4, Boot: "first"})
+	now = at(12)
+	reg.sawPods(key, "fra", pod(1, 10)) // the container restarted at 10 s
+	evidence := func(s float64) failover.Evidence {
+		return failover.Evidence{Site: "iad", Active: "pdx", Operator: reg.OperatorID(), Now: at(s), FailingSince: at(0),
+			LastContact: at(0), LeaseTimeout: 20 * time.Second, PeerCheckInterval: 5 * time.Second,
+			Peers: []failover.PeerAdoption{{Site: "pdx", Adopted: true, At: at(1)},
+				reg.sidecar(key, "fra").peer("fra", 4, true)}}
+	}
+	// Before the fix the deadline was 5 + 20 + 5 = 30 s, from the old process's report.
+	if ok, by := failover.ConfirmFence(evidence(600)); ok {
+		t.Fatalf("iad confirmed unable to write by %s while fra's new sidecar may renew its lease", by)
+	}
+	now = at(700)
+	reg.Serve(view, "fra", &failover.Report{Generation: 4, Boot: "second"})
+	if ok, _ := failover.ConfirmFence(evidence(725)); ok {
+		t.Fatal("confirmed before the new process's report + leaseTimeout + peerCheckInterval")
+	}
+	if ok, by := failover.ConfirmFence(evidence(725.01)); !ok || by != failover.ConfirmedByLease {
+		t.Fatalf("past the deadline counted from the new process: %v %q", ok, by)
+	}
+}
