@@ -136,6 +136,12 @@ func TestActiveSiteRecordsReports(t *testing.T) {
 		!sv.lastServed.Equal(t0.Add(time.Second)) {
 		t.Fatalf("second report %+v served %+v", sv.report, sv.sidecarRecord)
 	}
+	get("site=a&generation=7&fenced=true&mysqld=up&boot=b2&viewOperator=op1&viewObservedAt=2026-04-20T14:00:00.5Z")
+	sv = reg.sidecar(key, "a")
+	if r := sv.report; r.Boot != "b2" || r.ViewOperator != "op1" || !r.ViewObservedAt.Equal(t0.Add(500*time.Millisecond)) ||
+		sv.heldBoot != "b2" || !sv.heldSince.Equal(t0.Add(time.Second)) {
+		t.Fatalf("report with boot id and echo %+v, run from %s by %q", r, sv.heldSince, sv.heldBoot)
+	}
 	if gen, live := reg.Generation(key, "a", 1500*time.Millisecond); gen != 7 || !live {
 		t.Fatalf("Generation = %d %v", gen, live)
 	}
