@@ -15,8 +15,19 @@ type ActiveSiteView struct {
 	ActiveSite string    `json:"activeSite"`
 	Generation int64     `json:"generation"`
 	ObservedAt time.Time `json:"observedAt"`
-	// Source says where the view came from: "operator", or "peer/<site>" when
-	// a sidecar serves a view it learned from a peer.
+	// Operator identifies the operator process that served the view: random
+	// per process start. A sidecar echoes it (with ObservedAt) in its reports,
+	// so the operator can tell what a report describes without comparing
+	// clocks of different machines.
+	Operator string `json:"operator,omitempty"`
+	// KeyID names the public key that verifies Signature (pkg/protocol.KeyID).
+	KeyID string `json:"keyID,omitempty"`
+	// Signature is the operator's Ed25519 signature over every field above
+	// (pkg/protocol.Payload). A sidecar relays it unchanged.
+	Signature []byte `json:"signature,omitempty"`
+	// Source says where the view came from as the operator served it:
+	// "operator". It is not signed, and a sidecar that relays the view keeps
+	// where it learned it in its own state rather than rewriting it.
 	Source string `json:"source,omitempty"`
 }
 
@@ -39,6 +50,16 @@ const (
 	QueryFenced = "fenced"
 	// QueryMysqld is "up" or "down": whether the sidecar could reach its mysqld.
 	QueryMysqld = "mysqld"
+	// QueryBoot is a random id of the reporting sidecar process, new at
+	// every start: the operator never counts one process's adoption for another.
+	QueryBoot = "boot"
+	// QueryViewOperator and QueryViewObservedAt echo the Operator and
+	// ObservedAt (RFC 3339 with nanoseconds) of the last view the sidecar
+	// received directly from the operator before the mysqld read that the
+	// report describes. The operator counts the report as evidence of a
+	// state observed after a moment of its own clock only through them.
+	QueryViewOperator   = "viewOperator"
+	QueryViewObservedAt = "viewObservedAt"
 )
 
 // HTTP paths of the topology protocol.

@@ -48,6 +48,7 @@ type flags struct {
 	terminationGrace time.Duration
 	mysqlImage       string
 	sidecarImage     string
+	viewKeysNS       string
 }
 
 func parseFlags(args []string) (flags, error) {
@@ -76,11 +77,15 @@ func parseFlags(args []string) (flags, error) {
 	fs.DurationVar(&f.terminationGrace, "site-termination-grace", 0, "termination grace period of site Pods (default pkg/routing's)")
 	fs.StringVar(&f.mysqlImage, "mysql-image", "", "override spec.mysql.image of every group")
 	fs.StringVar(&f.sidecarImage, "sidecar-image", "", "override spec.sidecar.image of every group")
+	fs.StringVar(&f.viewKeysNS, "view-signing-namespace", "", "namespace of the view-signing key Secret (default $POD_NAMESPACE, else bloodraven-system)")
 	if err := fs.Parse(args); err != nil {
 		return f, err
 	}
 	if f.operatorURL == "" {
 		f.operatorURL = defaultOperatorURL(f.apiTLSAddr)
+	}
+	if f.viewKeysNS == "" {
+		f.viewKeysNS = operatorNamespace()
 	}
 	return f, nil
 }
@@ -177,12 +182,14 @@ func newManager(f flags) (ctrl.Manager, resourcelock.Interface, error) {
 }
 
 func wire(mgr ctrl.Manager, f flags, leader controller.Leadership) error {
+	keys := &controller.ViewKeys{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Namespace: f.viewKeysNS,
+		Log: ctrl.Log.WithName("view-keys")}
 	keeper, err := newKeeper(mgr, f)
 	if err != nil {
 		return err
 	}
 	ropts := routing.Options{OperatorURL: f.operatorURL, MySQLImage: f.mysqlImage, SidecarImage: f.sidecarImage,
-		TerminationGracePeriod: f.terminationGrace, CA: keeper.CA}
+		TerminationGracePeriod: f.terminationGrace, CA: keeper.CA, ViewKeys: keys.PublicPEM}
 	if f.networkPolicy {
 		labels, err := parseLabels(f.operatorLabels)
 		if err != nil {
@@ -207,7 +214,11 @@ func wire(mgr ctrl.Manager, f flags, leader controller.Leadership) error {
 	if err := (&controller.Reconciler{Operator: op}).SetupWithManager(mgr); err != nil {
 		return err
 	}
-	api := &controller.API{Registry: op.Registry(), Reader: mgr.GetClient(),
+	keys.Registry = op.Registry()
+	if err := mgr.Add(keys); err != nil {
+		return fmt.Errorf("add view keys: %w", err)
+	}
+	api := &controller.API{Registry: op.Registry(), Elected: mgr.Elected(),
 		Ready: func() error { return cacheSynced(mgr) }, Auth: auth}
 	if err := addAPIServers(mgr, f, api.Handler(), keeper); err != nil {
 		return err

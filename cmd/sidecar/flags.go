@@ -59,6 +59,8 @@ var flagSpecs = []flagSpec{
 	{"listen", "LISTEN", ":8080", "address of the peer port (HTTPS with -tls-dir; plain HTTP with every endpoint without it)"},
 	{"health-listen", "HEALTH_LISTEN", "", "address of the plain-HTTP port of /healthz, /readyz, /status and /metrics (empty: on -listen, only without -tls-dir)"},
 	{"tls-dir", "TLS_DIR", "", "folder with tls.crt, tls.key and ca.crt (the site's certificate Secret): turns on the authenticated transport"},
+	{"view-keys", "VIEW_KEYS", "/etc/bloodraven/view-keys/keys.pem", "PEM file of the public keys whose signed views are accepted; re-read every tick"},
+	{"state-dir", "STATE_DIR", "/var/run/mysqld", "directory that outlives a restart of this container, for the highest generation seen (empty: none)"},
 	{"log-format", "LOG_FORMAT", "text", "text or json"},
 	{"log-level", "LOG_LEVEL", "info", "debug, info, warn or error"},
 	{"mysql-tls-dir", "MYSQL_TLS_DIR", "", "folder of the site certificate mysqld serves (tls.crt, tls.key, ca.crt); when they change, mysqld reloads them (empty: off)"},
@@ -106,6 +108,7 @@ func buildOptions(get func(string) string) (options, error) {
 	}
 	o.sidecar.Namespace, o.sidecar.Group, o.sidecar.Site = get("namespace"), get("group"), get("site")
 	o.sidecar.OperatorURL = get("operator-url")
+	o.sidecar.ViewKeysFile, o.sidecar.StateDir = get("view-keys"), get("state-dir")
 	if o.sidecar.Peers, err = parsePeers(get("peers")); err != nil {
 		return o, err
 	}
@@ -121,8 +124,8 @@ func buildOptions(get func(string) string) (options, error) {
 		}
 	}
 	switch {
-	case o.sidecar.Group == "" || o.sidecar.Site == "" || o.sidecar.OperatorURL == "":
-		return o, fmt.Errorf("%w: -group, -site and -operator-url are required", errUsage)
+	case o.sidecar.Group == "" || o.sidecar.Site == "" || o.sidecar.OperatorURL == "" || o.sidecar.ViewKeysFile == "":
+		return o, fmt.Errorf("%w: -group, -site, -operator-url and -view-keys are required", errUsage)
 	case o.tlsDir != "" && o.health == "":
 		return o, fmt.Errorf("%w: -tls-dir needs -health-listen: probes and metrics stay in plain HTTP", errUsage)
 	case o.logFormat != "text" && o.logFormat != "json":

@@ -51,6 +51,7 @@ func TestParseOptionsRejects(t *testing.T) {
 		"stray argument":            append(base, "extra"),
 		"unknown flag":              append(base, "-nope"),
 		"tls without a health port": append(base, "-tls-dir", "/etc/bloodraven/tls"),
+		"no view keys":              append(base, "-view-keys", ""),
 	} {
 		if _, err := parseOptions(args, env(nil), io.Discard); !errors.Is(err, errUsage) {
 			t.Errorf("%s: error %v, want errUsage", name, err)

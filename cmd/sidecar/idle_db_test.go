@@ -4,6 +4,7 @@ package main
 
 import (
 	"bufio"
+	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/protocol"
 	"github.com/shipstream/bloodraven/pkg/testbed"
 )
 
@@ -57,16 +59,17 @@ func startIdleSidecar(b *testing.B) int {
 	b.Helper()
 	bin := sidecarBinary(b)
 	c := testbed.StartMariaDB(b, 1, testbed.WithoutReplication())
+	signer, keysFile := idleViewKeys(b)
 	view := func(w http.ResponseWriter, _ *http.Request) {
-		_ = json.NewEncoder(w).Encode(v1alpha1.ActiveSiteView{Namespace: "shop", Group: "orders", ActiveSite: "iad",
-			Generation: 1, ObservedAt: time.Now()})
+		_ = json.NewEncoder(w).Encode(signer.Sign(v1alpha1.ActiveSiteView{Namespace: "shop", Group: "orders", ActiveSite: "iad",
+			Generation: 1, ObservedAt: time.Now(), Operator: "bench"}))
 	}
 	op, peer := httptest.NewServer(http.HandlerFunc(view)), httptest.NewServer(http.HandlerFunc(view))
 	b.Cleanup(op.Close)
 	b.Cleanup(peer.Close)
 	addr := freeAddr(b)
 	cmd := exec.Command(bin, "-namespace", "shop", "-group", "orders", "-site", "iad", "-operator-url", op.URL,
-		"-peers", "pdx="+peer.URL, "-listen", addr, "-log-level", "warn")
+		"-peers", "pdx="+peer.URL, "-listen", addr, "-log-level", "warn", "-view-keys", keysFile, "-state-dir", b.TempDir())
 	cmd.Env = append(os.Environ(), "BLOODRAVEN_MYSQL_DSN=root@unix("+c.Socket(0)+")/")
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
@@ -87,6 +90,25 @@ func startIdleSidecar(b *testing.B) int {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// idleViewKeys is a signing key for the stub operator and the file of its
+// public key for the sidecar.
+func idleViewKeys(b *testing.B) (*protocol.Signer, string) {
+	b.Helper()
+	s, err := protocol.NewSigner(ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	pem, err := protocol.EncodePublicKeys(s.Public())
+	if err != nil {
+		b.Fatal(err)
+	}
+	file := filepath.Join(b.TempDir(), "keys.pem")
+	if err := os.WriteFile(file, pem, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	return s, file
 }
 
 // sidecarBinary is $BLOODRAVEN_SIDECAR_BIN, or the command built into a temp dir.

@@ -8,24 +8,30 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
 	"github.com/go-chi/chi/v5"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
 	"github.com/shipstream/bloodraven/pkg/failover"
 )
 
 // API serves the topology protocol's GET /active-site, plus /healthz and /readyz.
+//
+// Only the elected leader serves views, and only views its own poll loops
+// published, each signed: a standby, or a leader before its first pass or
+// before its signing key is loaded, answers 503, which renews no sidecar's
+// lease. A standby never answers from the persisted status: its copy may be
+// stale, and a fresh observedAt on it would renew an old primary's lease
+// behind the leader's back.
 type API struct {
 	Registry *Registry
-	// Reader answers for groups whose poll loop has not published yet: their
-	// persisted status is then the view.
-	Reader client.Reader
+	// Elected is closed once this replica is the leader (the manager's
+	// Elected()); nil means never.
+	Elected <-chan struct{}
 	// Ready reports readiness; nil means always ready.
 	Ready func() error
 	// Auth checks that a report comes from the site it names (auth.go);
@@ -52,6 +58,19 @@ func (a *API) readyz(w http.ResponseWriter, _ *http.Request) {
 	_, _ = w.Write([]byte("ok"))
 }
 
+// leader reports whether this replica has been elected.
+func (a *API) leader() bool {
+	if a.Elected == nil {
+		return false
+	}
+	select {
+	case <-a.Elected:
+		return true
+	default:
+		return false
+	}
+}
+
 // activeRequest is a parsed GET /active-site.
 type activeRequest struct {
 	group  types.NamespacedName
@@ -65,11 +84,15 @@ func (a *API) activeSite(w http.ResponseWriter, req *http.Request) {
 		writeError(w, err)
 		return
 	}
-	view, sites, err := a.lookup(req.Context(), ar.group)
-	if errors.Is(err, ErrNoActiveSite) && ar.report != nil && hasSite(sites, ar.site) {
-		a.Registry.noteReport(ar.group, ar.site, *ar.report) // the generation it holds guards the bootstrap
-	}
+	view, sites, err := a.lookup(ar.group)
 	if err != nil {
+		// A leader that has not published the group yet (no active site)
+		// still records an authenticated report: the generation it holds
+		// guards the bootstrap (authority_hold.go). It serves nothing.
+		if errors.Is(err, ErrNotPublished) && ar.report != nil && hasSite(sites, ar.site) &&
+			a.checkReport(w, req, ar, sites) {
+			a.Registry.noteReport(ar.group, ar.site, *ar.report)
+		}
 		writeError(w, err)
 		return
 	}
@@ -77,15 +100,31 @@ func (a *API) activeSite(w http.ResponseWriter, req *http.Request) {
 		writeError(w, fmt.Errorf("%w %q: group %s has sites %v", ErrUnknownSite, ar.site, ar.group, sites))
 		return
 	}
-	if ar.site != "" && a.Auth != nil {
-		if err := a.Auth.Check(req, ar.group, ar.site, sites); err != nil {
-			writeError(w, err)
-			return
-		}
+	if ar.site != "" && !a.checkReport(w, req, ar, sites) {
+		return
 	}
-	view = a.Registry.Serve(view, ar.site, ar.report)
+	signer := a.Registry.Signer()
+	if signer == nil {
+		writeError(w, ErrNoSigningKey)
+		return
+	}
+	view = signer.Sign(a.Registry.Serve(view, ar.site, ar.report))
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
 	_ = json.NewEncoder(w).Encode(view)
+}
+
+// checkReport checks that a request naming a site comes from that site
+// (auth.go); on refusal it answers and returns false.
+func (a *API) checkReport(w http.ResponseWriter, req *http.Request, ar activeRequest, sites []string) bool {
+	if a.Auth == nil {
+		return true
+	}
+	if err := a.Auth.Check(req, ar.group, ar.site, sites); err != nil {
+		writeError(w, err)
+		return false
+	}
+	return true
 }
 
 // parseActiveRequest reads namespace and group (required), and the
@@ -119,37 +158,53 @@ func parseActiveRequest(req *http.Request) (activeRequest, error) {
 	default:
 		return ar, fmt.Errorf("%w: %s=%q is not up or down", ErrBadRequest, v1alpha1.QueryMysqld, s)
 	}
+	if err := parseEcho(q, rep); err != nil {
+		return ar, err
+	}
 	if ar.site != "" {
 		ar.report = rep
-	} else if q.Has(v1alpha1.QueryGeneration) || q.Has(v1alpha1.QueryFenced) || q.Has(v1alpha1.QueryMysqld) {
+	} else if q.Has(v1alpha1.QueryGeneration) || q.Has(v1alpha1.QueryFenced) || q.Has(v1alpha1.QueryMysqld) ||
+		q.Has(v1alpha1.QueryBoot) || q.Has(v1alpha1.QueryViewOperator) || q.Has(v1alpha1.QueryViewObservedAt) {
 		return ar, fmt.Errorf("%w: a report needs %s", ErrBadRequest, v1alpha1.QuerySite)
 	}
 	return ar, nil
 }
 
-// lookup returns the group's published view, or its persisted status when
-// its loop has not published yet.
-func (a *API) lookup(ctx context.Context, key types.NamespacedName) (v1alpha1.ActiveSiteView, []string, error) {
-	if v, sites, ok := a.Registry.View(key); ok {
-		return v, sites, nil
+// maxIDLen bounds the boot and operator ids a report may carry.
+const maxIDLen = 64
+
+// parseEcho reads the report's boot id and its echo of the operator's last
+// view (viewOperator, viewObservedAt in RFC 3339), which must come together.
+func parseEcho(q url.Values, rep *failover.Report) error {
+	rep.Boot, rep.ViewOperator = q.Get(v1alpha1.QueryBoot), q.Get(v1alpha1.QueryViewOperator)
+	if len(rep.Boot) > maxIDLen || len(rep.ViewOperator) > maxIDLen {
+		return fmt.Errorf("%w: %s or %s longer than %d", ErrBadRequest, v1alpha1.QueryBoot, v1alpha1.QueryViewOperator, maxIDLen)
 	}
-	var g v1alpha1.MysqlFailoverGroup
-	if a.Reader == nil {
-		return v1alpha1.ActiveSiteView{}, nil, fmt.Errorf("%w %s", ErrUnknownGroup, key)
+	at := q.Get(v1alpha1.QueryViewObservedAt)
+	if (at == "") != (rep.ViewOperator == "") {
+		return fmt.Errorf("%w: %s and %s go together", ErrBadRequest, v1alpha1.QueryViewOperator, v1alpha1.QueryViewObservedAt)
 	}
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	if err := a.Reader.Get(ctx, key, &g); err != nil {
-		if apierrors.IsNotFound(err) {
-			return v1alpha1.ActiveSiteView{}, nil, fmt.Errorf("%w %s", ErrUnknownGroup, key)
+	if at != "" {
+		t, err := time.Parse(time.RFC3339Nano, at)
+		if err != nil {
+			return fmt.Errorf("%w: %s=%q: %w", ErrBadRequest, v1alpha1.QueryViewObservedAt, at, err)
 		}
-		return v1alpha1.ActiveSiteView{}, nil, fmt.Errorf("read group %s: %w", key, err)
+		rep.ViewObservedAt = t
 	}
-	if g.Status.ActiveSite == "" {
-		return v1alpha1.ActiveSiteView{}, siteNames(&g), fmt.Errorf("%s: %w", key, ErrNoActiveSite)
+	return nil
+}
+
+// lookup returns the group's published view and its sites: only on the
+// leader, and only once its poll loop published.
+func (a *API) lookup(key types.NamespacedName) (v1alpha1.ActiveSiteView, []string, error) {
+	if !a.leader() {
+		return v1alpha1.ActiveSiteView{}, nil, ErrNotLeader
 	}
-	return v1alpha1.ActiveSiteView{Namespace: g.Namespace, Group: g.Name, ActiveSite: g.Status.ActiveSite,
-		Generation: g.Status.TopologyGeneration, Source: v1alpha1.SourceOperator}, siteNames(&g), nil
+	v, sites, ok := a.Registry.View(key)
+	if !ok {
+		return v1alpha1.ActiveSiteView{}, a.Registry.knownSites(key), fmt.Errorf("%w %s", ErrNotPublished, key)
+	}
+	return v, sites, nil
 }
 
 // writeError answers with the status the error's sentinel calls for and a JSON body.
@@ -158,9 +213,7 @@ func writeError(w http.ResponseWriter, err error) {
 	switch {
 	case errors.Is(err, ErrBadRequest), errors.Is(err, ErrUnknownSite):
 		code = http.StatusBadRequest
-	case errors.Is(err, ErrUnknownGroup):
-		code = http.StatusNotFound
-	case errors.Is(err, ErrNoActiveSite):
+	case errors.Is(err, ErrNotLeader), errors.Is(err, ErrNotPublished), errors.Is(err, ErrNoSigningKey):
 		code = http.StatusServiceUnavailable
 	case errors.Is(err, ErrUnauthenticated):
 		code = http.StatusUnauthorized
@@ -173,7 +226,7 @@ func writeError(w http.ResponseWriter, err error) {
 }
 
 // APIServer runs the API as a manager Runnable on every replica, leader or
-// not: a standby answers from the persisted status.
+// not: a standby answers /active-site with 503 (API.Elected).
 type APIServer struct {
 	Addr    string
 	Handler http.Handler

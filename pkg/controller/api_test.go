@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"crypto/ed25519"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -8,11 +9,10 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/protocol"
 )
 
 var t0 = time.Date(2026, 4, 20, 14, 0, 0, 0, time.UTC)
@@ -23,18 +23,34 @@ func testGroup(name, active string, gen int64) *v1alpha1.MysqlFailoverGroup {
 		Status: v1alpha1.MysqlFailoverGroupStatus{ActiveSite: active, TopologyGeneration: gen}}
 }
 
+// testSigner signs the test API's views; testKeys verify them.
+var testSigner, testKeys = func() (*protocol.Signer, *protocol.KeyRing) {
+	priv := ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize))
+	s, err := protocol.NewSigner(priv)
+	if err != nil {
+		panic(err)
+	}
+	k, err := protocol.NewKeyRing(s.Public())
+	if err != nil {
+		panic(err)
+	}
+	return s, k
+}()
+
+// elected is a closed channel: the replica leads.
+func elected() <-chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}
+
 func newTestAPI(t *testing.T) (*API, *Registry, *time.Time) {
 	t.Helper()
-	s := runtime.NewScheme()
-	if err := v1alpha1.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	reader := fake.NewClientBuilder().WithScheme(s).
-		WithObjects(testGroup("orders", "a", 3), testGroup("fresh", "", 0)).Build()
 	now := t0
 	reg := NewRegistry(func() time.Time { return now })
+	reg.SetSigner(testSigner)
 	reg.Publish(testGroup("carts", "b", 7))
-	return &API{Registry: reg, Reader: reader}, reg, &now
+	return &API{Registry: reg, Elected: elected()}, reg, &now
 }
 
 func TestActiveSiteAPI(t *testing.T) {
@@ -46,11 +62,16 @@ func TestActiveSiteAPI(t *testing.T) {
 		gen    int64
 	}{
 		{"published group", "namespace=shop&group=carts", http.StatusOK, "b", 7},
-		{"group not yet published answers from its status", "namespace=shop&group=orders", http.StatusOK, "a", 3},
+		{"a group not yet published: 503, never the persisted status", "namespace=shop&group=orders", http.StatusServiceUnavailable, "", 0},
 		{"sidecar report", "namespace=shop&group=carts&site=a&generation=6&fenced=true&mysqld=up", http.StatusOK, "b", 7},
 		{"sidecar report of mysqld down", "namespace=shop&group=carts&site=a&generation=7&mysqld=down", http.StatusOK, "b", 7},
-		{"unknown group", "namespace=shop&group=nope", http.StatusNotFound, "", 0},
-		{"group without an active site yet", "namespace=shop&group=fresh", http.StatusServiceUnavailable, "", 0},
+		{"sidecar report with boot id and echo", "namespace=shop&group=carts&site=a&generation=7&fenced=true&mysqld=up" +
+			"&boot=b1&viewOperator=op1&viewObservedAt=2026-04-20T13:59:59.5Z", http.StatusOK, "b", 7},
+		{"echo without its time", "namespace=shop&group=carts&site=a&viewOperator=op1", http.StatusBadRequest, "", 0},
+		{"echo time without the operator", "namespace=shop&group=carts&site=a&viewObservedAt=2026-04-20T13:59:59Z", http.StatusBadRequest, "", 0},
+		{"echo time not RFC 3339", "namespace=shop&group=carts&site=a&viewOperator=o&viewObservedAt=yesterday", http.StatusBadRequest, "", 0},
+		{"a boot id without a site", "namespace=shop&group=carts&boot=b1", http.StatusBadRequest, "", 0},
+		{"unknown group", "namespace=shop&group=nope", http.StatusServiceUnavailable, "", 0},
 		{"missing namespace", "group=carts", http.StatusBadRequest, "", 0},
 		{"missing group", "namespace=shop", http.StatusBadRequest, "", 0},
 		{"unknown site", "namespace=shop&group=carts&site=z", http.StatusBadRequest, "", 0},
@@ -79,8 +100,12 @@ func TestActiveSiteAPI(t *testing.T) {
 			if err := json.Unmarshal(rec.Body.Bytes(), &v); err != nil {
 				t.Fatal(err)
 			}
-			if v.ActiveSite != c.active || v.Generation != c.gen || !v.ObservedAt.Equal(t0) || v.Source != v1alpha1.SourceOperator {
+			if v.ActiveSite != c.active || v.Generation != c.gen || !v.ObservedAt.Equal(t0) || v.Source != v1alpha1.SourceOperator ||
+				v.Operator != api.Registry.OperatorID() {
 				t.Fatalf("view %+v", v)
+			}
+			if err := testKeys.Verify(v); err != nil {
+				t.Fatalf("served view does not verify: %v", err)
 			}
 		})
 	}
@@ -111,6 +136,12 @@ func TestActiveSiteRecordsReports(t *testing.T) {
 		!sv.lastServed.Equal(t0.Add(time.Second)) {
 		t.Fatalf("second report %+v served %+v", sv.report, sv.sidecarRecord)
 	}
+	get("site=a&generation=7&fenced=true&mysqld=up&boot=b2&viewOperator=op1&viewObservedAt=2026-04-20T14:00:00.5Z")
+	sv = reg.sidecar(key, "a")
+	if r := sv.report; r.Boot != "b2" || r.ViewOperator != "op1" || !r.ViewObservedAt.Equal(t0.Add(500*time.Millisecond)) ||
+		sv.heldBoot != "b2" || !sv.heldSince.Equal(t0.Add(time.Second)) {
+		t.Fatalf("report with boot id and echo %+v, run from %s by %q", r, sv.heldSince, sv.heldBoot)
+	}
 	if gen, live := reg.Generation(key, "a", 1500*time.Millisecond); gen != 7 || !live {
 		t.Fatalf("Generation = %d %v", gen, live)
 	}
@@ -120,5 +151,35 @@ func TestActiveSiteRecordsReports(t *testing.T) {
 	}
 	if _, live := reg.Generation(key, "b", time.Hour); live {
 		t.Fatal("a sidecar never heard from is not live")
+	}
+}
+
+// TestStandbyServesNoView: a replica that is not the elected leader, or a
+// leader without its signing key, answers 503 and records no report (it
+// renews nothing), even for a group it once published.
+func TestStandbyServesNoView(t *testing.T) {
+	cases := []struct {
+		name string
+		mod  func(a *API, reg *Registry)
+	}{
+		{"a standby (not elected)", func(a *API, _ *Registry) { a.Elected = make(chan struct{}) }},
+		{"no election channel", func(a *API, _ *Registry) { a.Elected = nil }},
+		{"elected, but the signing key is not loaded", func(_ *API, reg *Registry) { reg.SetSigner(nil) }},
+	}
+	key := types.NamespacedName{Namespace: "shop", Name: "carts"}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			api, reg, _ := newTestAPI(t)
+			c.mod(api, reg)
+			rec := httptest.NewRecorder()
+			api.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet,
+				v1alpha1.PathActiveSite+"?namespace=shop&group=carts&site=a&generation=7&fenced=true&mysqld=up", nil))
+			if rec.Code != http.StatusServiceUnavailable {
+				t.Fatalf("status %d, want 503: %s", rec.Code, rec.Body)
+			}
+			if sv := reg.sidecar(key, "a"); sv.known {
+				t.Fatalf("a 503 recorded the report: %+v", sv.sidecarRecord)
+			}
+		})
 	}
 }

@@ -51,10 +51,11 @@ func newAuthBed(t *testing.T, status v1alpha1.MysqlFailoverGroupStatus) *authBed
 	g.Status.ActiveSite, g.Status.TopologyGeneration = "b", 7
 	reader := fake.NewClientBuilder().WithScheme(s).WithObjects(g).WithStatusSubresource(g).Build()
 	reg := NewRegistry(time.Now)
+	reg.SetSigner(testSigner)
 	reg.Publish(g)
 	auth := NewReportAuth(func() (*x509.CertPool, error) { return ca.Pool(), nil }, reader, nil,
 		prometheus.NewRegistry(), logr.Discard())
-	api := &API{Registry: reg, Reader: reader, Auth: auth}
+	api := &API{Registry: reg, Elected: elected(), Auth: auth}
 	b := &authBed{ca: ca, reg: reg, auth: auth, reader: reader, plain: httptest.NewServer(api.Handler())}
 	keeper := pki.NewKeeper(ca, pki.Request{Identity: pki.OperatorIdentity()}, time.Now)
 	// The operator's own server config, not httptest's certificate.

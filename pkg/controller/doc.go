@@ -41,6 +41,15 @@
 // interval old, and leadership still held. A Pod gone confirms a fence only
 // once its node's kubelet heartbeated since (podgone.go).
 //
+// The /active-site API (api.go) serves views only on the elected leader and
+// only views its loops published, each signed by the key ViewKeys
+// (viewkeys.go) keeps in a Secret of the operator's namespace; ViewKeys also
+// publishes the accepted public keys to every group namespace. A sidecar's
+// report counts as fence evidence only when it echoes a view this process
+// served at or after the failure was first seen (failover.Report.ObservedAfter),
+// and the Registry ends a run of reports when the sidecar process changes
+// (a new boot id, or a container restart in the Pod listing).
+//
 // Seams: Resolver maps (group, site) to a mysql.Config (default: the per-site
 // Service); Router is pkg/routing's Router; PlannedStepper can override the
 // planned guard; SidecarURL maps a site to the sidecar it nudges. Everything

@@ -4,12 +4,16 @@ import "errors"
 
 // Sentinel errors; check them with errors.Is.
 var (
-	// ErrUnknownGroup means /active-site was asked about a group that does not exist.
-	ErrUnknownGroup = errors.New("unknown failover group")
+	// ErrNotLeader means this replica is not the leader now: a standby
+	// serves no view, and nothing is made writable (leadership.go).
+	ErrNotLeader = errors.New("not the elected leader")
+	// ErrNotPublished means this leader's poll loop has not published a view
+	// of the group (it does not exist, or its first pass has not run yet).
+	ErrNotPublished = errors.New("no published view of the group")
+	// ErrNoSigningKey means the view-signing key is not loaded yet.
+	ErrNoSigningKey = errors.New("view-signing key not loaded")
 	// ErrBadRequest means an /active-site request is malformed.
 	ErrBadRequest = errors.New("malformed request")
-	// ErrNoActiveSite means the group exists but has no active site yet.
-	ErrNoActiveSite = errors.New("group has no active site yet")
 	// ErrUnknownSite means a site name is not in the group's spec.
 	ErrUnknownSite = errors.New("unknown site")
 	// ErrConflict means a status write kept conflicting with other writers.
@@ -19,8 +23,6 @@ var (
 	// what this pass based its change on, or the write would lower the
 	// generation. The pass writes nothing more and the next one re-observes.
 	ErrAuthorityMoved = errors.New("the authority moved: status write abandoned")
-	// ErrNotLeader means this process does not hold the leader-election lock now.
-	ErrNotLeader = errors.New("not the leader")
 )
 
 // Sentinels of the authenticated transport (auth.go).

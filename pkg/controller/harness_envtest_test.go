@@ -209,7 +209,8 @@ func (e *env) startOperatorWith(mod func(*controller.Deps, *controller.Options))
 	if err := (&controller.Reconciler{Operator: op}).SetupWithManager(mgr); err != nil {
 		e.t.Fatal(err)
 	}
-	api := (&controller.API{Registry: op.Registry(), Reader: mgr.GetClient()}).Handler()
+	op.Registry().SetSigner(testViewSigner)
+	api := (&controller.API{Registry: op.Registry(), Elected: mgr.Elected()}).Handler()
 	e.apiImpl.Store(&api)
 	ctx, cancel := context.WithCancel(context.Background())
 	run := &operatorRun{op: op, cancel: cancel, done: make(chan struct{}), reg: reg, api: &e.apiImpl}

@@ -4,6 +4,7 @@ package controller_test
 
 import (
 	"context"
+	"crypto/ed25519"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -23,9 +24,24 @@ import (
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
 	"github.com/shipstream/bloodraven/pkg/mysql"
+	"github.com/shipstream/bloodraven/pkg/protocol"
 	"github.com/shipstream/bloodraven/pkg/routing"
 	"github.com/shipstream/bloodraven/pkg/sidecar"
 )
+
+// testViewSigner signs the test operator's views; testViewKeys, the test
+// sidecars' key ring, accepts them.
+var testViewSigner, testViewKeys = func() (*protocol.Signer, *protocol.KeyRing) {
+	s, err := protocol.NewSigner(ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize)))
+	if err != nil {
+		panic(err)
+	}
+	k, err := protocol.NewKeyRing(s.Public())
+	if err != nil {
+		panic(err)
+	}
+	return s, k
+}()
 
 // startSidecars runs the real sidecar (pkg/sidecar's Runner) for each named
 // site, next to its test-bed mysqld, asking the operator's API and each
@@ -63,7 +79,7 @@ func (e *env) startSidecars(sites ...string) {
 			e.t.Fatal(err)
 		}
 		cfg := sidecar.Config{Settings: sidecar.Settings{Namespace: e.ns, Group: "orders", Site: s,
-			LeaseTimeout: lease, PeerCheckInterval: interval},
+			LeaseTimeout: lease, PeerCheckInterval: interval, Keys: testViewKeys},
 			OperatorURL: e.api.URL, Peers: peers, Logger: slog.New(slog.DiscardHandler),
 			// Evidence that mysqld is gone, as the Pod's sidecar has it.
 			Process: sidecar.Process{TCPAddr: e.db.Addr(e.index(s)),

@@ -110,6 +110,7 @@ func (l *groupLoop) pass(ctx context.Context) (time.Duration, bool) {
 	}
 	l.interval = interval
 	l.patcher.reset(g)
+	l.op.registry.know(l.key, siteNames(g))
 	if l.authorityHold(ctx, g) {
 		return interval, false
 	}

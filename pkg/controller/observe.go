@@ -13,6 +13,7 @@ import (
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
 	"github.com/shipstream/bloodraven/pkg/failover"
 	"github.com/shipstream/bloodraven/pkg/mysql"
+	"github.com/shipstream/bloodraven/pkg/routing"
 	"github.com/shipstream/bloodraven/pkg/topology"
 )
 
@@ -113,7 +114,7 @@ func (l *groupLoop) observePods(ctx context.Context, g *v1alpha1.MysqlFailoverGr
 		site := p.Labels[v1alpha1.LabelSite]
 		l.podsNow[site] = append(l.podsNow[site], p.CreationTimestamp.Time)
 		l.seenPod[site] = true
-		refs[site] = append(refs[site], podRef{UID: p.UID, Created: p.CreationTimestamp.Time})
+		refs[site] = append(refs[site], sidecarOf(p))
 		if nodes[site] == nil {
 			nodes[site] = map[types.UID]podNode{}
 		}
@@ -123,6 +124,22 @@ func (l *groupLoop) observePods(ctx context.Context, g *v1alpha1.MysqlFailoverGr
 		l.op.registry.sawPods(l.key, s.Name, refs[s.Name])
 		l.trackGonePods(ctx, s.Name, nodes[s.Name])
 	}
+}
+
+// sidecarOf is a Pod as the registry needs it: its UID, creation, and its
+// sidecar container's restart count and start.
+func sidecarOf(p corev1.Pod) podRef {
+	ref := podRef{UID: p.UID, Created: p.CreationTimestamp.Time}
+	for _, cs := range p.Status.ContainerStatuses {
+		if cs.Name != routing.ContainerSidecar {
+			continue
+		}
+		ref.SidecarRestarts = cs.RestartCount
+		if cs.State.Running != nil {
+			ref.SidecarStarted = cs.State.Running.StartedAt.Time
+		}
+	}
+	return ref
 }
 
 // podGone reports whether every Pod the site had when its failure was first
@@ -196,7 +213,7 @@ func serverID(st mysql.Status) string {
 // reads g's status when called, so that a just-published intent counts.
 func (l *groupLoop) evidence(g *v1alpha1.MysqlFailoverGroup, site string, s failover.Settings) failover.Evidence {
 	reg := l.op.registry
-	ev := failover.Evidence{Site: site, Now: l.op.clock.Now(), Active: g.Status.ActiveSite,
+	ev := failover.Evidence{Site: site, Now: l.op.clock.Now(), Active: g.Status.ActiveSite, Operator: reg.OperatorID(),
 		LeaseTimeout: s.LeaseTimeout, PeerCheckInterval: s.PeerCheckInterval, LastContact: reg.Started()}
 	ev.FailingSince = l.evidenceSince(g, site)
 	ev.PodGone = l.podGone(site, ev.FailingSince)

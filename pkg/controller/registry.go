@@ -1,14 +1,18 @@
 package controller
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
 	"github.com/shipstream/bloodraven/pkg/failover"
+	"github.com/shipstream/bloodraven/pkg/protocol"
 )
 
 // Registry holds what /active-site publishes (each group's persisted view)
@@ -18,10 +22,17 @@ import (
 type Registry struct {
 	now     func() time.Time
 	started time.Time
+	// operator is this process's id, random per start: the Operator of every
+	// view it serves, which sidecars echo in their reports.
+	operator string
+	// signer signs every view served; nil until the signing key is loaded.
+	signer atomic.Pointer[protocol.Signer]
 
 	mu    sync.Mutex
 	views map[types.NamespacedName]published
 	side  map[siteKey]*sidecarRecord
+	// known are each group's sites as its loop last read them (know).
+	known map[types.NamespacedName][]string
 	// onPublish, when set, hears every view published (the nudger, nudge.go).
 	onPublish func(v1alpha1.ActiveSiteView, []string)
 }
@@ -41,17 +52,21 @@ type sidecarRecord struct {
 	report     *failover.Report
 	lastServed time.Time // last view served to it: its lease was renewed then
 	servedGen  int64     // highest generation served to it
-	// held is the current run of reports at one generation: the sidecar
-	// reported heldGen in every report since heldSince. A run ends when the
-	// reported generation changes, or when a Pod of the site appears that
-	// started after the run began (its sidecar is another one).
+	// held is the current run of reports at one generation from one
+	// sidecar process: the sidecar reported heldGen in every report since
+	// heldSince, with boot id heldBoot. A run ends when the reported
+	// generation or boot id changes, or when a Pod listing shows that the
+	// site's sidecar is another process than the one that began the run: a
+	// Pod that started after the run began, or the sidecar container of the
+	// Pod restarted (its restart count grew, or it started after the run began).
 	held      bool
 	heldGen   int64
 	heldSince time.Time
-	// pods are the UIDs of the site's Pods in the last listing; podSeen is
-	// true once a listing showed one; podGoneAt is the last listing that
-	// missed a Pod listed before.
-	pods      map[types.UID]bool
+	heldBoot  string
+	// pods are the UIDs of the site's Pods in the last listing, each with its
+	// sidecar container's restart count; podSeen is true once a listing
+	// showed one; podGoneAt is the last listing that missed a Pod listed before.
+	pods      map[types.UID]int32
 	podSeen   bool
 	podGoneAt time.Time
 }
@@ -60,13 +75,33 @@ type sidecarRecord struct {
 type podRef struct {
 	UID     types.UID
 	Created time.Time
+	// SidecarRestarts is the sidecar container's restartCount and
+	// SidecarStarted its running.startedAt (zero when not running).
+	SidecarRestarts int32
+	SidecarStarted  time.Time
 }
 
 // NewRegistry returns an empty Registry reading time from now.
 func NewRegistry(now func() time.Time) *Registry {
-	return &Registry{now: now, started: now(), views: map[types.NamespacedName]published{},
-		side: map[siteKey]*sidecarRecord{}}
+	return &Registry{now: now, started: now(), operator: newOperatorID(), views: map[types.NamespacedName]published{},
+		side: map[siteKey]*sidecarRecord{}, known: map[types.NamespacedName][]string{}}
 }
+
+// newOperatorID is a random id for this operator process.
+func newOperatorID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return hex.EncodeToString(b[:])
+}
+
+// OperatorID is this operator process's id, the Operator of its views.
+func (r *Registry) OperatorID() string { return r.operator }
+
+// SetSigner makes s sign every view served from now on.
+func (r *Registry) SetSigner(s *protocol.Signer) { r.signer.Store(s) }
+
+// Signer is the current signer, nil before the key is loaded.
+func (r *Registry) Signer() *protocol.Signer { return r.signer.Load() }
 
 // Started is when the Registry (the operator) started.
 func (r *Registry) Started() time.Time { return r.started }
@@ -96,6 +131,7 @@ func (r *Registry) Forget(key types.NamespacedName) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.views, key)
+	delete(r.known, key)
 	for k := range r.side {
 		if k.group == key {
 			delete(r.side, k)
@@ -113,10 +149,10 @@ func (r *Registry) View(key types.NamespacedName) (v1alpha1.ActiveSiteView, []st
 
 // Serve records that site's sidecar (empty: an anonymous caller) is being
 // served view now, with its report when it sent one, and returns the view
-// stamped with the time.
+// stamped with the time and this process's id (not yet signed).
 func (r *Registry) Serve(view v1alpha1.ActiveSiteView, site string, rep *failover.Report) v1alpha1.ActiveSiteView {
 	now := r.now()
-	view.ObservedAt = now
+	view.ObservedAt, view.Operator = now, r.operator
 	if site == "" {
 		return view
 	}
@@ -127,8 +163,8 @@ func (r *Registry) Serve(view v1alpha1.ActiveSiteView, site string, rep *failove
 	if rep != nil {
 		rep.At = now
 		rec.report = rep
-		if !rec.held || rep.Generation != rec.heldGen {
-			rec.held, rec.heldGen, rec.heldSince = true, rep.Generation, now
+		if !rec.held || rep.Generation != rec.heldGen || rep.Boot != rec.heldBoot {
+			rec.held, rec.heldGen, rec.heldSince, rec.heldBoot = true, rep.Generation, now, rep.Boot
 		}
 	}
 	rec.lastServed = now
@@ -147,24 +183,34 @@ func (r *Registry) record(key siteKey) *sidecarRecord {
 }
 
 // sawPods records a listing of site's Pods, made now. A Pod listed before
-// and missing now was seen gone now. A Pod not listed before that started
-// after the current run of reports began (creation times have whole
-// seconds: one second of doubt counts as after) ends the run: those reports
-// came from an older Pod's sidecar and do not speak for the new one.
+// and missing now was seen gone now. The current run of reports ends when
+// the listing shows that they came from another sidecar process than the
+// site's current one, which may not have heard the operator:
+//   - a Pod not listed before that started after the run began;
+//   - a Pod whose sidecar container restarted: its restart count grew since
+//     the last listing, or it started after the run began.
+//
+// Kubernetes times have whole seconds and come from other clocks: one second
+// of doubt counts as after. Ending a run is always safe: it only delays the
+// old primary's lease deadline until the new process reports.
 func (r *Registry) sawPods(group types.NamespacedName, site string, pods []podRef) {
 	now := r.now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	rec := r.record(siteKey{group: group, site: site})
-	cur := make(map[types.UID]bool, len(pods))
+	cur := make(map[types.UID]int32, len(pods))
+	after := func(t time.Time) bool { return !t.IsZero() && rec.heldSince.Before(t.Add(time.Second)) }
 	for _, p := range pods {
-		cur[p.UID] = true
-		if !rec.pods[p.UID] && rec.held && rec.heldSince.Before(p.Created.Add(time.Second)) {
+		cur[p.UID] = p.SidecarRestarts
+		prev, known := rec.pods[p.UID]
+		switch {
+		case !rec.held:
+		case !known && after(p.Created), known && p.SidecarRestarts > prev, after(p.SidecarStarted):
 			rec.held = false
 		}
 	}
 	for uid := range rec.pods {
-		if !cur[uid] {
+		if _, ok := cur[uid]; !ok {
 			rec.podGoneAt = now
 		}
 	}

@@ -48,3 +48,18 @@ func (r *Registry) noteReport(group types.NamespacedName, site string, rep failo
 	defer r.mu.Unlock()
 	r.record(siteKey{group: group, site: site}).report = &rep
 }
+
+// know records a group's site names from its loop's latest read, before
+// anything is published, so a report that arrives while the group has no
+// view can be checked against them (API.activeSite).
+func (r *Registry) know(group types.NamespacedName, sites []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.known[group] = sites
+}
+
+func (r *Registry) knownSites(group types.NamespacedName) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.known[group]
+}

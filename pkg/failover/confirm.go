@@ -22,6 +22,25 @@ type Report struct {
 	Fenced bool
 	// MysqldDown is true when the sidecar could not reach its mysqld.
 	MysqldDown bool
+	// Boot is the reporting sidecar process's random id, new at every start.
+	Boot string
+	// ViewOperator and ViewObservedAt echo the last view the sidecar
+	// received directly from an operator before the mysqld read this report
+	// describes: that operator's process id and its own clock's observedAt.
+	// Both are empty when the sidecar had heard no operator before the read.
+	ViewOperator   string
+	ViewObservedAt time.Time
+}
+
+// ObservedAfter reports whether the mysqld read r describes was made after
+// since, a moment of operator's clock. When r arrived says nothing about
+// that (a slow report describes the read at the start of the sidecar's
+// tick), so r must echo a view that operator itself served at or after
+// since: the sidecar received that view before the read. Only one clock,
+// the operator's, is compared. A zero since (no failure) is never after.
+func (r Report) ObservedAfter(operator string, since time.Time) bool {
+	return operator != "" && r.ViewOperator == operator && !since.IsZero() && !r.ViewObservedAt.IsZero() &&
+		!r.ViewObservedAt.Before(since)
 }
 
 // PeerAdoption is what the operator knows of another site's sidecar: whether
@@ -50,6 +69,9 @@ type Evidence struct {
 	Now  time.Time
 	// Active is the published active site.
 	Active string
+	// Operator is this operator process's id (the Operator of the views it
+	// serves): a report counts only when it echoes a view of this process.
+	Operator string
 	// FailingSince is when this operator first observed the site's current
 	// failure; zero when it is not failing.
 	FailingSince time.Time
@@ -71,15 +93,15 @@ type Evidence struct {
 }
 
 // ConfirmFence applies the design's rule: a site is confirmed unable to accept
-// writes when its Pod is gone, when its sidecar reported after the failure was
-// first observed that it is fenced or that its mysqld is down, or when its
-// lease deadline has passed. It says which, or false.
+// writes when its Pod is gone, when its sidecar reported that it is fenced or
+// that its mysqld is down about a state observed after the failure was first
+// seen (ObservedAfter), or when its lease deadline has passed. It says which,
+// or false.
 func ConfirmFence(ev Evidence) (bool, string) {
 	if ev.PodGone {
 		return true, ConfirmedByPodGone
 	}
-	if r := ev.Report; r != nil && !ev.FailingSince.IsZero() && !r.At.Before(ev.FailingSince) &&
-		(r.Fenced || r.MysqldDown) {
+	if r := ev.Report; r != nil && r.ObservedAfter(ev.Operator, ev.FailingSince) && (r.Fenced || r.MysqldDown) {
 		return true, ConfirmedBySidecarReport
 	}
 	if deadline, ok := LeaseDeadline(ev); ok && ev.Now.After(deadline) {

@@ -8,7 +8,7 @@ import (
 func TestConfirmFence(t *testing.T) {
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
 	base := func() Evidence {
-		return Evidence{Site: "a", Active: "b", Now: at(1), FailingSince: at(0), LastContact: at(0),
+		return Evidence{Site: "a", Active: "b", Operator: "op1", Now: at(1), FailingSince: at(0), LastContact: at(0),
 			LeaseTimeout: 1500 * time.Millisecond, PeerCheckInterval: 500 * time.Millisecond}
 	}
 	cases := []struct {
@@ -20,20 +20,40 @@ func TestConfirmFence(t *testing.T) {
 		{"no evidence before the deadline", func(*Evidence) {}, false, ""},
 		{"pod gone", func(ev *Evidence) { ev.PodGone = true }, true, ConfirmedByPodGone},
 		{"report of mysqld down after the failure", func(ev *Evidence) {
-			ev.Report = &Report{At: at(0.5), MysqldDown: true}
+			ev.Report = &Report{At: at(0.5), MysqldDown: true, ViewOperator: "op1", ViewObservedAt: at(0.2)}
 		}, true, ConfirmedBySidecarReport},
 		{"report of fenced after the failure", func(ev *Evidence) {
-			ev.Report = &Report{At: at(0.5), Fenced: true}
+			ev.Report = &Report{At: at(0.5), Fenced: true, ViewOperator: "op1", ViewObservedAt: at(0.2)}
+		}, true, ConfirmedBySidecarReport},
+		{"a read after a view served exactly when the failure was seen counts", func(ev *Evidence) {
+			ev.Report = &Report{At: at(0.5), Fenced: true, ViewOperator: "op1", ViewObservedAt: at(0)}
 		}, true, ConfirmedBySidecarReport},
 		{"report of fenced before the failure does not count", func(ev *Evidence) {
-			ev.Report = &Report{At: at(-0.5), Fenced: true}
+			ev.Report = &Report{At: at(-0.5), Fenced: true, ViewOperator: "op1", ViewObservedAt: at(-0.7)}
+		}, false, ""},
+		// Issue 13, path 7: the report arrives after the failure was seen,
+		// but it describes a mysqld read made before (it echoes a view the
+		// operator served before the failure): a re-assert may have undone
+		// that fence since.
+		{"a late report describing a read before the failure does not count", func(ev *Evidence) {
+			ev.Report = &Report{At: at(0.5), Fenced: true, ViewOperator: "op1", ViewObservedAt: at(-0.1)}
+		}, false, ""},
+		{"a report echoing another operator process's view does not count", func(ev *Evidence) {
+			ev.Report = &Report{At: at(0.5), Fenced: true, ViewOperator: "op0", ViewObservedAt: at(0.2)}
+		}, false, ""},
+		{"a report without an echo (an older sidecar, or none heard) does not count", func(ev *Evidence) {
+			ev.Report = &Report{At: at(0.5), Fenced: true}
+		}, false, ""},
+		{"an echo cannot stand in for an operator without an id", func(ev *Evidence) {
+			ev.Operator = ""
+			ev.Report = &Report{At: at(0.5), Fenced: true, ViewObservedAt: at(0.2)}
 		}, false, ""},
 		{"report of up and writable does not count", func(ev *Evidence) {
-			ev.Report = &Report{At: at(0.5)}
+			ev.Report = &Report{At: at(0.5), ViewOperator: "op1", ViewObservedAt: at(0.2)}
 		}, false, ""},
 		{"a report while the site is not failing does not count", func(ev *Evidence) {
 			ev.FailingSince = time.Time{}
-			ev.Report = &Report{At: at(0.5), Fenced: true}
+			ev.Report = &Report{At: at(0.5), Fenced: true, ViewOperator: "op1", ViewObservedAt: at(0.2)}
 		}, false, ""},
 		{"exactly at the deadline is not past it", func(ev *Evidence) { ev.Now = at(2) }, false, ""},
 		{"past last contact + leaseTimeout + peerCheckInterval", func(ev *Evidence) { ev.Now = at(2.01) }, true, ConfirmedByLease},

@@ -55,6 +55,26 @@ const (
 	labelComponent = "app.kubernetes.io/component"
 	// ZoneLabel is the well-known node label a site's Zone selects on.
 	ZoneLabel = "topology.kubernetes.io/zone"
+	// ViewKeysDir holds the accepted public view keys in the sidecar
+	// container (the ViewKeysConfigMap, read-only); ViewKeysPath is the file.
+	ViewKeysDir  = "/etc/bloodraven/view-keys"
+	ViewKeysPath = ViewKeysDir + "/" + ViewKeysKey
+)
+
+// Signed views (pkg/protocol): the operator keeps its signing key in the
+// ViewSigningSecret of its own namespace, and publishes the public keys
+// sidecars accept as the ViewKeysConfigMap of every group's namespace.
+const (
+	ViewSigningSecret = "bloodraven-view-signing"
+	// ViewSigningKey holds the current private key (PKCS #8 PEM);
+	// ViewAcceptedKey, optional, one more public key (PEM) that sidecars
+	// accept during a rotation.
+	ViewSigningKey    = "signing.key"
+	ViewAcceptedKey   = "accepted.pub"
+	ViewKeysConfigMap = "bloodraven-view-keys"
+	ViewKeysKey       = "keys.pem"
+	volViewKeys       = "view-keys"
+	viewKeysComponent = "view-keys"
 )
 
 // SiteName names a site's Deployment and Service: "<group>-<site>".

@@ -41,6 +41,10 @@ type Options struct {
 	NetworkPolicy *NetworkPolicyOptions
 	// Now is the clock certificates are issued by; default time.Now.
 	Now func() time.Time
+	// ViewKeys returns the PEM public keys sidecars accept (nil until the
+	// operator loaded its signing key). When set, Converge writes them to the
+	// group namespace's ViewKeysConfigMap before the Deployments.
+	ViewKeys func() []byte
 }
 
 // DefaultTerminationGracePeriod is the site Pods' grace period unless Options say otherwise.
@@ -93,6 +97,9 @@ func (r *Router) Converge(ctx context.Context, g *v1alpha1.MysqlFailoverGroup) e
 	}
 	initSecret, err := r.renderInitSecret(g, creds)
 	if err != nil {
+		return fmt.Errorf("converge %s/%s: %w", g.Namespace, g.Name, err)
+	}
+	if err := r.convergeViewKeys(ctx, g.Namespace); err != nil {
 		return fmt.Errorf("converge %s/%s: %w", g.Namespace, g.Name, err)
 	}
 	objs := []client.Object{initSecret}

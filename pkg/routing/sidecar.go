@@ -47,6 +47,8 @@ func (r *Router) SidecarArgs(g *v1alpha1.MysqlFailoverGroup, site string) []stri
 		"--peers=" + r.peers(g, site),
 		"--lease-timeout=" + g.Spec.Sidecar.LeaseTimeout.Duration.String(),
 		"--peer-check-interval=" + g.Spec.Sidecar.PeerCheckInterval.Duration.String(),
+		"--view-keys=" + ViewKeysPath,
+		"--state-dir=" + RunDir,
 		fmt.Sprintf("--listen=:%d", SidecarPort),
 		fmt.Sprintf("--system-users=$(%s),$(%s),$(%s)", EnvMySQLUser, EnvReplicationUser, EnvMonitorUser),
 		// Evidence that mysqld is gone, and the pid a stuck fence kills;
@@ -90,6 +92,7 @@ func (r *Router) sidecarContainer(g *v1alpha1.MysqlFailoverGroup, s v1alpha1.Sit
 		Ports:          []corev1.ContainerPort{{Name: PortNameSidecar, ContainerPort: SidecarPort, Protocol: corev1.ProtocolTCP}},
 		ReadinessProbe: &corev1.Probe{ProbeHandler: http(PathReadyz), PeriodSeconds: 2, FailureThreshold: 2},
 		LivenessProbe:  &corev1.Probe{ProbeHandler: http(PathHealthz), PeriodSeconds: 10, TimeoutSeconds: 3, FailureThreshold: 3},
-		VolumeMounts:   []corev1.VolumeMount{{Name: volRun, MountPath: RunDir}},
+		VolumeMounts: []corev1.VolumeMount{{Name: volRun, MountPath: RunDir},
+			{Name: volViewKeys, MountPath: ViewKeysDir, ReadOnly: true}},
 	}
 }

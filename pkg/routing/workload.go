@@ -172,6 +172,10 @@ func (r *Router) renderPodSpec(g *v1alpha1.MysqlFailoverGroup, s v1alpha1.Site) 
 			{Name: volInit, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
 				SecretName: InitSecretName(g.Name), DefaultMode: ptr.To[int32](0o444)}}},
 			{Name: volRun, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+			// The public view keys; the kubelet refreshes the file when the
+			// operator rotates them, and the sidecar re-reads it.
+			{Name: volViewKeys, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+				LocalObjectReference: corev1.LocalObjectReference{Name: ViewKeysConfigMap}}}},
 		},
 	})
 }

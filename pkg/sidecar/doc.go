@@ -17,8 +17,11 @@
 //     not lift it), and when the lease has run out. A read-only or stopped
 //     mysqld needs nothing. The sidecar never unfences: only the operator
 //     makes a site writable.
-//   - A malformed answer, or one for another group, is ignored and listed in
-//     the Decision to be logged and counted.
+//   - A view counts only when its signature verifies with an accepted key
+//     (Settings.Keys) and its generation is not below the one held or the
+//     floor an earlier process kept. A malformed, foreign, unsigned, forged
+//     or older answer is ignored, renews nothing, and is listed in the
+//     Decision to be logged and counted (RejectReason).
 //   - During the gather the owner may Offer each answer as it arrives: a
 //     newer valid view is adopted at once, and fences a writable mysqld when
 //     it names another site, without waiting for slower requests. Tick hears
@@ -29,7 +32,9 @@
 // per-request timeouts shorter than the period, offers each answer to the
 // Loop as it arrives (from the ticking goroutine), fences, keeps the state that
 // /status reports, and exports Prometheus metrics on its own registry.
-// Handler serves /healthz, /readyz, /peer/active-site (503 before any view),
+// Handler serves /healthz, /readyz, /peer/active-site (503 before any view,
+// and before the operator answered this process; the view relayed exactly as
+// the operator signed it),
 // /status and /metrics with chi, and POST /peer/refresh, which makes Run tick
 // early (coalesced and rate-limited by a clock-free schedule; refresh.go).
 //

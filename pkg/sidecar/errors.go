@@ -20,6 +20,9 @@ var (
 	ErrMalformed = errors.New("malformed view")
 	// ErrForeignView: a well-formed view of another group or namespace.
 	ErrForeignView = errors.New("view of another group")
+	// ErrOlderView: a view whose generation is below the one this sidecar
+	// holds, or below the floor an earlier process of it had seen (a replay).
+	ErrOlderView = errors.New("view older than the one held")
 	// ErrStillWritable: mysqld still accepts writes after a fence.
 	ErrStillWritable = errors.New("still writable after fence")
 	// ErrStillRunning: mysqld did not stop when the fence escalated.

@@ -73,7 +73,7 @@ func TestStalePrimaryFencesOnAPeersNewerView(t *testing.T) {
 		st = iad.runner.Status()
 		return st.LastFence != nil && st.LastFence.Reason == sidecar.ReasonView
 	})
-	if st.LastFence == nil || st.LastFence.Reason != sidecar.ReasonView || st.View.Source != "peer/pdx" || st.View.ActiveSite != "pdx" {
+	if st.LastFence == nil || st.LastFence.Reason != sidecar.ReasonView || st.ViewSource != "peer/pdx" || st.View.ActiveSite != "pdx" {
 		t.Fatalf("iad status after the fence: %+v, view %+v", st.LastFence, st.View)
 	}
 	if _, err := conn.ExecContext(ctxFor(t, 5*time.Second), "INSERT INTO t (v) VALUES (2)"); err == nil {
@@ -108,7 +108,7 @@ func (p *flipPeer) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	p.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(v)
+	_ = json.NewEncoder(w).Encode(sidecar.Sign(v))
 }
 
 func (p *flipPeer) flip() time.Time {
@@ -160,7 +160,7 @@ func TestStalePrimaryFencesWithoutWaitingForAHungOperator(t *testing.T) {
 	if took := fenced.Sub(served); took > requestTimeout/2 {
 		t.Fatalf("fenced %s after the peer's answer, want well before the hung operator request times out (%s)", took, requestTimeout)
 	}
-	if st.View == nil || st.View.ActiveSite != "pdx" || st.View.Generation != 2 || st.View.Source != "peer/pdx" {
+	if st.View == nil || st.View.ActiveSite != "pdx" || st.View.Generation != 2 || st.ViewSource != "peer/pdx" {
 		t.Fatalf("view after the fence: %+v", st.View)
 	}
 	// The tick that fenced early ends and the next ones run: no second fence.
@@ -332,7 +332,7 @@ func TestOlderAndMalformedPeersAreIgnored(t *testing.T) {
 	holdWritable(t, iad, 6*fastTick)
 
 	st := iad.runner.Status()
-	if st.View == nil || st.View.Generation != 1 || st.View.Source != v1alpha1.SourceOperator {
+	if st.View == nil || st.View.Generation != 1 || st.ViewSource != v1alpha1.SourceOperator {
 		t.Fatalf("view %+v, want the operator's generation 1", st.View)
 	}
 	if st.Peers[0].LastReply != sidecar.ReplyTooOld.String() {

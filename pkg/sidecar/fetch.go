@@ -29,6 +29,12 @@ type Report struct {
 	Site       string
 	Generation int64
 	DB         DBState
+	// Boot is this sidecar process's random id.
+	Boot string
+	// ViewOperator and ViewObservedAt echo the last view received directly
+	// from the operator before the mysqld read DB comes from; empty before any.
+	ViewOperator   string
+	ViewObservedAt time.Time
 }
 
 // query renders the report as the query of GET /active-site. A mysqld in an
@@ -46,6 +52,13 @@ func (r Report) query(namespace, group string) url.Values {
 		q.Set(v1alpha1.QueryMysqld, "up")
 	case DBDown:
 		q.Set(v1alpha1.QueryMysqld, "down")
+	}
+	if r.Boot != "" {
+		q.Set(v1alpha1.QueryBoot, r.Boot)
+	}
+	if r.ViewOperator != "" && !r.ViewObservedAt.IsZero() {
+		q.Set(v1alpha1.QueryViewOperator, r.ViewOperator)
+		q.Set(v1alpha1.QueryViewObservedAt, r.ViewObservedAt.UTC().Format(time.RFC3339Nano))
 	}
 	return q
 }

@@ -80,7 +80,7 @@ func (o *operator) serve(w http.ResponseWriter, r *http.Request) {
 	o.mu.Unlock()
 	v.ObservedAt = time.Now()
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(v)
+	_ = json.NewEncoder(w).Encode(sidecar.Sign(v))
 }
 
 func (o *operator) report(site string) url.Values {
@@ -199,7 +199,7 @@ func (s *site) config(t *testing.T, x *toxi, op *operator, tm timing) sidecar.Co
 	t.Helper()
 	s.op = x.link(t, s.name+"-operator", op.srv.URL)
 	return sidecar.Config{Settings: sidecar.Settings{Namespace: testNamespace, Group: testGroup, Site: s.name,
-		LeaseTimeout: tm.lease, PeerCheckInterval: tm.tick}, OperatorURL: s.op.URL(),
+		LeaseTimeout: tm.lease, PeerCheckInterval: tm.tick, Keys: sidecar.TestKeys}, OperatorURL: s.op.URL(),
 		Logger: slog.New(slog.NewTextHandler(testWriter{t, s.name}, nil))}
 }
 

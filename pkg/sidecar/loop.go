@@ -18,6 +18,20 @@ type Settings struct {
 	LeaseTimeout time.Duration
 	// PeerCheckInterval is the period of the fencing loop.
 	PeerCheckInterval time.Duration
+	// Keys verifies each view's signature (a *protocol.KeyRing, or a file
+	// the runner re-reads). Required: a view that does not verify is never
+	// adopted and renews nothing.
+	Keys Verifier
+	// Floor is the highest generation an earlier process of this sidecar
+	// had seen (the runner keeps it in a file that survives a container
+	// restart): a view below it is never adopted and renews nothing.
+	Floor int64
+}
+
+// Verifier checks a view's signature; nil when it verifies.
+// *protocol.KeyRing is one.
+type Verifier interface {
+	Verify(v1alpha1.ActiveSiteView) error
 }
 
 // Validate reports unusable settings, wrapping ErrInvalidSettings.
@@ -30,6 +44,8 @@ func (s Settings) Validate() error {
 	case s.LeaseTimeout < 3*s.PeerCheckInterval:
 		return fmt.Errorf("leaseTimeout %s below 3 × peerCheckInterval %s: %w",
 			s.LeaseTimeout, s.PeerCheckInterval, ErrInvalidSettings)
+	case s.Keys == nil:
+		return fmt.Errorf("no view keys: every view would be refused: %w", ErrInvalidSettings)
 	}
 	return nil
 }
@@ -85,7 +101,10 @@ const (
 	ReasonBoot = "boot"
 )
 
-// Ignored is an answer the loop threw away: Err wraps ErrMalformed or ErrForeignView.
+// Ignored is an answer the loop threw away: Err wraps ErrMalformed,
+// ErrForeignView, ErrOlderView or a signature failure (ErrUnsigned,
+// ErrUnknownKey, ErrBadSignature, ErrNoKeys of pkg/protocol); RejectReason
+// names it for the metric.
 type Ignored struct {
 	// From is "operator" or "peer/<name>".
 	From string
@@ -110,11 +129,17 @@ type Decision struct {
 // during the gather it may Offer each answer as it arrives.
 // A Loop is not safe for concurrent use.
 type Loop struct {
-	s    Settings
-	view v1alpha1.ActiveSiteView
+	s Settings
+	// view is the adopted view exactly as the operator signed it; source is
+	// where this sidecar learned it ("operator" or "peer/<site>").
+	view   v1alpha1.ActiveSiteView
+	source string
 	// hasView is false until a valid view has been heard.
 	hasView bool
-	bootAt  time.Time
+	// opView is the last valid view heard directly from the operator (zero
+	// before any): reports echo its Operator and ObservedAt.
+	opView v1alpha1.ActiveSiteView
+	bootAt time.Time
 	// lastContact is the last contact that renewed the lease, zero before any.
 	lastContact time.Time
 	// awaitingOperator is true from boot until the operator's first valid view.
@@ -135,8 +160,36 @@ func NewLoop(s Settings, now time.Time) (*Loop, error) {
 // Settings are the loop's settings.
 func (l *Loop) Settings() Settings { return l.s }
 
-// View is the cached view; false before any valid view was heard.
+// View is the cached view, exactly as signed; false before any valid view was heard.
 func (l *Loop) View() (v1alpha1.ActiveSiteView, bool) { return l.view, l.hasView }
+
+// Source is where the cached view was learned: "operator" or "peer/<site>".
+func (l *Loop) Source() string { return l.source }
+
+// Relay is the view to serve peers on /peer/active-site: the cached view,
+// but only once the operator itself has answered since this process
+// started. Before that this sidecar may hold only what a peer told it, and
+// serving it back could renew a stale primary's lease (issue 13, path 1).
+func (l *Loop) Relay() (v1alpha1.ActiveSiteView, bool) {
+	if !l.hasView || l.awaitingOperator {
+		return v1alpha1.ActiveSiteView{}, false
+	}
+	return l.view, true
+}
+
+// OperatorEcho is the Operator and ObservedAt of the last valid view heard
+// directly from the operator; empty before any. A report describes a mysqld
+// read made after receiving it.
+func (l *Loop) OperatorEcho() (string, time.Time) { return l.opView.Operator, l.opView.ObservedAt }
+
+// Floor is the lowest generation this loop may adopt: the highest it has
+// seen, or the Settings' floor of an earlier process.
+func (l *Loop) Floor() int64 {
+	if l.hasView {
+		return max(l.view.Generation, l.s.Floor)
+	}
+	return l.s.Floor
+}
 
 // Tick takes one tick's observation and decides.
 func (l *Loop) Tick(o Observation) Decision {
@@ -199,23 +252,34 @@ func (l *Loop) hear(now time.Time, peer string, r Reply, d *Decision) {
 	l.lastContact = later(l.lastContact, now)
 	if peer == "" {
 		l.lastOperator, l.awaitingOperator = later(l.lastOperator, now), false
+		if !l.opView.ObservedAt.After(r.View.ObservedAt) || l.opView.Operator != r.View.Operator {
+			l.opView = r.View
+		}
 	} else {
 		l.lastPeer[peer] = later(l.lastPeer[peer], now)
 	}
 	if !l.hasView || r.View.Newer(l.view) {
 		d.Changed = d.Changed || !l.hasView || r.View.Generation != l.view.Generation || r.View.ActiveSite != l.view.ActiveSite
-		l.view, l.hasView, d.Adopted = r.View, true, true
-		l.view.Source = from
+		l.view, l.source, l.hasView, d.Adopted = r.View, from, true, true
 	}
 }
 
-// check validates a view against this sidecar's group.
+// check validates a view: well formed, of this sidecar's group, signed with
+// an accepted key, and not older than the floor (the cached view's
+// generation, or an earlier process's). Only a view that passes renews the
+// lease; a forged one, however high its generation, changes nothing.
 func (l *Loop) check(v v1alpha1.ActiveSiteView) error {
 	switch {
 	case v.Group == "" || v.ActiveSite == "" || v.Generation < 1:
 		return fmt.Errorf("group %q active site %q generation %d: %w", v.Group, v.ActiveSite, v.Generation, ErrMalformed)
 	case v.Group != l.s.Group || (v.Namespace != "" && l.s.Namespace != "" && v.Namespace != l.s.Namespace):
 		return fmt.Errorf("view of %s/%s, this sidecar is in %s/%s: %w", v.Namespace, v.Group, l.s.Namespace, l.s.Group, ErrForeignView)
+	}
+	if err := l.s.Keys.Verify(v); err != nil {
+		return fmt.Errorf("view of generation %d naming %q: %w", v.Generation, v.ActiveSite, err)
+	}
+	if floor := l.Floor(); v.Generation < floor {
+		return fmt.Errorf("generation %d below %d: %w", v.Generation, floor, ErrOlderView)
 	}
 	return nil
 }
@@ -248,6 +312,8 @@ func (l *Loop) LeaseDeadline() time.Time { return later(l.bootAt, l.lastContact)
 type State struct {
 	View    v1alpha1.ActiveSiteView
 	HasView bool
+	// Source is where View was learned: "operator" or "peer/<site>".
+	Source string
 	// AwaitingOperator is true until the operator has answered once since boot.
 	AwaitingOperator bool
 	BootAt           time.Time
@@ -259,7 +325,7 @@ type State struct {
 
 // State returns a snapshot; the map is a copy.
 func (l *Loop) State() State {
-	st := State{View: l.view, HasView: l.hasView, AwaitingOperator: l.awaitingOperator, BootAt: l.bootAt,
+	st := State{View: l.view, HasView: l.hasView, Source: l.source, AwaitingOperator: l.awaitingOperator, BootAt: l.bootAt,
 		LastContact: l.lastContact, LastOperator: l.lastOperator, LastPeer: make(map[string]time.Time, len(l.lastPeer))}
 	for k, v := range l.lastPeer {
 		st.LastPeer[k] = v

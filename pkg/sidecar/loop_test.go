@@ -12,12 +12,12 @@ import (
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 var testSettings = Settings{Namespace: "shop", Group: "orders", Site: "iad",
-	LeaseTimeout: 20 * time.Second, PeerCheckInterval: 5 * time.Second}
+	LeaseTimeout: 20 * time.Second, PeerCheckInterval: 5 * time.Second, Keys: TestKeys}
 
 // view is a view of the test group naming active at generation gen, observed
 // at t0 plus obs.
 func view(active string, gen int64, obs time.Duration) v1alpha1.ActiveSiteView {
-	return v1alpha1.ActiveSiteView{Namespace: "shop", Group: "orders", ActiveSite: active, Generation: gen, ObservedAt: t0.Add(obs)}
+	return Sign(v1alpha1.ActiveSiteView{Namespace: "shop", Group: "orders", ActiveSite: active, Generation: gen, ObservedAt: t0.Add(obs)})
 }
 
 func op(v v1alpha1.ActiveSiteView) Reply { return ViewReply(v) }
@@ -57,10 +57,10 @@ var loopCases = []struct {
 	{"adopt: higher generation from the operator", []step{
 		{db: DBReadOnly, op: op(view("iad", 1, 0)), active: "iad", gen: 1, source: "operator", adopted: true},
 		{at: 5 * time.Second, db: DBReadOnly, op: op(view("pdx", 2, 5*time.Second)), active: "pdx", gen: 2, source: "operator", adopted: true}}},
-	{"keep: lower generation from a peer", []step{
+	{"keep: lower generation from a peer, refused as older", []step{
 		{db: DBReadOnly, op: op(view("pdx", 3, 0)), active: "pdx", gen: 3, source: "operator", adopted: true},
 		{at: 5 * time.Second, db: DBReadOnly, peers: []PeerReply{peer("pdx", op(view("iad", 2, 9*time.Second)))},
-			active: "pdx", gen: 3, source: "operator"}}},
+			active: "pdx", gen: 3, source: "operator", ignored: []error{ErrOlderView}}}},
 	{"adopt: equal generation observed later", []step{
 		{db: DBWritable, op: op(view("iad", 4, 0)), active: "iad", gen: 4, source: "operator", adopted: true},
 		{at: 5 * time.Second, db: DBWritable, peers: []PeerReply{peer("pdx", op(view("iad", 4, time.Second)))},
@@ -172,7 +172,7 @@ var loopCases = []struct {
 		{db: DBReadOnly, peers: []PeerReply{peer("pdx", op(v1alpha1.ActiveSiteView{Namespace: "dev", Group: "orders", ActiveSite: "pdx", Generation: 7}))},
 			ignored: []error{ErrForeignView}}}},
 	{"bad: view without a namespace is accepted", []step{
-		{db: DBReadOnly, op: op(v1alpha1.ActiveSiteView{Group: "orders", ActiveSite: "pdx", Generation: 7}), active: "pdx", gen: 7, source: "operator", adopted: true}}},
+		{db: DBReadOnly, op: op(Sign(v1alpha1.ActiveSiteView{Group: "orders", ActiveSite: "pdx", Generation: 7})), active: "pdx", gen: 7, source: "operator", adopted: true}}},
 	{"bad: a 404 peer is skipped silently, the operator alone decides", []step{
 		{db: DBWritable, op: op(view("iad", 1, 0)), peers: []PeerReply{peer("pdx", tooOld)}, active: "iad", gen: 1, source: "operator", adopted: true}}},
 	{"bad: a 503 peer and an unreachable one are not listed", []step{
@@ -205,7 +205,7 @@ func checkStep(t *testing.T, i int, l *Loop, s step, d Decision) {
 		t.Errorf("step %d: fence %v reason %q, want reason %q", i, d.Fence, d.Reason, s.fence)
 	}
 	v, ok := l.View()
-	if ok != (s.active != "") || v.ActiveSite != s.active || v.Generation != s.gen || v.Source != s.source {
+	if ok != (s.active != "") || v.ActiveSite != s.active || v.Generation != s.gen || l.Source() != s.source {
 		t.Errorf("step %d: view %+v (held %v), want active %q gen %d source %q", i, v, ok, s.active, s.gen, s.source)
 	}
 	if d.Adopted != s.adopted {
@@ -378,7 +378,7 @@ func TestLoopOffer(t *testing.T) {
 				t.Fatalf("Offer decided %+v, want fence %v adopted %v", d, c.fence, c.adopted)
 			}
 			v, _ := l.View()
-			if v.ActiveSite != c.active || v.Generation != c.gen || v.Source != c.source {
+			if v.ActiveSite != c.active || v.Generation != c.gen || l.Source() != c.source {
 				t.Fatalf("view %+v, want %s gen %d from %s", v, c.active, c.gen, c.source)
 			}
 			after := l.State()

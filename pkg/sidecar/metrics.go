@@ -5,6 +5,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/shipstream/bloodraven/pkg/protocol"
 )
 
 // Metric names. Every one is declared here only.
@@ -18,7 +20,45 @@ const (
 	MetricRefreshes      = "bloodraven_sidecar_refresh_requests_total"
 	MetricRefreshTicks   = "bloodraven_sidecar_refresh_ticks_total"
 	MetricMySQLDStops    = "bloodraven_sidecar_mysqld_stops_total"
+	MetricRejectedViews  = "bloodraven_sidecar_rejected_views_total"
 )
+
+// Values of LabelReason on MetricRejectedViews: why a view was refused.
+const (
+	RejectMalformed    = "malformed"
+	RejectForeign      = "foreign"
+	RejectUnsigned     = "unsigned"
+	RejectUnknownKey   = "unknown-key"
+	RejectBadSignature = "bad-signature"
+	RejectNoKeys       = "no-keys"
+	RejectOlder        = "older"
+)
+
+// rejectReasons are every value of LabelReason on MetricRejectedViews.
+var rejectReasons = []string{RejectMalformed, RejectForeign, RejectUnsigned, RejectUnknownKey,
+	RejectBadSignature, RejectNoKeys, RejectOlder}
+
+// RejectReason names why the loop refused a view (an Ignored's Err), "" when
+// err is not a refusal.
+func RejectReason(err error) string {
+	switch {
+	case errors.Is(err, ErrMalformed):
+		return RejectMalformed
+	case errors.Is(err, ErrForeignView):
+		return RejectForeign
+	case errors.Is(err, protocol.ErrUnsigned):
+		return RejectUnsigned
+	case errors.Is(err, protocol.ErrUnknownKey):
+		return RejectUnknownKey
+	case errors.Is(err, protocol.ErrBadSignature):
+		return RejectBadSignature
+	case errors.Is(err, protocol.ErrNoKeys):
+		return RejectNoKeys
+	case errors.Is(err, ErrOlderView):
+		return RejectOlder
+	}
+	return ""
+}
 
 // Metric labels and the values of LabelKind.
 const (
@@ -43,6 +83,7 @@ type metrics struct {
 	selfFences    *prometheus.CounterVec
 	fenceErrors   prometheus.Counter
 	contactErrors *prometheus.CounterVec
+	rejectedViews *prometheus.CounterVec
 	// refreshRequests counts POST /peer/refresh; refreshTicks the ticks they caused.
 	refreshRequests, refreshTicks prometheus.Counter
 	// mysqldStops counts fences that escalated to stopping mysqld.
@@ -60,6 +101,8 @@ func newMetrics(targets []string, lease, generation, writable func() float64) *m
 			Help: "Fence attempts that failed or could not be verified."}),
 		contactErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricContactErrors,
 			Help: "Failed or ignored contacts with the operator and each peer, by kind."}, []string{LabelTarget, LabelKind}),
+		rejectedViews: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricRejectedViews,
+			Help: "Views refused and ignored (they renew nothing), by reason."}, []string{LabelReason}),
 		refreshRequests: prometheus.NewCounter(prometheus.CounterOpts{Name: MetricRefreshes,
 			Help: "Refresh requests received (POST /peer/refresh)."}),
 		refreshTicks: prometheus.NewCounter(prometheus.CounterOpts{Name: MetricRefreshTicks,
@@ -67,7 +110,8 @@ func newMetrics(targets []string, lease, generation, writable func() float64) *m
 		mysqldStops: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricMySQLDStops,
 			Help: "Fences that could not complete in their budget and stopped mysqld, by how the stop ended."}, []string{LabelHow}),
 	}
-	m.reg.MustRegister(m.selfFences, m.fenceErrors, m.contactErrors, m.refreshRequests, m.refreshTicks, m.mysqldStops,
+	m.reg.MustRegister(m.selfFences, m.fenceErrors, m.contactErrors, m.rejectedViews, m.refreshRequests, m.refreshTicks,
+		m.mysqldStops,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: MetricLeaseRemaining,
 			Help: "Time until the lease runs out; at or below zero a writable mysqld is fenced."}, lease),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: MetricViewGeneration,
@@ -82,6 +126,9 @@ func newMetrics(targets []string, lease, generation, writable func() float64) *m
 	}
 	for _, h := range stopOutcomes {
 		m.mysqldStops.WithLabelValues(h)
+	}
+	for _, r := range rejectReasons {
+		m.rejectedViews.WithLabelValues(r)
 	}
 	for _, t := range targets {
 		for _, k := range []string{KindUnreachable, KindMalformed, KindForeign} {

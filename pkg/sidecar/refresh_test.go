@@ -65,8 +65,8 @@ func (o *countingOperator) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 	}
 	o.requests.Add(1)
 	time.Sleep(o.delay)
-	_ = json.NewEncoder(w).Encode(v1alpha1.ActiveSiteView{Namespace: "shop", Group: "orders", ActiveSite: "iad",
-		Generation: o.gen.Load(), ObservedAt: time.Now()})
+	_ = json.NewEncoder(w).Encode(sidecar.Sign(v1alpha1.ActiveSiteView{Namespace: "shop", Group: "orders", ActiveSite: "iad",
+		Generation: o.gen.Load(), ObservedAt: time.Now()}))
 }
 
 // runRefreshing runs a Runner with a 3 s period and a gap of 100 ms against
@@ -76,7 +76,7 @@ func runRefreshing(t *testing.T, op *countingOperator) (*sidecar.Runner, string)
 	opSrv := httptest.NewServer(op)
 	t.Cleanup(opSrv.Close)
 	r, err := sidecar.NewRunner(sidecar.Config{Settings: sidecar.Settings{Namespace: "shop", Group: "orders", Site: "iad",
-		LeaseTimeout: 10 * time.Second, PeerCheckInterval: 3 * time.Second}, OperatorURL: opSrv.URL,
+		LeaseTimeout: 10 * time.Second, PeerCheckInterval: 3 * time.Second, Keys: sidecar.TestKeys}, OperatorURL: opSrv.URL,
 		RefreshGap: 100 * time.Millisecond, Logger: quietLogger()}, &fakeDB{}, time.Now())
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,8 @@ package sidecar
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -44,6 +46,12 @@ type Config struct {
 	// refresh request asks for (default a tenth of PeerCheckInterval, within
 	// 50 ms and 250 ms).
 	RefreshGap time.Duration
+	// ViewKeysFile is the PEM file of the public view keys to accept,
+	// re-read at every tick. When set, it replaces Settings.Keys.
+	ViewKeysFile string
+	// StateDir, when set, holds the FloorFile: the highest generation seen,
+	// kept across restarts of the process (the Pod's run directory).
+	StateDir string
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// TLS, when set, is the site's certificate and CA bundle: every request
@@ -117,6 +125,14 @@ type Runner struct {
 	fetch   *fetcher
 	log     *slog.Logger
 	metrics *metrics
+	// boot is this process's random id, sent in every report.
+	boot string
+	// keys is the key file, nil when Settings.Keys was given instead;
+	// keysErr the last error reading it (logged once per change).
+	keys    *fileKeys
+	keysErr string
+	// floor is the generation last written to the FloorFile.
+	floor int64
 	// refresh carries refresh requests to the Run loop; one waiting is enough.
 	refresh chan struct{}
 	// fenceMu keeps fences (and their escalation) from overlapping.
@@ -132,14 +148,30 @@ type Runner struct {
 // NewRunner prepares a sidecar that boots at now. Nothing runs before Run.
 func NewRunner(cfg Config, db MySQL, now time.Time) (*Runner, error) {
 	cfg = cfg.withDefaults()
+	var keys *fileKeys
+	if cfg.ViewKeysFile != "" {
+		keys = &fileKeys{path: cfg.ViewKeysFile}
+		cfg.Keys = keys
+	}
 	if err := cfg.validate(); err != nil {
 		return nil, err
+	}
+	if cfg.StateDir != "" {
+		floor, err := readFloor(cfg.StateDir)
+		if err != nil {
+			// Unreadable: stay safe without it; the 503-until-the-operator
+			// rule still keeps this process from relaying an old view.
+			cfg.Logger.Error("generation floor unreadable; starting without it", "dir", cfg.StateDir, "error", err)
+		}
+		cfg.Floor = max(cfg.Floor, floor)
 	}
 	loop, err := NewLoop(cfg.Settings, now)
 	if err != nil {
 		return nil, err
 	}
-	r := &Runner{cfg: cfg, db: db, log: cfg.Logger, loop: loop, st: newRunnerState(cfg), refresh: make(chan struct{}, 1)}
+	r := &Runner{cfg: cfg, db: db, log: cfg.Logger, loop: loop, st: newRunnerState(cfg), refresh: make(chan struct{}, 1),
+		boot: newBootID(), keys: keys, floor: cfg.Floor}
+	r.reloadKeys()
 	r.fetch = &fetcher{client: newHTTPClient(cfg.PeerCheckInterval), timeout: cfg.RequestTimeout,
 		operator: cfg.OperatorURL, peers: cfg.Peers, namespace: cfg.Namespace, group: cfg.Group}
 	if err := cfg.useTLS(r.fetch.client); err != nil {
@@ -196,12 +228,20 @@ func (r *Runner) Run(ctx context.Context) error {
 // deadline (armLeaseWatch), and the rule is checked again once the gather
 // is over. The tick ends by matching the write hold to the fence.
 func (r *Runner) Tick(ctx context.Context) {
+	r.reloadKeys()
 	start := time.Now()
 	r.enforceWake(ctx, start)
 	defer r.armLeaseWatch(ctx, start)()
+	// The report describes the read below: it echoes the operator's last
+	// view received before it, never one received during this tick.
+	rep := Report{Site: r.cfg.Site, Boot: r.boot}
+	r.mu.Lock()
+	rep.ViewOperator, rep.ViewObservedAt = r.loop.OperatorEcho()
+	r.mu.Unlock()
 	db := r.readDB(ctx)
+	rep.DB, rep.Generation = db, r.generationInt()
 	var early Decision
-	op, peers := r.fetch.gather(ctx, Report{Site: r.cfg.Site, Generation: r.generationInt(), DB: db},
+	op, peers := r.fetch.gather(ctx, rep,
 		func(peer string, rep Reply) {
 			r.mu.Lock()
 			d := r.loop.Offer(start, peer, rep, db)
@@ -214,8 +254,9 @@ func (r *Runner) Tick(ctx context.Context) {
 			if d.Changed {
 				early.Changed = true
 				r.log.Info("adopted view", "early", true, "activeSite", view.ActiveSite,
-					"generation", view.Generation, "source", view.Source)
+					"generation", view.Generation, "source", targetName(peer))
 			}
+			r.keepFloor(view.Generation)
 			// A fenced mysqld is read-only for the rest of the tick; a failed
 			// fence leaves db as read, so the tick's decision tries again.
 			if d.Fence && r.fence(ctx, d.Reason) == nil {
@@ -233,10 +274,12 @@ func (r *Runner) Tick(ctx context.Context) {
 		d.Fence, d.Reason = late.Fence, late.Reason
 	}
 	view, _ := r.loop.View()
+	source := r.loop.Source()
 	r.mu.Unlock()
+	r.keepFloor(view.Generation)
 	// The early adoption was logged when it happened; record logs Tick's own.
 	d.Adopted = d.Adopted || early.Adopted
-	r.record(obs, d, view.Generation, view.ActiveSite, view.Source)
+	r.record(obs, d, view.Generation, view.ActiveSite, source)
 	if d.Fence {
 		_ = r.fence(ctx, d.Reason)
 	}
@@ -361,4 +404,43 @@ func (r *Runner) writable() float64 {
 		return 1
 	}
 	return 0
+}
+
+// newBootID is a random id of this process.
+func newBootID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return hex.EncodeToString(b[:])
+}
+
+// reloadKeys re-reads the key file, logging a change of keys and, once per
+// change, a failure to read them.
+func (r *Runner) reloadKeys() {
+	if r.keys == nil {
+		return
+	}
+	changed, err := r.keys.reload()
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	if msg != r.keysErr && err != nil {
+		r.log.Error("view keys unusable; keeping the last good ones", "error", err, "accepted", r.keys.IDs())
+	}
+	r.keysErr = msg
+	if changed {
+		r.log.Info("view keys loaded", "accepted", r.keys.IDs())
+	}
+}
+
+// keepFloor writes gen to the FloorFile when it is above the last written.
+func (r *Runner) keepFloor(gen int64) {
+	if r.cfg.StateDir == "" || gen <= r.floor {
+		return
+	}
+	if err := writeFloor(r.cfg.StateDir, gen); err != nil {
+		r.log.Error("keep generation floor", "generation", gen, "error", err)
+		return
+	}
+	r.floor = gen
 }

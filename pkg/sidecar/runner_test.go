@@ -65,8 +65,8 @@ func (o *fakeOperator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	o.mu.Lock()
 	o.query = r.URL.Query()
 	o.mu.Unlock()
-	_ = json.NewEncoder(w).Encode(v1alpha1.ActiveSiteView{Namespace: "shop", Group: "orders", ActiveSite: "iad",
-		Generation: 4, ObservedAt: time.Now()})
+	_ = json.NewEncoder(w).Encode(sidecar.Sign(v1alpha1.ActiveSiteView{Namespace: "shop", Group: "orders", ActiveSite: "iad",
+		Generation: 4, ObservedAt: time.Now(), Source: v1alpha1.SourceOperator}))
 }
 
 func (o *fakeOperator) last() url.Values {
@@ -78,7 +78,7 @@ func (o *fakeOperator) last() url.Values {
 func newTestRunner(t *testing.T, db sidecar.MySQL, operatorURL string, peers ...sidecar.Peer) *sidecar.Runner {
 	t.Helper()
 	r, err := sidecar.NewRunner(sidecar.Config{Settings: sidecar.Settings{Namespace: "shop", Group: "orders", Site: "iad",
-		LeaseTimeout: time.Second, PeerCheckInterval: 100 * time.Millisecond}, OperatorURL: operatorURL, Peers: peers,
+		LeaseTimeout: time.Second, PeerCheckInterval: 100 * time.Millisecond, Keys: sidecar.TestKeys}, OperatorURL: operatorURL, Peers: peers,
 		Logger: quietLogger()}, db, time.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -166,7 +166,7 @@ func TestRunnerBootFenceThenNoUnfence(t *testing.T) {
 
 func TestNewRunnerRejectsBadConfig(t *testing.T) {
 	good := sidecar.Config{Settings: sidecar.Settings{Group: "orders", Site: "iad", LeaseTimeout: time.Minute,
-		PeerCheckInterval: time.Second}, OperatorURL: "http://op:8080"}
+		PeerCheckInterval: time.Second, Keys: sidecar.TestKeys}, OperatorURL: "http://op:8080"}
 	for name, mutate := range map[string]func(*sidecar.Config){
 		"no operator URL":        func(c *sidecar.Config) { c.OperatorURL = "" },
 		"operator URL no scheme": func(c *sidecar.Config) { c.OperatorURL = "op:8080" },
@@ -176,6 +176,7 @@ func TestNewRunnerRejectsBadConfig(t *testing.T) {
 		},
 		"request timeout too long": func(c *sidecar.Config) { c.RequestTimeout = 2 * time.Second },
 		"short lease":              func(c *sidecar.Config) { c.LeaseTimeout = 2 * time.Second },
+		"no view keys":             func(c *sidecar.Config) { c.Keys = nil },
 	} {
 		c := good
 		mutate(&c)

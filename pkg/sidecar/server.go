@@ -21,8 +21,10 @@ const (
 // Handler serves the sidecar's endpoints:
 //   - GET /healthz: 200 while the process runs.
 //   - GET /readyz: 200 when the last read reached mysqld, else 503.
-//   - GET /peer/active-site: the cached view; 503 before the sidecar holds
-//     one (not 404, which peers take for a sidecar too old to have the path).
+//   - GET /peer/active-site: the cached view, exactly as the operator signed
+//     it; 503 before the sidecar holds one or before the operator has
+//     answered this process (not 404, which peers take for a sidecar too
+//     old to have the path).
 //   - POST /peer/refresh: 202; the Run loop ticks soon (Refresh).
 //   - GET /status: a StatusReport.
 //   - GET /metrics: the sidecar's own registry.
@@ -58,7 +60,7 @@ func (r *Runner) serveReadyz(w http.ResponseWriter, _ *http.Request) {
 
 func (r *Runner) servePeerView(w http.ResponseWriter, _ *http.Request) {
 	r.mu.Lock()
-	v, ok := r.loop.View()
+	v, ok := r.loop.Relay()
 	r.mu.Unlock()
 	if !ok {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": ErrNoView.Error()})

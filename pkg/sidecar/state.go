@@ -87,6 +87,9 @@ func (r *Runner) record(obs Observation, d Decision, gen int64, active, source s
 	}
 	for _, ig := range d.Ignored {
 		r.metrics.contactError(ig.From, ig.Err)
+		if reason := RejectReason(ig.Err); reason != "" {
+			r.metrics.rejectedViews.WithLabelValues(reason).Inc()
+		}
 	}
 	for _, ig := range newIgnored {
 		r.log.Warn("ignored reply (logged again only when it changes)", "from", ig.From, "error", ig.Err)
@@ -108,7 +111,13 @@ func (st *runnerState) noteIgnored(ignored []Ignored) []Ignored {
 			continue
 		}
 		seen[c] = true
-		if msg := ig.Err.Error(); msg != c.ignored {
+		// Keyed by the reason, not the message: a forger that varies what it
+		// sends does not get a log line per answer.
+		msg := RejectReason(ig.Err)
+		if msg == "" {
+			msg = ig.Err.Error()
+		}
+		if msg != c.ignored {
 			c.ignored = msg
 			fresh = append(fresh, ig)
 		}
@@ -167,8 +176,15 @@ type StatusReport struct {
 	LeaseRemainingSeconds float64 `json:"leaseRemainingSeconds"`
 	LeaseTimeout          string  `json:"leaseTimeout"`
 	PeerCheckInterval     string  `json:"peerCheckInterval"`
-	// View is the cached view, absent before any.
-	View *v1alpha1.ActiveSiteView `json:"view,omitempty"`
+	// View is the cached view exactly as the operator signed it, absent
+	// before any; ViewSource is where this sidecar learned it.
+	View       *v1alpha1.ActiveSiteView `json:"view,omitempty"`
+	ViewSource string                   `json:"viewSource,omitempty"`
+	// Boot is this process's random id, sent in its reports.
+	Boot string `json:"boot"`
+	// ViewKeys are the ids of the accepted public view keys (from the key
+	// file; empty when the keys were given in code).
+	ViewKeys []string `json:"viewKeys,omitempty"`
 	// LastContact is the last contact that renewed the lease.
 	LastContact *time.Time      `json:"lastContact,omitempty"`
 	BootAt      time.Time       `json:"bootAt"`
@@ -219,7 +235,11 @@ func (r *Runner) Status() StatusReport {
 	}
 	if ls.HasView {
 		v := ls.View
-		rep.View = &v
+		rep.View, rep.ViewSource = &v, ls.Source
+	}
+	rep.Boot = r.boot
+	if r.keys != nil {
+		rep.ViewKeys = r.keys.IDs()
 	}
 	rep.Operator = r.st.operator.report(ls.LastOperator)
 	for i, p := range r.st.peers {

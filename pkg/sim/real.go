@@ -1,22 +1,30 @@
 package sim
 
 import (
+	"crypto/ed25519"
 	"fmt"
+	"math"
+	"sync"
 	"time"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
 	"github.com/shipstream/bloodraven/pkg/failover"
+	"github.com/shipstream/bloodraven/pkg/protocol"
 	"github.com/shipstream/bloodraven/pkg/sidecar"
 )
 
-// simGroup names the simulated failover group in views.
-const simGroup = "sim"
+// simGroup names the simulated failover group in views; simOperator is the
+// simulated operator's process id.
+const (
+	simGroup    = "sim"
+	simOperator = "sim-operator"
+)
 
 // RealSidecar is a SidecarFactory that runs pkg/sidecar's Loop, the fencing
 // decision the real sidecar makes, on the sim's logical clock.
 func RealSidecar(s SidecarSettings, now time.Time) SidecarLoop {
 	l, err := sidecar.NewLoop(sidecar.Settings{Namespace: simGroup, Group: simGroup, Site: s.Site,
-		LeaseTimeout: s.LeaseTimeout, PeerCheckInterval: s.PeerCheckInterval}, now)
+		LeaseTimeout: s.LeaseTimeout, PeerCheckInterval: s.PeerCheckInterval, Keys: simSigs}, now)
 	if err != nil {
 		panic(fmt.Sprintf("sim config validated, yet sidecar settings are not: %v", err))
 	}
@@ -40,8 +48,27 @@ func (r realSidecar) Tick(now time.Time, operator *View, peers []View, writable 
 		}
 		o.Peers = append(o.Peers, sidecar.PeerReply{Peer: p.From, Reply: reply})
 	}
+	o.Peers = append(o.Peers, impostor(s0(r.l))...)
 	d := r.l.Tick(o)
 	return d.Fence, d.Reason
+}
+
+// s0 is the site a loop runs for.
+func s0(l *sidecar.Loop) string { return l.Settings().Site }
+
+// impostor is what a forger answering on a peer's port serves in every tick
+// of every real sidecar: views naming the sidecar's own site at generation
+// 2^63-1, one unsigned and one carrying the operator's key id over a
+// signature of other fields. The real Loop must refuse both, so they change
+// nothing; if it adopted one, no operator view could ever replace it, and
+// the checker would see the stale primary keep writing.
+func impostor(site string) []sidecar.PeerReply {
+	huge := v1alpha1.ActiveSiteView{Namespace: simGroup, Group: simGroup, ActiveSite: site,
+		Generation: math.MaxInt64, Operator: simOperator}
+	tampered := apiView(View{Active: site, Generation: 1})
+	tampered.Generation = math.MaxInt64
+	return []sidecar.PeerReply{{Peer: "impostor", Reply: sidecar.ViewReply(huge)},
+		{Peer: "impostor", Reply: sidecar.ViewReply(tampered)}}
 }
 
 func (r realSidecar) View() View {
@@ -52,9 +79,66 @@ func (r realSidecar) View() View {
 	return View{Active: v.ActiveSite, Generation: v.Generation, ObservedAt: v.ObservedAt}
 }
 
+// apiView is v as the simulated operator signed it. A peer's view is the
+// operator's view relayed unchanged, so signing it again here gives the
+// same bytes the relay would carry.
 func apiView(v View) v1alpha1.ActiveSiteView {
-	return v1alpha1.ActiveSiteView{Namespace: simGroup, Group: simGroup, ActiveSite: v.Active,
-		Generation: v.Generation, ObservedAt: v.ObservedAt}
+	return simSigs.sign(v1alpha1.ActiveSiteView{Namespace: simGroup, Group: simGroup, ActiveSite: v.Active,
+		Generation: v.Generation, ObservedAt: v.ObservedAt, Operator: simOperator})
+}
+
+// simSigner is the simulated operator's view-signing key (a fixed seed: the
+// simulation is deterministic); simKeys is the ring every simulated sidecar
+// accepts.
+var simSigner, simKeys = func() (*protocol.Signer, *protocol.KeyRing) {
+	s, err := protocol.NewSigner(ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize)))
+	if err != nil {
+		panic(err)
+	}
+	k, err := protocol.NewKeyRing(s.Public())
+	if err != nil {
+		panic(err)
+	}
+	return s, k
+}()
+
+// simSigs remembers every signature made and checked, so that thousands of
+// seeds do not spend their time in Ed25519: the same view is signed once and
+// verified once. It is the verifier the simulated sidecars use; a view it
+// has not seen is verified by the real key ring.
+var simSigs = &sigCache{signed: map[string][]byte{}, verified: map[string]error{}}
+
+type sigCache struct {
+	mu       sync.Mutex
+	signed   map[string][]byte
+	verified map[string]error
+}
+
+func (c *sigCache) sign(v v1alpha1.ActiveSiteView) v1alpha1.ActiveSiteView {
+	v.KeyID = simSigner.KeyID()
+	key := string(protocol.Payload(v))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if sig, ok := c.signed[key]; ok {
+		v.Signature = sig
+		return v
+	}
+	v = simSigner.Sign(v)
+	c.signed[key] = v.Signature
+	return v
+}
+
+// Verify implements sidecar.Verifier.
+func (c *sigCache) Verify(v v1alpha1.ActiveSiteView) error {
+	key := string(protocol.Payload(v)) + "\x00" + string(v.Signature)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	err, ok := c.verified[key]
+	if !ok {
+		err = simKeys.Verify(v)
+		c.verified[key] = err
+	}
+	return err
 }
 
 // RealConfirmer is a FenceConfirmer that applies pkg/failover's ConfirmFence.
@@ -63,11 +147,14 @@ type RealConfirmer struct{}
 
 // Confirm implements FenceConfirmer.
 func (RealConfirmer) Confirm(ev Evidence) (bool, string) {
-	fe := failover.Evidence{Site: ev.Site, Now: ev.Now, Active: ev.Active, FailingSince: ev.FailingSince,
+	fe := failover.Evidence{Site: ev.Site, Now: ev.Now, Active: ev.Active, Operator: simOperator, FailingSince: ev.FailingSince,
 		LastContact: ev.LastContact, PodGone: ev.PodGone,
 		LeaseTimeout: ev.LeaseTimeout, PeerCheckInterval: ev.PeerCheckInterval}
 	if ev.ObservedSafeAt.After(ev.UnfencedAt) {
-		fe.Report = &failover.Report{At: ev.ObservedSafeAt, Generation: ev.Generation, Fenced: true}
+		// The sidecar read mysqld after receiving a view the operator served
+		// at ObservedSafeAt (the sim's report is about that read).
+		fe.Report = &failover.Report{At: ev.ObservedSafeAt, Generation: ev.Generation, Fenced: true,
+			ViewOperator: simOperator, ViewObservedAt: ev.ObservedSafeAt}
 	}
 	for _, p := range ev.Peers {
 		fe.Peers = append(fe.Peers, failover.PeerAdoption{Site: p.Site, PodGone: p.PodGone, GoneAt: p.GoneAt,

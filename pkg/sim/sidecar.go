@@ -52,7 +52,8 @@ const (
 //   - fence when the adopted view names another site;
 //   - fence when neither the operator nor a peer that holds a view was heard
 //     from for leaseTimeout. A peer without a view (just booted, never reached
-//     anyone) does not renew the lease: it has no authority to vouch for.
+//     anyone) does not renew the lease: it has no authority to vouch for,
+//     and neither does a view older than the one held.
 type LeaseSidecar struct {
 	settings    SidecarSettings
 	view        View
@@ -96,6 +97,9 @@ func (l *LeaseSidecar) Tick(now time.Time, operator *View, peers []View, writabl
 }
 
 func (l *LeaseSidecar) hear(now time.Time, v View) {
+	if v.Generation < l.view.Generation {
+		return // an older view renews nothing
+	}
 	l.lastContact = now
 	if v.newer(l.view) {
 		l.view = v

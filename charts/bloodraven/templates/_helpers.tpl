@@ -37,6 +37,8 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 - apiGroups: ["apps"]
   resources: ["deployments"]
   verbs: ["get", "list", "watch", "create", "update", "patch"]
+# configmaps include bloodraven-view-keys, the public view keys the operator
+# writes (create, then update on a rotation) into every group's namespace.
 - apiGroups: [""]
   resources: ["services", "configmaps", "persistentvolumeclaims"]
   verbs: ["get", "list", "watch", "create", "update", "patch"]

@@ -1,0 +1,111 @@
+package controller
+
+import (
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/failover"
+)
+
+// TestRegistryRestartedSidecar is issue 13's path 1 at the registry: fra's
+// sidecar reported holding generation 4 (a view naming pdx), then its
+// container alone restarted in the same Pod. The new process may not have
+// heard the operator, so the old process's adoption must not bound the old
+// primary's lease deadline any more: the run ends, and the new process
+// counts only from its own report.
+func TestRegistryRestartedSidecar(t *testing.T) {
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	key := types.NamespacedName{Namespace: "shop", Name: "carts"}
+	pod := func(restarts int32, started float64) []podRef {
+		return []podRef{{UID: "a", Created: at(-100), SidecarRestarts: restarts, SidecarStarted: at(started)}}
+	}
+	type op struct {
+		at   float64
+		boot string // a report of generation gen from process boot
+		gen  int64
+		pods []podRef
+	}
+	cases := []struct {
+		name string
+		ops  []op
+		want failover.PeerAdoption
+	}{
+		{"the same process keeps its run", []op{{at: 0, pods: pod(0, -90)}, {at: 5, boot: "b1", gen: 4},
+			{at: 7, boot: "b1", gen: 4}, {at: 9, pods: pod(0, -90)}}, failover.PeerAdoption{Adopted: true, At: at(5)}},
+		{"a new boot id ends the run; the new process counts from its report", []op{{at: 0, pods: pod(0, -90)},
+			{at: 5, boot: "b1", gen: 4}, {at: 12, boot: "b2", gen: 4}}, failover.PeerAdoption{Adopted: true, At: at(12)}},
+		{"a restart count that grew ends the run", []op{{at: 0, pods: pod(0, -90)}, {at: 5, boot: "b1", gen: 4},
+			{at: 10, pods: pod(1, -90)}}, failover.PeerAdoption{}},
+		{"a sidecar container started after the run began ends it", []op{{at: 5, boot: "b1", gen: 4},
+			{at: 10, pods: pod(0, 8)}}, failover.PeerAdoption{}},
+		{"a container started before the run leaves it", []op{{at: 5, boot: "b1", gen: 4},
+			{at: 10, pods: pod(0, 2)}}, failover.PeerAdoption{Adopted: true, At: at(5)}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			now := t0
+			reg := NewRegistry(func() time.Time { return now })
+			view := v1alpha1.ActiveSiteView{Namespace: key.Namespace, Group: key.Name, ActiveSite: "pdx", Generation: 4}
+			for _, o := range c.ops {
+				now = at(o.at)
+				if o.pods == nil {
+					reg.Serve(view, "fra", &failover.Report{Generation: o.gen, Boot: o.boot})
+					continue
+				}
+				reg.sawPods(key, "fra", o.pods)
+			}
+			got := reg.sidecar(key, "fra").peer("fra", 4, true)
+			if !got.Adopted {
+				got.At = time.Time{}
+			}
+			c.want.Site = "fra"
+			if got != c.want {
+				t.Fatalf("peer = %+v\nwant   %+v", got, c.want)
+			}
+		})
+	}
+}
+
+// TestPath1ThreeSites is issue 13's path 1 end to end at the evidence the
+// operator judges by: iad (A) was primary at generation 3; the operator
+// published 4 naming pdx (B); fra's (C) sidecar reported holding 4 at 5 s.
+// Then fra's sidecar container alone restarted (10 s) on an island with iad,
+// away from the operator and pdx. The new process may serve iad's old view
+// back and renew its lease, so iad's lease deadline must not pass while fra
+// has not reported again; once the new process reports 4, it counts from then.
+func TestPath1ThreeSites(t *testing.T) {
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	key := types.NamespacedName{Namespace: "shop", Name: "carts"}
+	now := t0
+	reg := NewRegistry(func() time.Time { return now })
+	view := v1alpha1.ActiveSiteView{Namespace: key.Namespace, Group: key.Name, ActiveSite: "pdx", Generation: 4}
+	pod := func(restarts int32, started float64) []podRef {
+		return []podRef{{UID: "fra-1", Created: at(-100), SidecarRestarts: restarts, SidecarStarted: at(started)}}
+	}
+	reg.sawPods(key, "fra", pod(0, -90))
+	now = at(5)
+	reg.Serve(view, "fra", &failover.Report{Generation: 4, Boot: "first"})
+	now = at(12)
+	reg.sawPods(key, "fra", pod(1, 10)) // the container restarted at 10 s
+	evidence := func(s float64) failover.Evidence {
+		return failover.Evidence{Site: "iad", Active: "pdx", Operator: reg.OperatorID(), Now: at(s), FailingSince: at(0),
+			LastContact: at(0), LeaseTimeout: 20 * time.Second, PeerCheckInterval: 5 * time.Second,
+			Peers: []failover.PeerAdoption{{Site: "pdx", Adopted: true, At: at(1)},
+				reg.sidecar(key, "fra").peer("fra", 4, true)}}
+	}
+	// Before the fix the deadline was 5 + 20 + 5 = 30 s, from the old process's report.
+	if ok, by := failover.ConfirmFence(evidence(600)); ok {
+		t.Fatalf("iad confirmed unable to write by %s while fra's new sidecar may renew its lease", by)
+	}
+	now = at(700)
+	reg.Serve(view, "fra", &failover.Report{Generation: 4, Boot: "second"})
+	if ok, _ := failover.ConfirmFence(evidence(725)); ok {
+		t.Fatal("confirmed before the new process's report + leaseTimeout + peerCheckInterval")
+	}
+	if ok, by := failover.ConfirmFence(evidence(725.01)); !ok || by != failover.ConfirmedByLease {
+		t.Fatalf("past the deadline counted from the new process: %v %q", ok, by)
+	}
+}

@@ -1,0 +1,42 @@
+package sidecar
+
+import (
+	"bytes"
+	"crypto/ed25519"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/protocol"
+)
+
+// Test keys, shared by the internal and external tests of this package:
+// TestSigner plays the operator; TestKeys is the ring the test sidecars
+// accept; OtherSigner is a key no test sidecar accepts.
+var (
+	TestSigner  = mustSigner(1)
+	OtherSigner = mustSigner(2)
+	TestKeys    = mustRing(TestSigner.Public())
+)
+
+func mustSigner(seed byte) *protocol.Signer {
+	s, err := protocol.NewSigner(ed25519.NewKeyFromSeed(bytes.Repeat([]byte{seed}, ed25519.SeedSize)))
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+func mustRing(pubs ...ed25519.PublicKey) *protocol.KeyRing {
+	r, err := protocol.NewKeyRing(pubs...)
+	if err != nil {
+		panic(err)
+	}
+	return r
+}
+
+// Sign is v signed by the test operator, as operator "test-op".
+func Sign(v v1alpha1.ActiveSiteView) v1alpha1.ActiveSiteView {
+	if v.Operator == "" {
+		v.Operator = "test-op"
+	}
+	return TestSigner.Sign(v)
+}
