@@ -19,7 +19,7 @@ func init() {
 const (
 	bigTable  = "playground_big"
 	bigRows   = 300000
-	bigPasses = 6
+	bigPasses = 10
 )
 
 func longRollbackFence(ctx context.Context, e *Env) Result {
@@ -27,9 +27,9 @@ func longRollbackFence(ctx context.Context, e *Env) Result {
 }
 
 // fenceDuringRollback fills a table of bigRows rows, waits until site-b has
-// it, cuts site-a off from the operator and site-b (clients still reach it),
-// and at once starts a transaction on site-a that updates the whole table
-// bigPasses times. Its lease runs out inside that transaction: the fence
+// it, starts a transaction on site-a that updates the whole table bigPasses
+// times, and cuts site-a off from the operator and site-b (clients still
+// reach it) three seconds later. Its lease runs out inside that transaction: the fence
 // waits on its locks, kills it, and waits on its rollback. The prober opens
 // a new application session for every probe. Once site-b takes writes, no
 // session may commit on site-a any more.
@@ -40,14 +40,20 @@ func fenceDuringRollback(ctx context.Context, g *Group, l *Load, r *Result) erro
 	if err := fillBig(ctx, big, addrs[a], addrs[b], r); err != nil {
 		return err
 	}
+	// The transaction starts a little before the cut, so that by the time
+	// the lease runs out it has a long rollback to do.
+	began := l.Mark("large-transaction")
+	txDone := make(chan string, 1)
+	go func() { txDone <- bigTransaction(ctx, big, addrs[a], began) }()
+	if err := sleepCtx(ctx, 3*time.Second); err != nil {
+		return err
+	}
 	cut := l.Mark("isolate")
 	for _, other := range []string{"operator", b} {
 		if err := g.e.C.Partition(ctx, a, other); err != nil {
 			return fmt.Errorf("partition %s %s: %w", a, other, err)
 		}
 	}
-	txDone := make(chan string, 1)
-	go func() { txDone <- bigTransaction(ctx, big, addrs[a], cut) }()
 	if err := g.WaitActive(ctx, b, 2, 3*time.Minute); err != nil {
 		return err
 	}
@@ -103,19 +109,19 @@ func fillBig(ctx context.Context, c *load.Client, primary, replica string, r *Re
 }
 
 // bigTransaction updates the whole table bigPasses times in one transaction
-// and rolls it back; it says how that ended, relative to the cut.
-func bigTransaction(ctx context.Context, c *load.Client, addr string, cut time.Time) string {
+// and rolls it back; it says how that ended, relative to its start.
+func bigTransaction(ctx context.Context, c *load.Client, addr string, began time.Time) string {
 	stmts := []string{"BEGIN"}
 	for range bigPasses {
 		stmts = append(stmts, "UPDATE "+bigTable+" SET v = v + 1")
 	}
 	stmts = append(stmts, "ROLLBACK")
 	err := c.Exec(ctx, addr, stmts...)
-	at := time.Since(cut).Seconds()
+	at := time.Since(began).Seconds()
 	if err != nil {
-		return fmt.Sprintf("ended %.1fs after the cut: %s", at, strings.TrimSpace(err.Error()))
+		return fmt.Sprintf("ended %.1fs after it began: %s", at, strings.TrimSpace(err.Error()))
 	}
-	return fmt.Sprintf("ran all %d passes and rolled back by itself %.1fs after the cut: the fence never stopped it", bigPasses, at)
+	return fmt.Sprintf("ran all %d passes and rolled back by itself %.1fs after it began: the fence never stopped it", bigPasses, at)
 }
 
 // judgeAfterPromotion fails every write the old primary acknowledged once
