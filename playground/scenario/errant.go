@@ -40,14 +40,19 @@ func errantFormer(ctx context.Context, g *Group, l *Load, r *Result) error {
 	if err := g.WaitActive(ctx, b, 2, 2*time.Minute); err != nil {
 		return err
 	}
-	mg, err := g.Wait(ctx, "lastFailover with transactionsLost", time.Minute, lossReported)
+	if _, err := l.WaitAck(ctx, b, false, cut, 30*time.Second); err != nil {
+		return err
+	}
+	mg, err := g.Get(ctx)
 	if err != nil {
 		return err
 	}
+	if mg.Status.LastFailover == nil {
+		return fmt.Errorf("no lastFailover after the failover to %s", b)
+	}
+	// Its loss is accounted once site-a can be read again: after the heal.
 	first := *mg.Status.LastFailover
-	lost := *first.TransactionsLost
-	r.Notef("first failover %s -> %s lost %d transactions (%s)", first.From, first.To, lost, first.LostGtidSet)
-	if lost == 0 {
+	if _, err := l.WaitAck(ctx, a, true, cut, 0); err != nil {
 		r.Failf("%s took no write after the cut: nothing errant to test", a)
 	}
 	if err := sleepCtx(ctx, time.Until(first.Time.Add(g.T.Cooldown+2*time.Second))); err != nil {
@@ -67,12 +72,12 @@ func errantFormer(ctx context.Context, g *Group, l *Load, r *Result) error {
 	}
 	seen := w.stop()
 	r.Notef("status after the kill: %s", history(seen, cut))
+	lost := g.checkLossKept(ctx, r, first)
 	if s, ok := firstActive(seen, a, 3); ok {
 		r.Broken++
 		r.Failf("%s was made active at generation %d, holding the %d transactions the first failover discarded "+
-			"(%s) and missing %s's since", a, s.Gen, lost, first.LostGtidSet, b)
+			"and missing %s's since", a, s.Gen, lost, b)
 	}
-	g.checkLossKept(ctx, r, first)
 	g.checkDivergent(ctx, r, a)
 	return g.finishAfterFailovers(ctx, l, r, lost)
 }
@@ -110,13 +115,14 @@ func (g *Group) finishAfterFailovers(ctx context.Context, l *Load, r *Result, lo
 	return nil
 }
 
-// checkLossKept checks that status still reports the first failover and its
-// loss: as lastFailover, or in a failover history when status has one.
-func (g *Group) checkLossKept(ctx context.Context, r *Result, first v1alpha1.FailoverRecord) {
+// checkLossKept checks that status still reports the first failover, with
+// its loss accounted: as lastFailover, or in a failover history when status
+// has one. It returns that loss (0 when it is not reported).
+func (g *Group) checkLossKept(ctx context.Context, r *Result, first v1alpha1.FailoverRecord) int64 {
 	out, err := g.e.C.Kubectl(ctx, "-n", g.NS, "get", "mysqlfailovergroup", g.Name, "-o", "json")
 	if err != nil {
 		r.Failf("read status: %v", err)
-		return
+		return 0
 	}
 	var raw struct {
 		Status struct {
@@ -126,27 +132,32 @@ func (g *Group) checkLossKept(ctx context.Context, r *Result, first v1alpha1.Fai
 	}
 	if err := json.Unmarshal(out, &raw); err != nil {
 		r.Failf("decode status: %v", err)
-		return
+		return 0
 	}
-	same := func(f v1alpha1.FailoverRecord) bool {
-		return f.From == first.From && f.To == first.To && f.TransactionsLost != nil &&
-			*f.TransactionsLost == *first.TransactionsLost && f.Time.Equal(&first.Time)
+	records := raw.Status.FailoverHistory
+	if raw.Status.LastFailover != nil {
+		records = append(records, *raw.Status.LastFailover)
 	}
-	if raw.Status.LastFailover != nil && same(*raw.Status.LastFailover) {
-		return
-	}
-	for _, f := range raw.Status.FailoverHistory {
-		if same(f) {
-			return
+	for _, f := range records {
+		if f.From != first.From || f.To != first.To || !f.Time.Equal(&first.Time) {
+			continue
 		}
+		if f.TransactionsLost == nil || *f.TransactionsLost == 0 {
+			r.Broken++
+			r.Failf("the first failover (%s -> %s) reports no loss, though %s took writes after it was cut off", f.From, f.To, f.From)
+			return 0
+		}
+		r.Notef("the first failover (%s -> %s) reports %d transactions lost (%s)", f.From, f.To, *f.TransactionsLost, f.LostGtidSet)
+		return *f.TransactionsLost
 	}
 	r.Broken++
 	now := "none"
 	if lf := raw.Status.LastFailover; lf != nil {
-		now = lf.From + " -> " + lf.To
+		now = fmt.Sprintf("%s -> %s at %s", lf.From, lf.To, lf.Time.UTC().Format(time.TimeOnly))
 	}
-	r.Failf("status no longer reports the first failover's loss (%s -> %s, %d transactions): lastFailover is now %s, "+
-		"and no failover history keeps it", first.From, first.To, *first.TransactionsLost, now)
+	r.Failf("status no longer reports the first failover (%s -> %s at %s) or its loss: lastFailover is now %s, "+
+		"and no failover history keeps it", first.From, first.To, first.Time.UTC().Format(time.TimeOnly), now)
+	return 0
 }
 
 // checkDivergent checks that status shows site divergent, or that a
