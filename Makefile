@@ -138,17 +138,18 @@ bench-planned:
 
 # Playground scenarios: the real operator, sidecars and MariaDB in the local
 # cluster, broken on purpose under a recorded load (playground/scenario). The
-# CI subset is 1 (primary killed), 3 (planned failover under load) and 5
-# (isolated primary); `make chaos` runs every scenario.
-PLAYGROUND_CI := Scenario(PrimaryKilled|PlannedUnderLoad|IsolatedPrimary)$$
+# CI subset is 1 (primary killed), 3 (planned failover under load), 5
+# (isolated primary), 13 (forged messages), 14 (frozen site) and 15 (errant
+# former primary); `make chaos` runs every scenario.
+PLAYGROUND_CI := Scenario(PrimaryKilled|PlannedUnderLoad|IsolatedPrimary|ForgedMessages|FrozenSite|ErrantFormerPrimary)$$
 .PHONY: test-playground chaos playground-bench
 test-playground: build
 	go vet -tags playground ./playground/...
-	$(GO_TEST) -tags playground -timeout 20m -run '$(PLAYGROUND_CI)' -v ./playground/scenario
+	$(GO_TEST) -tags playground -timeout 30m -run '$(PLAYGROUND_CI)' -v ./playground/scenario
 
 chaos: build
 	go vet -tags playground ./playground/...
-	$(GO_TEST) -tags playground -timeout 60m -run 'Scenario' -v ./playground/scenario
+	$(GO_TEST) -tags playground -timeout 90m -run 'Scenario' -v ./playground/scenario
 
 # Figures over BLOODRAVEN_BENCH_RUNS runs (at least 5) of each measured scenario:
 # emergency RTO with default settings, planned window and duration, stale and

@@ -187,3 +187,13 @@ func (c *Client) Hold(ctx context.Context, addr, stmt string) (release func(), e
 	}
 	return s.close, nil
 }
+
+// QueryInt opens a session to addr, reads one integer and closes it.
+func (c *Client) QueryInt(ctx context.Context, addr, q string) (int64, error) {
+	s, err := c.open(ctx, addr)
+	if err != nil {
+		return 0, err
+	}
+	defer s.close()
+	return s.queryInt(ctx, q)
+}

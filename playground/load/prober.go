@@ -9,7 +9,8 @@ import (
 
 // Prober tries a tiny write on every site directly, every Interval, as the
 // application account, and records which sites accepted it when. It keeps one
-// session per site and reconnects after any error.
+// session per site and reconnects after any error (or opens one per probe:
+// Fresh).
 type Prober struct {
 	Client *Client
 	IDs    *IDs
@@ -17,6 +18,10 @@ type Prober struct {
 	// asked again whenever a session has to be opened.
 	Sites    func() map[string]string
 	Interval time.Duration
+	// Fresh opens a new session for every probe and closes it after, like
+	// an application without a pool: a server that refuses new sessions, or
+	// kills them, cannot hide behind one that was opened before.
+	Fresh bool
 	// OnAttempt, when set, sees every probe as it ends (from many goroutines).
 	OnAttempt func(Attempt)
 }
@@ -88,9 +93,11 @@ func (p *Prober) probe(ctx context.Context, s *session, site string, a *Attempt)
 	err := s.exec(ectx, fmt.Sprintf("INSERT INTO %s (id, site) VALUES (%d, '%s')", ProbeTable, a.ID, site))
 	if err != nil {
 		a.Err = err.Error()
+	}
+	a.OK = err == nil
+	if err != nil || p.Fresh {
 		s.close()
 		return nil
 	}
-	a.OK = true
 	return s
 }

@@ -28,7 +28,7 @@ var measures = []measure{
 
 func benchRTO(ctx context.Context, e *Env) (map[string]float64, Result) {
 	r := Result{Name: "bench-emergency"}
-	g, l, err := setup(ctx, e, "bench-rto", Timings{}, "", LoadOptions{})
+	g, l, err := setup(ctx, e, "bench-rto", Plan{SpecDefaults: true})
 	defer func() { teardown(e, g, l) }()
 	if err != nil {
 		return nil, r.fail(err)
@@ -42,7 +42,7 @@ func benchRTO(ctx context.Context, e *Env) (map[string]float64, Result) {
 
 func benchPlanned(ctx context.Context, e *Env) (map[string]float64, Result) {
 	r := Result{Name: "bench-planned"}
-	g, l, err := setup(ctx, e, "bench-planned", TestTimings, "", LoadOptions{Primary: true})
+	g, l, err := setup(ctx, e, "bench-planned", Plan{Load: LoadOptions{Primary: true}})
 	defer func() { teardown(e, g, l) }()
 	if err != nil {
 		return nil, r.fail(err)

@@ -15,51 +15,15 @@ func init() {
 	register(Scenario{5, "isolated-primary", "the primary loses the operator and its peer: it fences itself, then the peer is promoted", isolatedPrimary})
 }
 
-// warmUp is how long the load runs before a scenario breaks anything.
-const warmUp = 3 * time.Second
-
-// setup makes a group in a fresh namespace and starts the load on it.
-func setup(ctx context.Context, e *Env, name string, t Timings, extra string, o LoadOptions) (*Group, *Load, error) {
-	g, err := e.NewGroup(ctx, name, t, extra)
-	if err != nil {
-		return nil, nil, err
-	}
-	l, err := g.StartLoad(ctx, o)
-	if err != nil {
-		return g, nil, err
-	}
-	if _, err := l.WaitAck(ctx, Sites[0], false, l.Started, 20*time.Second); err != nil {
-		return g, l, fmt.Errorf("load does not get through: %w", err)
-	}
-	return g, l, sleepCtx(ctx, warmUp)
-}
-
-// teardown stops a load that was not stopped and deletes the group.
-func teardown(e *Env, g *Group, l *Load) {
-	if l != nil {
-		l.cancel()
-		l.wg.Wait()
-	}
-	if g != nil {
-		if err := g.Delete(context.Background()); err != nil {
-			e.Logf("delete %s: %v", g.NS, err)
-		}
-	}
-}
-
 func primaryKilled(ctx context.Context, e *Env) Result {
-	r := Result{Name: "primary-killed"}
-	g, l, err := setup(ctx, e, r.Name, TestTimings, "", LoadOptions{})
-	defer func() { teardown(e, g, l) }()
-	if err != nil {
-		return r.fail(err)
-	}
-	rto, err := killPrimary(ctx, g, l, &r)
-	if err != nil {
-		return r.fail(err)
-	}
-	r.Figure("rto-s", rto.Seconds())
-	return r
+	return play(ctx, e, "primary-killed", Plan{}, func(ctx context.Context, g *Group, l *Load, r *Result) error {
+		rto, err := killPrimary(ctx, g, l, r)
+		if err != nil {
+			return err
+		}
+		r.Figure("rto-s", rto.Seconds())
+		return nil
+	})
 }
 
 // killPrimary kills site-a's mysqld, waits for the failover, the first

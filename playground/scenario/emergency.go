@@ -29,42 +29,40 @@ func (g *Group) inFlight(ctx context.Context, within time.Duration) (*v1alpha1.F
 }
 
 func operatorKilledMidFailover(ctx context.Context, e *Env) Result {
-	r := Result{Name: "operator-killed-mid-failover"}
-	g, l, err := setup(ctx, e, r.Name, TestTimings, "", LoadOptions{})
-	defer func() { teardown(e, g, l) }()
-	if err != nil {
-		return r.fail(err)
-	}
-	a, b := Sites[0], Sites[1]
+	return play(ctx, e, "operator-killed-mid-failover", Plan{}, killOperatorMidFailover)
+}
+
+func killOperatorMidFailover(ctx context.Context, g *Group, l *Load, r *Result) error {
+	e, a, b := g.e, Sites[0], Sites[1]
 	pod, _, err := g.Pod(ctx, a)
 	if err != nil {
-		return r.fail(err)
+		return err
 	}
 	// A frozen primary answers nobody: the failover waits in Fencing for
 	// the old primary's lease deadline, which leaves time to kill the operator.
 	l.Mark("freeze")
 	if err := e.C.Freeze(ctx, g.NS, pod, ""); err != nil {
-		return r.fail(fmt.Errorf("freeze %s: %w", a, err))
+		return fmt.Errorf("freeze %s: %w", a, err)
 	}
 	defer func() { _ = e.C.Thaw(context.Background(), g.NS, pod, "") }()
 	fo, err := g.inFlight(ctx, time.Minute)
 	if err != nil {
-		return r.fail(err)
+		return err
 	}
 	r.Notef("operator killed with the failover at step %q, generation %d", fo.Step, fo.Generation)
 	_, leading, err := restartOperator(ctx, e, l)
 	if err != nil {
-		return r.fail(err)
+		return err
 	}
 	if err := g.WaitActive(ctx, b, 2, 2*time.Minute); err != nil {
-		return r.fail(err)
+		return err
 	}
 	r.Notef("resumed failover done %.1fs after the new operator led", time.Since(leading).Seconds())
 	if err := g.WaitDNS(ctx, b, 30*time.Second); err != nil {
 		r.Failf("the resumed failover did not move DNS: %v; events: %s", err, g.events(ctx, "DNS"))
 	}
 	if _, err := l.WaitAck(ctx, b, false, time.Now(), 30*time.Second); err != nil {
-		return r.fail(err)
+		return err
 	}
 	h := r.stop(ctx, l)
 	l.Mark("thaw")
@@ -74,29 +72,24 @@ func operatorKilledMidFailover(ctx context.Context, e *Env) Result {
 	}
 	mg, err := g.Wait(ctx, "lastFailover with transactionsLost", time.Minute, lossReported)
 	if err != nil {
-		return r.fail(err)
+		return err
 	}
 	if mg.Status.TopologyGeneration != 2 {
 		r.Failf("generation %d after the resumed failover, want 2", mg.Status.TopologyGeneration)
 	}
 	r.judge(h, *mg.Status.LastFailover.TransactionsLost)
-	return r
+	return nil
 }
 
 func stalePrimary(ctx context.Context, e *Env) Result {
-	r := Result{Name: "stale-primary"}
-	g, l, err := setup(ctx, e, r.Name, TestTimings, "", LoadOptions{})
-	defer func() { teardown(e, g, l) }()
-	defer func() { _ = e.C.HealAll(context.Background()) }()
-	if err != nil {
-		return r.fail(err)
-	}
-	fence, err := staleFence(ctx, g, l, &r)
-	if err != nil {
-		return r.fail(err)
-	}
-	r.Figure("fence-s", fence.Seconds())
-	return r
+	return play(ctx, e, "stale-primary", Plan{}, func(ctx context.Context, g *Group, l *Load, r *Result) error {
+		fence, err := staleFence(ctx, g, l, r)
+		if err != nil {
+			return err
+		}
+		r.Figure("fence-s", fence.Seconds())
+		return nil
+	})
 }
 
 // staleFence cuts site-a off from the operator only. The operator fails
@@ -149,35 +142,33 @@ func staleFence(ctx context.Context, g *Group, l *Load, r *Result) (time.Duratio
 }
 
 func cooldown(ctx context.Context, e *Env) Result {
-	r := Result{Name: "cooldown"}
-	g, l, err := setup(ctx, e, r.Name, TestTimings, "", LoadOptions{})
-	defer func() { teardown(e, g, l) }()
-	if err != nil {
-		return r.fail(err)
-	}
-	a, b := Sites[0], Sites[1]
+	return play(ctx, e, "cooldown", Plan{}, lossInsideCooldown)
+}
+
+func lossInsideCooldown(ctx context.Context, g *Group, l *Load, r *Result) error {
+	e, a, b := g.e, Sites[0], Sites[1]
 	podA, _, err := g.Pod(ctx, a)
 	if err != nil {
-		return r.fail(err)
+		return err
 	}
 	l.Mark("kill-a")
 	if err := e.C.Kill(ctx, g.NS, podA, "mysqld"); err != nil {
-		return r.fail(err)
+		return err
 	}
 	if err := g.WaitActive(ctx, b, 2, 2*time.Minute); err != nil {
-		return r.fail(err)
+		return err
 	}
 	// site-a's mysqld comes back (fenced) and replicates from site-b.
 	if _, err := g.Wait(ctx, "site-a back as a replica", time.Minute, replicating(a)); err != nil {
-		return r.fail(err)
+		return err
 	}
 	podB, _, err := g.Pod(ctx, b)
 	if err != nil {
-		return r.fail(err)
+		return err
 	}
 	l.Mark("kill-b")
 	if err := e.C.Kill(ctx, g.NS, podB, "mysqld"); err != nil {
-		return r.fail(err)
+		return err
 	}
 	mg, err := g.Wait(ctx, "FailoverBlocked/Cooldown", 30*time.Second, func(mg *v1alpha1.MysqlFailoverGroup) error {
 		if c, ok := condition(mg, "FailoverBlocked"); ok && c.Status == "True" && c.Reason == "Cooldown" {
@@ -199,10 +190,10 @@ func cooldown(ctx context.Context, e *Env) Result {
 	}
 	mg, err = g.Wait(ctx, "lastFailover with transactionsLost", time.Minute, lossReported)
 	if err != nil {
-		return r.fail(err)
+		return err
 	}
 	r.finish(ctx, l, *mg.Status.LastFailover.TransactionsLost)
-	return r
+	return nil
 }
 
 // replicating says a site is a clean, replicating read-only site.

@@ -37,8 +37,9 @@ type Options struct {
 	StateDir string    // the cluster's state folder; a fresh one when empty
 }
 
-// Start brings up a two-site local cluster and installs the operator with the
-// Helm chart. A missing prerequisite is an error.
+// Start brings up a local cluster with a node for each of Sites and
+// ThirdSite (most groups use only the first two) and installs the operator
+// with the Helm chart. A missing prerequisite is an error.
 func Start(ctx context.Context, o Options) (*Env, error) {
 	if o.Log == nil {
 		o.Log = os.Stderr
@@ -52,7 +53,7 @@ func Start(ctx context.Context, o Options) (*Env, error) {
 	// A killed container comes back after 10 s, as with the real kubelet's
 	// first restart: longer than failure detection.
 	c, err := localcluster.Up(uctx, localcluster.Options{RepoRoot: root, StateDir: o.StateDir,
-		Sites: append(append([]string(nil), Sites...), controlSite), OperatorSelector: operatorSelector,
+		Sites: append(append([]string(nil), Sites...), ThirdSite, controlSite), OperatorSelector: operatorSelector,
 		BackoffInitial: 10 * time.Second, BackoffMax: 10 * time.Second, Progress: o.Log})
 	if err != nil {
 		return nil, fmt.Errorf("localcluster up: %w", err)

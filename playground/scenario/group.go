@@ -35,8 +35,13 @@ var TestTimings = Timings{PollInterval: time.Second, FailureThreshold: 2, LeaseT
 var DefaultTimings = Timings{PollInterval: 2 * time.Second, FailureThreshold: 3, LeaseTimeout: 20 * time.Second,
 	PeerCheckInterval: 5 * time.Second, Cooldown: 5 * time.Minute}
 
-// Sites of every scenario's group; the first is the initial primary.
+// Sites of a scenario's group unless its Plan names others; the first is
+// the initial primary.
 var Sites = []string{"site-a", "site-b"}
+
+// ThirdSite is the local cluster's third site node, for the scenarios whose
+// group has three sites (Sites plus ThirdSite).
+const ThirdSite = "site-c"
 
 const groupName = "orders"
 
@@ -47,6 +52,8 @@ type Group struct {
 	Name     string
 	Hostname string
 	T        Timings
+	// Sites are the group's sites in spec order; the first is the initial primary.
+	Sites []string
 
 	mu      sync.Mutex
 	addrs   map[string]string
@@ -64,9 +71,9 @@ func spec(t Timings, defaults bool) string {
 		t.PollInterval, t.FailureThreshold, t.Cooldown, t.LeaseTimeout, t.PeerCheckInterval)
 }
 
-// NewGroup creates a group in a fresh namespace named after the scenario
-// and waits until it is settled on the first site: Ready at generation 1,
-// the other site replicating, DNS pointing there. With t zero the spec's
+// NewGroup creates a group on sites (Sites when nil) in a fresh namespace
+// named after the scenario and waits until it is settled on the first site:
+// Ready at generation 1, the other sites replicating, DNS pointing there. With t zero the spec's
 // defaults apply (and t reads DefaultTimings). extra is appended to the spec.
 //
 // A new group must not fail over while it boots: the operator does not fail
@@ -74,22 +81,25 @@ func spec(t Timings, defaults bool) string {
 // up. Should it all the same, that is not what a scenario tests, so the
 // group is then made again in another namespace (at most three tries), and
 // each such bootstrap failover is reported through Env.BootstrapFailovers.
-func (e *Env) NewGroup(ctx context.Context, name string, t Timings, extra string) (*Group, error) {
+func (e *Env) NewGroup(ctx context.Context, name string, sites []string, t Timings, extra string) (*Group, error) {
 	defaults := t == (Timings{})
 	if defaults {
 		t = DefaultTimings
 	}
+	if sites == nil {
+		sites = Sites
+	}
 	var err error
 	for range 3 {
-		g := &Group{e: e, NS: namespace(name), Name: groupName, T: t}
+		g := &Group{e: e, NS: namespace(name), Name: groupName, T: t, Sites: sites}
 		g.Hostname = g.NS + ".bloodraven.test"
-		ig := install.Group{Namespace: g.NS, Name: g.Name, Sites: Sites, Hostname: g.Hostname, Spec: spec(t, defaults) + extra}
+		ig := install.Group{Namespace: g.NS, Name: g.Name, Sites: sites, Hostname: g.Hostname, Spec: spec(t, defaults) + extra}
 		if err = install.Create(ctx, e.C, ig); err != nil {
 			return nil, err
 		}
 		start := time.Now()
 		if err = g.settle(ctx); err == nil {
-			e.Logf("group %s/%s settled on %s in %.1fs", g.NS, g.Name, Sites[0], time.Since(start).Seconds())
+			e.Logf("group %s/%s settled on %s in %.1fs", g.NS, g.Name, sites[0], time.Since(start).Seconds())
 			return g, nil
 		}
 		_ = g.Delete(ctx)
@@ -105,22 +115,27 @@ func (e *Env) NewGroup(ctx context.Context, name string, t Timings, extra string
 var errBootstrapFailover = errors.New("failed over while booting")
 
 // settle waits for the group to be healthy on its first site, with the
-// second replicating and DNS there, and to stay so for a few polls.
+// others replicating and DNS there, and to stay so for a few polls.
 func (g *Group) settle(ctx context.Context) error {
-	_, err := g.Wait(ctx, "group settled on "+Sites[0], 150*time.Second, func(mg *v1alpha1.MysqlFailoverGroup) error {
+	_, err := g.Wait(ctx, "group settled on "+g.Sites[0], 150*time.Second, func(mg *v1alpha1.MysqlFailoverGroup) error {
 		if st := mg.Status; st.TopologyGeneration > 1 {
 			return fmt.Errorf("%w: active %s generation %d", errBootstrapFailover, st.ActiveSite, st.TopologyGeneration)
 		}
-		if err := install.Ready(mg, Sites[0], 1); err != nil {
+		if err := install.Ready(mg, g.Sites[0], 1); err != nil {
 			return err
 		}
-		return replicating(Sites[1])(mg)
+		for _, s := range g.Sites[1:] {
+			if err := replicating(s)(mg); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if errors.Is(err, errBootstrapFailover) {
 		return err
 	}
 	if err == nil {
-		err = g.WaitDNS(ctx, Sites[0], 30*time.Second)
+		err = g.WaitDNS(ctx, g.Sites[0], 30*time.Second)
 	}
 	if err == nil {
 		_ = sleepCtx(ctx, time.Duration(g.T.FailureThreshold+1)*g.T.PollInterval)
@@ -248,7 +263,7 @@ func (g *Group) SiteAddrs() map[string]string {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	next := map[string]string{}
-	for _, s := range Sites {
+	for _, s := range g.Sites {
 		next[s] = g.addrs[s] // keep the last known address when the list fails
 		if _, ip, err := g.Pod(ctx, s); err == nil {
 			next[s] = net.JoinHostPort(ip, strconv.Itoa(routing.MySQLPort))

@@ -9,19 +9,14 @@ import (
 )
 
 func isolatedPrimary(ctx context.Context, e *Env) Result {
-	r := Result{Name: "isolated-primary"}
-	g, l, err := setup(ctx, e, r.Name, TestTimings, "", LoadOptions{})
-	defer func() { teardown(e, g, l) }()
-	defer func() { _ = e.C.HealAll(context.Background()) }()
-	if err != nil {
-		return r.fail(err)
-	}
-	fence, err := isolate(ctx, g, l, &r)
-	if err != nil {
-		return r.fail(err)
-	}
-	r.Figure("fence-s", fence.Seconds())
-	return r
+	return play(ctx, e, "isolated-primary", Plan{}, func(ctx context.Context, g *Group, l *Load, r *Result) error {
+		fence, err := isolate(ctx, g, l, r)
+		if err != nil {
+			return err
+		}
+		r.Figure("fence-s", fence.Seconds())
+		return nil
+	})
 }
 
 // isolate cuts site-a off from the operator and from site-b (clients still

@@ -17,62 +17,60 @@ func init() {
 }
 
 func laggingReplicaLoss(ctx context.Context, e *Env) Result {
-	r := Result{Name: "lagging-replica-loss"}
-	g, l, err := setup(ctx, e, r.Name, TestTimings, "", LoadOptions{})
-	defer func() { teardown(e, g, l) }()
-	defer func() { _ = e.C.HealAll(context.Background()) }()
-	if err != nil {
-		return r.fail(err)
-	}
+	return play(ctx, e, "lagging-replica-loss", Plan{}, laggingReplicaLossBody)
+}
+
+func laggingReplicaLossBody(ctx context.Context, g *Group, l *Load, r *Result) error {
+	e := g.e
 	a, b := Sites[0], Sites[1]
 	admin, err := g.admin(ctx)
 	if err != nil {
-		return r.fail(err)
+		return err
 	}
 	// A global read lock on site-b holds its SQL thread: events pile up in
 	// the relay log (received, not applied).
 	release, err := admin.Hold(ctx, g.SiteAddrs()[b], "FLUSH TABLES WITH READ LOCK")
 	if err != nil {
-		return r.fail(fmt.Errorf("lock %s: %w", b, err))
+		return fmt.Errorf("lock %s: %w", b, err)
 	}
 	defer func() { release() }()
 	l.Mark("relay-lag")
 	if err := sleepCtx(ctx, 3*time.Second); err != nil {
-		return r.fail(err)
+		return err
 	}
 	// Then site-b stops receiving: what site-a commits from now on is lost.
 	cut := l.Mark("cut-feed")
 	if err := e.C.Partition(ctx, a, b); err != nil {
-		return r.fail(err)
+		return err
 	}
 	if err := sleepCtx(ctx, time.Second); err != nil {
-		return r.fail(err)
+		return err
 	}
 	podA, _, err := g.Pod(ctx, a)
 	if err != nil {
-		return r.fail(err)
+		return err
 	}
 	l.Mark("kill")
 	if err := e.C.Kill(ctx, g.NS, podA, "mysqld"); err != nil {
-		return r.fail(err)
+		return err
 	}
 	// The failover waits on the relay drain; let it wait a little, then unlock.
 	if _, err := g.inFlight(ctx, time.Minute); err != nil {
-		return r.fail(err)
+		return err
 	}
 	if err := sleepCtx(ctx, 2*time.Second); err != nil {
-		return r.fail(err)
+		return err
 	}
 	unlock := l.Mark("unlock")
 	release()
 	release = func() {}
-	r = lagOutcome(ctx, g, l, &r, cut)
+	*r = lagOutcome(ctx, g, l, r, cut)
 	// The promotion waited for the relay log: site-b took no write before
 	// its SQL thread could apply what it had received.
 	if first, ok := firstAckOn(&l.hist, b, cut); ok && first.End.Before(unlock) {
 		r.Failf("%s acknowledged id %d before the relay log could drain", b, first.ID)
 	}
-	return r
+	return nil
 }
 
 // lagOutcome waits for the promotion and the loss report, and checks that
@@ -137,34 +135,32 @@ func unacknowledgedOn(h *load.History, site string, t time.Time) int {
 }
 
 func plannedLagTimeout(ctx context.Context, e *Env) Result {
-	r := Result{Name: "planned-lag-timeout"}
-	g, l, err := setup(ctx, e, r.Name, TestTimings, "", LoadOptions{})
-	defer func() { teardown(e, g, l) }()
-	if err != nil {
-		return r.fail(err)
-	}
+	return play(ctx, e, "planned-lag-timeout", Plan{}, plannedLagTimeoutBody)
+}
+
+func plannedLagTimeoutBody(ctx context.Context, g *Group, l *Load, r *Result) error {
 	a, b := Sites[0], Sites[1]
 	admin, err := g.admin(ctx)
 	if err != nil {
-		return r.fail(err)
+		return err
 	}
 	// A global read lock on site-b holds its SQL thread (which keeps
 	// running, so the operator leaves it be): site-b falls behind.
 	release, err := admin.Hold(ctx, g.SiteAddrs()[b], "FLUSH TABLES WITH READ LOCK")
 	if err != nil {
-		return r.fail(fmt.Errorf("lock %s: %w", b, err))
+		return fmt.Errorf("lock %s: %w", b, err)
 	}
 	defer func() { release() }()
 	if err := sleepCtx(ctx, time.Second); err != nil {
-		return r.fail(err)
+		return err
 	}
 	asked := l.Mark("annotate")
 	if err := g.annotate(ctx, b+":maxLagWait=3s"); err != nil {
-		return r.fail(err)
+		return err
 	}
 	p, err := g.waitPlanned(ctx, time.Minute)
 	if err != nil {
-		return r.fail(err)
+		return err
 	}
 	if p.Phase != v1alpha1.PhaseFailed || p.Reason != "LagTimeout" {
 		r.Failf("planned failover %s/%s (%s), want Failed/LagTimeout", p.Phase, p.Reason, p.Message)
@@ -185,35 +181,33 @@ func plannedLagTimeout(ctx context.Context, e *Env) Result {
 		}
 	}
 	r.Notef("rolled back after %.1fs; longest unavailability %s", time.Since(asked).Seconds(), rep.MaxWindow.Round(time.Millisecond))
-	return r
+	return nil
 }
 
 func dnsFollow(ctx context.Context, e *Env) Result {
-	r := Result{Name: "dns-follow"}
-	g, l, err := setup(ctx, e, r.Name, TestTimings, "", LoadOptions{})
-	defer func() { teardown(e, g, l) }()
-	if err != nil {
-		return r.fail(err)
-	}
+	return play(ctx, e, "dns-follow", Plan{}, dnsFollowBody)
+}
+
+func dnsFollowBody(ctx context.Context, g *Group, l *Load, r *Result) error {
 	a, b := Sites[0], Sites[1]
 	svcA, errA := g.ClusterIP(ctx, g.Name+"-"+a)
 	svcB, errB := g.ClusterIP(ctx, g.Name+"-"+b)
 	if errA != nil || errB != nil {
-		return r.fail(fmt.Errorf("site services: %v %v", errA, errB))
+		return fmt.Errorf("site services: %v %v", errA, errB)
 	}
 	asked := l.Mark("annotate")
 	if err := g.annotate(ctx, b); err != nil {
-		return r.fail(err)
+		return err
 	}
 	if err := g.WaitDNS(ctx, b, 30*time.Second); err != nil {
-		return r.fail(err)
+		return err
 	}
 	flipped := l.Mark("dns-flipped")
 	if _, err := l.WaitAck(ctx, b, false, flipped, 10*time.Second); err != nil {
-		return r.fail(err)
+		return err
 	}
 	if err := sleepCtx(ctx, 2*time.Second); err != nil {
-		return r.fail(err)
+		return err
 	}
 	r.finish(ctx, l, -1)
 	var before, after int
@@ -235,5 +229,5 @@ func dnsFollow(ctx context.Context, e *Env) Result {
 	r.Figure("follow-s", first.End.Sub(asked).Seconds())
 	r.Notef("first write through the name on %s %.2fs after the request, %.2fs after dig saw the flip",
 		b, first.End.Sub(asked).Seconds(), first.End.Sub(flipped).Seconds())
-	return r
+	return nil
 }

@@ -10,16 +10,14 @@ import (
 )
 
 func plannedUnderLoad(ctx context.Context, e *Env) Result {
-	r := Result{Name: "planned-under-load"}
-	g, l, err := setup(ctx, e, r.Name, TestTimings, "", LoadOptions{})
-	defer func() { teardown(e, g, l) }()
-	if err != nil {
-		return r.fail(err)
+	return play(ctx, e, "planned-under-load", Plan{}, plannedUnderLoadBody)
+}
+
+func plannedUnderLoadBody(ctx context.Context, g *Group, l *Load, r *Result) error {
+	if err := plannedSwitch(ctx, g, l, r); err != nil {
+		return err
 	}
-	if err := plannedSwitch(ctx, g, l, &r); err != nil {
-		return r.fail(err)
-	}
-	return r
+	return nil
 }
 
 // annotate asks for a planned failover.

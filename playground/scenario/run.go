@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"sort"
 	"strconv"
 	"sync"
 	"time"
@@ -22,12 +23,15 @@ type LoadOptions struct {
 	Primary bool
 	// Writers is the number of writers (2 when zero).
 	Writers int
+	// FreshProbes has the prober open a new session for every probe.
+	FreshProbes bool
 }
 
 // Load is a running load: writers and the prober.
 type Load struct {
 	g      *Group
 	ids    *load.IDs
+	acct   load.Account
 	client *load.Client
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -111,7 +115,7 @@ func (g *Group) Account(ctx context.Context) (load.Account, error) {
 // client returns a load client with the given per-call timeout.
 func (g *Group) client(acct load.Account, timeout time.Duration) *load.Client {
 	sites := map[uint32]string{}
-	for _, s := range Sites {
+	for _, s := range g.Sites {
 		sites[routing.ServerID(s)] = s
 	}
 	return &load.Client{Dial: g.e.C.Dial, Account: acct, ServerSites: sites, Timeout: timeout}
@@ -137,7 +141,7 @@ func (g *Group) StartLoad(ctx context.Context, o LoadOptions) (*Load, error) {
 		}
 		target = load.Fixed(net.JoinHostPort(ip, strconv.Itoa(routing.MySQLPort)))
 	}
-	l := &Load{g: g, ids: load.NewIDs(), client: g.client(acct, time.Second),
+	l := &Load{g: g, ids: load.NewIDs(), acct: acct, client: g.client(acct, time.Second),
 		lastAck: map[string]load.Attempt{}, lastProbe: map[string]load.Attempt{}}
 	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -150,11 +154,11 @@ func (g *Group) StartLoad(ctx context.Context, o LoadOptions) (*Load, error) {
 	w := &load.Writers{Client: l.client, Target: target, IDs: l.ids, N: o.Writers, Pause: 20 * time.Millisecond,
 		OnAttempt: l.seen}
 	p := &load.Prober{Client: g.client(acct, 500*time.Millisecond), IDs: l.ids, Sites: g.SiteAddrs,
-		Interval: 100 * time.Millisecond, OnAttempt: l.seen}
+		Interval: 100 * time.Millisecond, Fresh: o.FreshProbes, OnAttempt: l.seen}
 	rctx, rcancel := context.WithCancel(context.WithoutCancel(ctx))
 	l.cancel, l.Started = rcancel, time.Now()
-	l.wg.Go(func() { a := w.Run(rctx); l.mu.Lock(); l.hist.Attempts = a; l.mu.Unlock() })
-	l.wg.Go(func() { p := p.Run(rctx); l.mu.Lock(); l.hist.Probes = p; l.mu.Unlock() })
+	l.wg.Go(func() { a := w.Run(rctx); l.mu.Lock(); l.hist.Attempts = append(l.hist.Attempts, a...); l.mu.Unlock() })
+	l.wg.Go(func() { p := p.Run(rctx); l.mu.Lock(); l.hist.Probes = append(l.hist.Probes, p...); l.mu.Unlock() })
 	g.e.Logf("load: %d writers through %s, prober on every site", o.Writers, target)
 	return l, nil
 }
@@ -169,10 +173,26 @@ func (l *Load) Mark(name string) time.Time {
 	return now
 }
 
+// AddProbes records direct writes that a scenario made on its own (a
+// pool's burst, say) with the prober's, as they count alike: evidence of
+// which site accepted writes when, and ids to find in the final read.
+func (l *Load) AddProbes(as []load.Attempt) {
+	for _, a := range as {
+		l.seen(a)
+	}
+	l.mu.Lock()
+	l.hist.Probes = append(l.hist.Probes, as...)
+	l.mu.Unlock()
+}
+
 // Stop ends the load and reads every id back from the active site.
 func (l *Load) Stop(ctx context.Context) (*load.History, error) {
 	l.cancel()
 	l.wg.Wait()
+	byStart := func(as []load.Attempt) func(i, j int) bool {
+		return func(i, j int) bool { return as[i].Start.Before(as[j].Start) }
+	}
+	sort.SliceStable(l.hist.Probes, byStart(l.hist.Probes))
 	mg, err := l.g.Get(ctx)
 	if err != nil {
 		return &l.hist, err

@@ -71,3 +71,8 @@ func TestScenarioCooldown(t *testing.T)                  { run(t, "cooldown") }
 func TestScenarioLaggingReplicaLoss(t *testing.T)        { run(t, "lagging-replica-loss") }
 func TestScenarioPlannedLagTimeout(t *testing.T)         { run(t, "planned-lag-timeout") }
 func TestScenarioDNSFollow(t *testing.T)                 { run(t, "dns-follow") }
+func TestScenarioForgedMessages(t *testing.T)            { run(t, "forged-messages") }
+func TestScenarioFrozenSite(t *testing.T)                { run(t, "frozen-site") }
+func TestScenarioErrantFormerPrimary(t *testing.T)       { run(t, "errant-former-primary") }
+func TestScenarioSidecarRestartIsland(t *testing.T)      { run(t, "sidecar-restart-island") }
+func TestScenarioLongRollbackFence(t *testing.T)         { run(t, "long-rollback-fence") }

@@ -42,22 +42,20 @@ func refusedOn(h *load.History, site string, from, to time.Time) (n int, first l
 }
 
 func operatorRestart(ctx context.Context, e *Env) Result {
-	r := Result{Name: "operator-restart"}
-	g, l, err := setup(ctx, e, r.Name, TestTimings, "", LoadOptions{})
-	defer func() { teardown(e, g, l) }()
+	return play(ctx, e, "operator-restart", Plan{}, operatorRestartBody)
+}
+
+func operatorRestartBody(ctx context.Context, g *Group, l *Load, r *Result) error {
+	kill, back, err := restartOperator(ctx, g.e, l)
 	if err != nil {
-		return r.fail(err)
-	}
-	kill, back, err := restartOperator(ctx, e, l)
-	if err != nil {
-		return r.fail(err)
+		return err
 	}
 	r.Notef("operator leading again %.1fs after the kill", back.Sub(kill).Seconds())
 	// Past the operator's absence, for longer than leaseTimeout.
 	if err := sleepCtx(ctx, g.T.LeaseTimeout); err != nil {
-		return r.fail(err)
+		return err
 	}
-	noFailover(ctx, g, &r)
+	noFailover(ctx, g, r)
 	end := l.Mark("end")
 	rep := r.finish(ctx, l, -1)
 	if n, p := refusedOn(&l.hist, Sites[0], kill, end); n > 0 {
@@ -66,7 +64,7 @@ func operatorRestart(ctx context.Context, e *Env) Result {
 	if rep.MaxWindow > time.Second {
 		r.Failf("writes unavailable for %s while the operator was away", rep.MaxWindow)
 	}
-	return r
+	return nil
 }
 
 // restartOperator kills the operator's container and waits until a new
@@ -106,28 +104,26 @@ func (e *Env) leaseHolder(ctx context.Context) (string, error) {
 }
 
 func replicaPartitioned(ctx context.Context, e *Env) Result {
-	r := Result{Name: "replica-partitioned"}
-	g, l, err := setup(ctx, e, r.Name, TestTimings, "", LoadOptions{})
-	defer func() { teardown(e, g, l) }()
-	defer func() { _ = e.C.HealAll(context.Background()) }()
-	if err != nil {
-		return r.fail(err)
-	}
+	return play(ctx, e, "replica-partitioned", Plan{}, replicaPartitionedBody)
+}
+
+func replicaPartitionedBody(ctx context.Context, g *Group, l *Load, r *Result) error {
+	e := g.e
 	b := Sites[1]
 	cut := l.Mark("cut-replica")
 	for _, other := range []string{"operator", Sites[0]} {
 		if err := e.C.Partition(ctx, b, other); err != nil {
-			return r.fail(fmt.Errorf("partition %s %s: %w", b, other, err))
+			return fmt.Errorf("partition %s %s: %w", b, other, err)
 		}
 	}
 	// Well past detection and the replica's own lease.
 	if err := sleepCtx(ctx, 2*g.T.LeaseTimeout); err != nil {
-		return r.fail(err)
+		return err
 	}
-	noFailover(ctx, g, &r)
+	noFailover(ctx, g, r)
 	l.Mark("heal")
 	if err := e.C.HealAll(ctx); err != nil {
-		return r.fail(err)
+		return err
 	}
 	if err := g.WaitActive(ctx, Sites[0], 1, time.Minute); err != nil {
 		r.Failf("not healthy again after the heal: %v", err)
@@ -140,32 +136,31 @@ func replicaPartitioned(ctx context.Context, e *Env) Result {
 	if rep.MaxWindow > time.Second {
 		r.Failf("writes unavailable for %s while the replica was cut off", rep.MaxWindow)
 	}
-	return r
+	return nil
 }
 
 func sidecarCrash(ctx context.Context, e *Env) Result {
-	r := Result{Name: "sidecar-crash"}
-	g, l, err := setup(ctx, e, r.Name, TestTimings, "", LoadOptions{})
-	defer func() { teardown(e, g, l) }()
-	if err != nil {
-		return r.fail(err)
-	}
+	return play(ctx, e, "sidecar-crash", Plan{}, sidecarCrashBody)
+}
+
+func sidecarCrashBody(ctx context.Context, g *Group, l *Load, r *Result) error {
+	e := g.e
 	pod, _, err := g.Pod(ctx, Sites[0])
 	if err != nil {
-		return r.fail(err)
+		return err
 	}
 	kill := l.Mark("sidecar-kill")
 	if err := e.C.Kill(ctx, g.NS, pod, "sidecar"); err != nil {
-		return r.fail(fmt.Errorf("kill sidecar: %w", err))
+		return fmt.Errorf("kill sidecar: %w", err)
 	}
 	// The kubelet restarts it after 10 s; give it time to boot and settle.
 	if err := sleepCtx(ctx, 10*time.Second+3*g.T.PeerCheckInterval); err != nil {
-		return r.fail(err)
+		return err
 	}
 	if err := g.WaitActive(ctx, Sites[0], 1, time.Minute); err != nil {
 		r.Failf("not healthy on %s after the sidecar came back: %v", Sites[0], err)
 	}
-	noFailover(ctx, g, &r)
+	noFailover(ctx, g, r)
 	if _, err := l.WaitAck(ctx, Sites[0], false, time.Now(), 20*time.Second); err != nil {
 		r.Failf("writes do not resume on %s: %v", Sites[0], err)
 	}
@@ -179,5 +174,5 @@ func sidecarCrash(ctx context.Context, e *Env) Result {
 	if bound := 2*g.T.PeerCheckInterval + time.Duration(g.T.FailureThreshold+2)*g.T.PollInterval; rep.MaxWindow > bound {
 		r.Failf("writes unavailable for %s after the sidecar crash, more than %s", rep.MaxWindow, bound)
 	}
-	return r
+	return nil
 }
