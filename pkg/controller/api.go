@@ -90,7 +90,7 @@ func (a *API) activeSite(w http.ResponseWriter, req *http.Request) {
 		// still records an authenticated report: the generation it holds
 		// guards the bootstrap (authority_hold.go). It serves nothing.
 		if errors.Is(err, ErrNotPublished) && ar.report != nil && hasSite(sites, ar.site) &&
-			a.checkReport(w, req, ar, sites) {
+			a.evidence(req) && a.checkReport(w, req, ar, sites) {
 			a.Registry.noteReport(ar.group, ar.site, *ar.report)
 		}
 		writeError(w, err)
@@ -103,6 +103,12 @@ func (a *API) activeSite(w http.ResponseWriter, req *http.Request) {
 	if ar.site != "" && !a.checkReport(w, req, ar, sites) {
 		return
 	}
+	if !a.evidence(req) {
+		// A report over plain HTTP, accepted in the upgrade window, renews
+		// the old sidecar but is never fence evidence: nothing proves it
+		// came from the site it names.
+		ar.report = nil
+	}
 	signer := a.Registry.Signer()
 	if signer == nil {
 		writeError(w, ErrNoSigningKey)
@@ -113,6 +119,11 @@ func (a *API) activeSite(w http.ResponseWriter, req *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	_ = json.NewEncoder(w).Encode(view)
 }
+
+// evidence reports whether a report on req may count as fence evidence:
+// only one that proved its site with a client certificate, or any when
+// this API checks no identities (tests without a CA).
+func (a *API) evidence(req *http.Request) bool { return a.Auth == nil || req.TLS != nil }
 
 // checkReport checks that a request naming a site comes from that site
 // (auth.go); on refusal it answers and returns false.

@@ -260,3 +260,25 @@ func (r *countingRecorder) Eventf(_ runtime.Object, _ runtime.Object, _, reason,
 	r.n++
 	r.reason = reason
 }
+
+// TestPlainReportIsNeverEvidence: in the upgrade window a report over
+// plain HTTP is answered (an old sidecar keeps its lease), but nothing in
+// it counts: a forger on the plain port who copies the operator's id and
+// a fresh observedAt into fenced=true confirms no fence and marks no
+// adoption (review of issue 12: two writers otherwise).
+func TestPlainReportIsNeverEvidence(t *testing.T) {
+	b := newAuthBed(t, v1alpha1.MysqlFailoverGroupStatus{})
+	q := "?namespace=shop&group=carts&site=a&generation=7&fenced=true&mysqld=up&viewOperator=" +
+		b.reg.OperatorID() + "&viewObservedAt=" + time.Now().UTC().Format(time.RFC3339Nano)
+	resp, err := http.Get(b.plain.URL + v1alpha1.PathActiveSite + q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("plain report in the window answered %d, want 200 (the old sidecar keeps its view)", resp.StatusCode)
+	}
+	if sv := b.reg.sidecar(carts, "a"); sv.report != nil || sv.held {
+		t.Fatalf("a plain report became evidence: report %+v, held %v", sv.report, sv.held)
+	}
+}

@@ -3,6 +3,7 @@ package routing
 import (
 	"slices"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -11,7 +12,8 @@ import (
 // certificate Secret read-only into mysqld where my.cnf points, and the
 // sidecar watches it for rotation; without it, my.cnf names no TLS file.
 func TestSitePodMountsItsCertificate(t *testing.T) {
-	r, _, _ := tlsRouter(t, nil)
+	now := time.Now()
+	r, _, _ := tlsRouter(t, &now)
 	g := tlsGroup()
 	for _, s := range g.Spec.Sites {
 		spec := r.renderDeployment(g, s).Spec.Template.Spec

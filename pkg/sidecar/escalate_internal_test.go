@@ -81,7 +81,7 @@ func TestFenceEscalation(t *testing.T) {
 			srv := httptest.NewServer(op)
 			defer srv.Close()
 			r, err := NewRunner(Config{Settings: Settings{Namespace: "shop", Group: "orders", Site: "iad",
-				LeaseTimeout: lease, PeerCheckInterval: interval}, OperatorURL: srv.URL,
+				LeaseTimeout: lease, PeerCheckInterval: interval, Keys: TestKeys}, OperatorURL: srv.URL,
 				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, db, time.Now())
 			if err != nil {
 				t.Fatal(err)

@@ -202,7 +202,7 @@ func TestRunnerReportsMySQLDown(t *testing.T) {
 	refused := l.Addr().String()
 	_ = l.Close()
 	r, err := sidecar.NewRunner(sidecar.Config{Settings: sidecar.Settings{Namespace: "shop", Group: "orders", Site: "iad",
-		LeaseTimeout: time.Second, PeerCheckInterval: 100 * time.Millisecond}, OperatorURL: opSrv.URL,
+		LeaseTimeout: time.Second, PeerCheckInterval: 100 * time.Millisecond, Keys: sidecar.TestKeys}, OperatorURL: opSrv.URL,
 		Process: sidecar.Process{PIDFile: t.TempDir() + "/mysqld.pid", TCPAddr: refused}, Logger: quietLogger()},
 		&fakeDB{down: true}, time.Now())
 	if err != nil {

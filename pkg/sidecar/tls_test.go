@@ -56,15 +56,15 @@ func serve(t *testing.T, src pki.Source, h http.Handler) string {
 // viewServer answers every GET with a view of orders naming active at gen.
 func viewServer(active string, gen int64) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		_ = json.NewEncoder(w).Encode(v1alpha1.ActiveSiteView{Namespace: "shop", Group: "orders", ActiveSite: active,
-			Generation: gen, ObservedAt: time.Now()})
+		_ = json.NewEncoder(w).Encode(sidecar.Sign(v1alpha1.ActiveSiteView{Namespace: "shop", Group: "orders", ActiveSite: active,
+			Generation: gen, ObservedAt: time.Now()}))
 	})
 }
 
 func tlsRunner(t *testing.T, src pki.Source, db sidecar.MySQL, operatorURL string, peers ...sidecar.Peer) *sidecar.Runner {
 	t.Helper()
 	r, err := sidecar.NewRunner(sidecar.Config{Settings: sidecar.Settings{Namespace: "shop", Group: "orders", Site: "iad",
-		LeaseTimeout: time.Second, PeerCheckInterval: 200 * time.Millisecond}, OperatorURL: operatorURL, Peers: peers,
+		LeaseTimeout: time.Second, PeerCheckInterval: 200 * time.Millisecond, Keys: sidecar.TestKeys}, OperatorURL: operatorURL, Peers: peers,
 		Logger: quietLogger(), TLS: src}, db, time.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -148,7 +148,7 @@ func TestTLSConfigRefusesPlainURLs(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := sidecar.NewRunner(sidecar.Config{Settings: sidecar.Settings{Namespace: "shop", Group: "orders",
-				Site: "iad", LeaseTimeout: time.Second, PeerCheckInterval: 200 * time.Millisecond},
+				Site: "iad", LeaseTimeout: time.Second, PeerCheckInterval: 200 * time.Millisecond, Keys: sidecar.TestKeys},
 				OperatorURL: c.op, Peers: c.peers, TLS: self}, &fakeDB{}, time.Now())
 			if err == nil {
 				t.Fatal("accepted")

@@ -75,8 +75,8 @@ func (o *hangingOperator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done()
 		return
 	}
-	_ = json.NewEncoder(w).Encode(v1alpha1.ActiveSiteView{Namespace: "shop", Group: "orders", ActiveSite: "iad",
-		Generation: 4, ObservedAt: time.Now()})
+	_ = json.NewEncoder(w).Encode(Sign(v1alpha1.ActiveSiteView{Namespace: "shop", Group: "orders", ActiveSite: "iad",
+		Generation: 4, ObservedAt: time.Now()}))
 }
 
 // TestWakeAfterPauseFencesFirst is path 5 of issue 13: a whole site was
@@ -98,7 +98,7 @@ func TestWakeAfterPauseFencesFirst(t *testing.T) {
 			srv := httptest.NewServer(op)
 			defer srv.Close()
 			r, err := NewRunner(Config{Settings: Settings{Namespace: "shop", Group: "orders", Site: "iad",
-				LeaseTimeout: 300 * time.Millisecond, PeerCheckInterval: 100 * time.Millisecond},
+				LeaseTimeout: 300 * time.Millisecond, PeerCheckInterval: 100 * time.Millisecond, Keys: TestKeys},
 				OperatorURL: srv.URL, StatusTimeout: 500 * time.Millisecond, FenceTimeout: 500 * time.Millisecond,
 				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, db, time.Now())
 			if err != nil {
@@ -149,7 +149,7 @@ func TestLeaseRunsOutDuringAGather(t *testing.T) {
 	srv := httptest.NewServer(op)
 	defer srv.Close()
 	r, err := NewRunner(Config{Settings: Settings{Namespace: "shop", Group: "orders", Site: "iad",
-		LeaseTimeout: lease, PeerCheckInterval: interval}, OperatorURL: srv.URL, RequestTimeout: request,
+		LeaseTimeout: lease, PeerCheckInterval: interval, Keys: TestKeys}, OperatorURL: srv.URL, RequestTimeout: request,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, db, time.Now())
 	if err != nil {
 		t.Fatal(err)
