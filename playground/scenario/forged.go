@@ -49,7 +49,9 @@ func forgeMessages(ctx context.Context, g *Group, l *Load, r *Result) error {
 	if err != nil {
 		return err
 	}
-	if err := g.WaitActive(ctx, b, 2, 2*time.Minute); err != nil {
+	// Promoted: site-b takes a direct write. (Ready may never come: with
+	// the attack working, site-a stays writable too.)
+	if _, err := l.WaitAck(ctx, b, true, cut, 2*time.Minute); err != nil {
 		return err
 	}
 	// Keep the attack on until site-a's lease is over by any count.
