@@ -49,7 +49,9 @@ func forgeMessages(ctx context.Context, g *Group, l *Load, r *Result) error {
 	if err != nil {
 		return err
 	}
-	if err := g.WaitActive(ctx, b, 2, 2*time.Minute); err != nil {
+	// Promoted: site-b takes a direct write. (Ready may never come: with
+	// the attack working, site-a stays writable too.)
+	if _, err := l.WaitAck(ctx, b, true, cut, 2*time.Minute); err != nil {
 		return err
 	}
 	// Keep the attack on until site-a's lease is over by any count.
@@ -64,11 +66,13 @@ func forgeMessages(ctx context.Context, g *Group, l *Load, r *Result) error {
 	if err := g.e.C.HealAll(ctx); err != nil {
 		return fmt.Errorf("heal: %w", err)
 	}
-	mg, err := g.Wait(ctx, "lastFailover with transactionsLost", time.Minute, lossReported)
-	if err != nil {
-		return err
+	// Judge whatever happens next: the attack may leave no failover record.
+	lost := int64(0)
+	if mg, err := g.Wait(ctx, "lastFailover with transactionsLost", time.Minute, lossReported); err != nil {
+		r.Failf("%v (status %s)", err, g.statusNote(ctx))
+	} else {
+		lost = *mg.Status.LastFailover.TransactionsLost
 	}
-	lost := *mg.Status.LastFailover.TransactionsLost
 	r.finish(ctx, l, lost)
 	r.Notef("forged reports: %s", forged)
 	r.Notef("impostor served %d views; %s's sidecar holds %s", served, a, viewA)
@@ -135,4 +139,19 @@ func (g *Group) rejected(ctx context.Context, site string) (counter, counter) {
 		views = c
 	}
 	return reports, views
+}
+
+// statusNote summarises the group's status for a failure message.
+func (g *Group) statusNote(ctx context.Context) string {
+	mg, err := g.Get(ctx)
+	if err != nil {
+		return err.Error()
+	}
+	st := mg.Status
+	step := ""
+	if st.Failover != nil {
+		step = fmt.Sprintf("; failover to %s at step %s", st.Failover.To, st.Failover.Step)
+	}
+	return fmt.Sprintf("active %s generation %d%s; writable %v", st.ActiveSite, st.TopologyGeneration, step,
+		sightingOf(mg, time.Now()).Writable)
 }
