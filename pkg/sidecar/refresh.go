@@ -101,6 +101,11 @@ func defaultRefreshGap(interval time.Duration) time.Duration {
 // while one is already waiting to be seen by the loop is folded into it.
 func (r *Runner) Refresh() {
 	r.metrics.refreshRequests.Inc()
+	r.requestTick()
+}
+
+// requestTick asks for a tick without counting a refresh request.
+func (r *Runner) requestTick() {
 	select {
 	case r.refresh <- struct{}{}:
 	default:

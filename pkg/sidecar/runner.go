@@ -237,6 +237,7 @@ func (r *Runner) Tick(ctx context.Context) {
 	rep := Report{Site: r.cfg.Site, Boot: r.boot}
 	r.mu.Lock()
 	rep.ViewOperator, rep.ViewObservedAt = r.loop.OperatorEcho()
+	echoGen := r.loop.opView.Generation
 	r.mu.Unlock()
 	db := r.readDB(ctx)
 	rep.DB, rep.Generation = db, r.generationInt()
@@ -284,6 +285,15 @@ func (r *Runner) Tick(ctx context.Context) {
 		_ = r.fence(ctx, d.Reason)
 	}
 	r.syncHold(ctx)
+	r.mu.Lock()
+	newGen := echoGen != 0 && r.loop.opView.Generation != echoGen
+	r.mu.Unlock()
+	if newGen {
+		// This tick's report echoed an older operator view, so it is no
+		// evidence about the new generation's failure: report again soon,
+		// about a read made after this view (a refresh tick, RefreshGap away).
+		r.requestTick()
+	}
 }
 
 // check reads mysqld and applies the rule without gathering: at boot, and
