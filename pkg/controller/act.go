@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
 	"github.com/shipstream/bloodraven/pkg/failover"
@@ -117,7 +118,7 @@ func (l *groupLoop) reassert(ctx context.Context, p failover.Pass, site string) 
 		}
 	}
 	delete(l.waitSince, "reassert")
-	if err := p.MayMakeWritable(ctx); err != nil {
+	if err := p.MayMakeWritable(ctx, time.Time{}); err != nil {
 		return fmt.Errorf("re-assert %s: %w", site, err) // the next pass observes again
 	}
 	if rec := failover.SiteRecord(&g.Status, site); rec.Fenced {

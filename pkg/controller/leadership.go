@@ -50,9 +50,13 @@ func (l LockLeadership) Held(ctx context.Context) error {
 // writable (failover.Pass.MayMakeWritable, and the re-assertion): the
 // pass's snapshot is at most one poll interval old on the monotonic clock
 // (topology.MayMakeWritable), and this process still leads.
-func (l *groupLoop) mayMakeWritable(ctx context.Context) error {
-	ok, why := topology.MayMakeWritable(topology.ActCheck{ObserveStarted: l.observeStarted,
-		ObservedAt: l.observedAt, Now: l.op.clock.Now(), PollInterval: l.interval,
+func (l *groupLoop) mayMakeWritable(ctx context.Context, fresh time.Time) error {
+	started, observed := l.observeStarted, l.observedAt
+	if fresh.After(observed) {
+		started, observed = fresh, fresh
+	}
+	ok, why := topology.MayMakeWritable(topology.ActCheck{ObserveStarted: started,
+		ObservedAt: observed, Now: l.op.clock.Now(), PollInterval: l.interval,
 		ProbeTimeout: l.probeTimeout(l.interval)})
 	if !ok {
 		return fmt.Errorf("%w: %s", failover.ErrMayNotMakeWritable, why)

@@ -64,7 +64,7 @@ func TestMayMakeWritable(t *testing.T) {
 			}
 			l := &groupLoop{op: op, interval: poll, observeStarted: t0.Add(-50 * time.Millisecond), observedAt: t0}
 			now = t0.Add(c.act)
-			err := l.mayMakeWritable(t.Context())
+			err := l.mayMakeWritable(t.Context(), time.Time{})
 			if (err == nil) != c.allow {
 				t.Fatalf("got %v, want allowed=%v", err, c.allow)
 			}

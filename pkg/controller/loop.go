@@ -175,8 +175,8 @@ func (l *groupLoop) buildPass(g *v1alpha1.MysqlFailoverGroup) (failover.Pass, er
 		Sidecar: func(site string) (int64, bool) {
 			return l.op.registry.Generation(l.key, site, settings.LeaseTimeout)
 		},
-		MayMakeWritable: func(ctx context.Context) error {
-			err := l.mayMakeWritable(ctx)
+		MayMakeWritable: func(ctx context.Context, fresh time.Time) error {
+			err := l.mayMakeWritable(ctx, fresh)
 			if err != nil {
 				l.staleEvent(g, err)
 			} else {

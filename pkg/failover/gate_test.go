@@ -15,7 +15,7 @@ import (
 func gatedPass(w *world, poll time.Duration) Pass {
 	p := w.pass()
 	observed := w.now
-	p.MayMakeWritable = func(context.Context) error {
+	p.MayMakeWritable = func(context.Context, time.Time) error {
 		ok, why := topology.MayMakeWritable(topology.ActCheck{ObserveStarted: observed, ObservedAt: observed,
 			Now: w.now, PollInterval: poll, ProbeTimeout: poll})
 		if !ok {

@@ -2,6 +2,7 @@ package failover
 
 import (
 	"context"
+	"time"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
 	"github.com/shipstream/bloodraven/pkg/topology"
@@ -31,15 +32,22 @@ type Pass struct {
 	// ErrMayNotMakeWritable) means not on this pass: the step waits for the
 	// next pass, which observes again. pkg/controller's checks the snapshot's
 	// age (topology.MayMakeWritable) and that the operator still leads.
-	MayMakeWritable func(ctx context.Context) error
+	// fresh, when not zero, is when the step began a read of its own of
+	// what it decides on (a planned promotion reads the target's GTIDs just
+	// before): the snapshot counts as taken then.
+	MayMakeWritable func(ctx context.Context, fresh time.Time) error
 }
 
-// gate asks MayMakeWritable, when set.
-func (p Pass) gate(ctx context.Context) error {
+// gate asks MayMakeWritable, when set, about the pass's snapshot.
+func (p Pass) gate(ctx context.Context) error { return p.gateFresh(ctx, time.Time{}) }
+
+// gateFresh asks MayMakeWritable about a step that re-read what it
+// decides on from fresh on.
+func (p Pass) gateFresh(ctx context.Context, fresh time.Time) error {
 	if p.MayMakeWritable == nil {
 		return nil
 	}
-	return p.MayMakeWritable(ctx)
+	return p.MayMakeWritable(ctx, fresh)
 }
 
 // Starts reports whether d asks for an emergency failover to begin: a

@@ -50,6 +50,10 @@ func (m *Planned) promoteTarget(ctx context.Context, p Pass, b *v1alpha1.Planned
 	dctx, cancel := context.WithTimeout(ctx, relayDrain+p.Settings.CallTimeout)
 	_ = m.env.DB.DrainRelayLog(dctx, b.Target, relayDrain) // bounded, never fatal: the GTID check decides
 	cancel()
+	// The promotion decides on this read of the target and on the
+	// persisted fence, so the snapshot's age counts from here: a drain
+	// longer than the poll interval must not hold the promotion forever.
+	fresh := m.env.Clock.Now()
 	cctx, cancel := m.call(ctx, p)
 	have, err := m.env.DB.Executed(cctx, b.Target)
 	cancel()
@@ -61,7 +65,7 @@ func (m *Planned) promoteTarget(ctx context.Context, p Pass, b *v1alpha1.Planned
 			b.Target, b.SourcePrimary, fenced.Subtract(have)))
 		return out, false, err
 	}
-	if err := p.gate(ctx); err != nil {
+	if err := p.gateFresh(ctx, fresh); err != nil {
 		return waiting(0, err.Error()), false, nil // the next pass, at once, observes again
 	}
 	// Persisted before the target can write: it no longer counts as held read-only.
