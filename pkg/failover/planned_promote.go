@@ -50,13 +50,13 @@ func (m *Planned) promoteTarget(ctx context.Context, p Pass, b *v1alpha1.Planned
 	dctx, cancel := context.WithTimeout(ctx, relayDrain+p.Settings.CallTimeout)
 	_ = m.env.DB.DrainRelayLog(dctx, b.Target, relayDrain) // bounded, never fatal: the GTID check decides
 	cancel()
-	// The promotion decides on this read of the target and on the
-	// persisted fence, so the snapshot's age counts from here: a drain
-	// longer than the poll interval must not hold the promotion forever.
-	fresh := m.env.Clock.Now()
 	cctx, cancel := m.call(ctx, p)
 	have, err := m.env.DB.Executed(cctx, b.Target)
 	cancel()
+	// The promotion decides on this read of the target and on the
+	// persisted fence, so the snapshot's age counts from the read's answer:
+	// a drain or a slow read must not hold the promotion forever.
+	fresh := m.env.Clock.Now()
 	switch {
 	case err != nil:
 		return m.retry(ctx, p, b, retryPause, fmt.Sprintf("reading %s's GTIDs: %v", b.Target, err))
