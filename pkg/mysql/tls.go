@@ -83,7 +83,7 @@ func flag(on bool) int {
 }
 
 func (mariadbDialect) reloadTLS(ctx context.Context, ex executor) error {
-	return ex.exec(ctx, "FLUSH SSL")
+	return ex.exec(ctx, "FLUSH NO_WRITE_TO_BINLOG SSL")
 }
 
 func (mysqlDialect) reloadTLS(ctx context.Context, ex executor) error {

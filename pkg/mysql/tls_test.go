@@ -127,7 +127,7 @@ func TestTLSStatements(t *testing.T) {
 		name: "mariadb: reload TLS",
 		d:    mariadbDialect{},
 		verb: func(in *instance) error { return in.ReloadTLS(ctx) },
-		want: []string{"FLUSH SSL"},
+		want: []string{"FLUSH NO_WRITE_TO_BINLOG SSL"},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -225,12 +225,26 @@ func TestReplicationOverTLS(t *testing.T) {
 		}
 		_, oldSerial := login(t, iad.db.Addr(0), creds.Application, clientTLS(t, ca, nil))
 		session := binlogDumpIDs(t, iad, creds)
+		before, err := pdx.op.Status(ctxT(t))
+		if err != nil {
+			t.Fatal(err)
+		}
 		_, newSerial := ca.writeSiteTLS(t, iad.dir, "iad")
 		if _, served := login(t, iad.db.Addr(0), creds.Application, clientTLS(t, ca, nil)); served.Cmp(oldSerial) != 0 {
 			t.Fatalf("serial %v served before the reload, want the old %v", served, oldSerial)
 		}
 		if reloaded, err := w.Check(ctxT(t)); err != nil || !reloaded {
 			t.Fatalf("watcher after rotation: reloaded %v, err %v", reloaded, err)
+		}
+		// A reload writes no transaction: a FLUSH that went to the binlog
+		// would give every site a GTID of its own, an errant one on a replica.
+		pw := &certreload.Watcher{Reload: sidecarConn(t, pdx, creds).ReloadTLS,
+			Files: certreload.Files{Cert: pdx.files.Cert, Key: pdx.files.Key, CA: pdx.files.CA}}
+		if _, err := pw.Check(ctxT(t)); err != nil {
+			t.Fatal(err)
+		}
+		if after, err := pdx.op.Status(ctxT(t)); err != nil || !after.Executed.Equal(before.Executed) {
+			t.Fatalf("the replica's executed set moved on a reload: %v, then %v (%v)", before.Executed, after.Executed, err)
 		}
 		if _, served := login(t, iad.db.Addr(0), creds.Application, clientTLS(t, ca, nil)); served.Cmp(newSerial) != 0 {
 			t.Fatalf("serial %v served after FLUSH SSL, want the new %v", served, newSerial)
