@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
-	"github.com/shipstream/bloodraven/pkg/failover"
 	"github.com/shipstream/bloodraven/pkg/gtid"
 	"github.com/shipstream/bloodraven/pkg/mysql"
 	"github.com/shipstream/bloodraven/pkg/topology"
@@ -17,14 +16,8 @@ import (
 // former primary seen only while no site writes is marked all the same.
 func (l *groupLoop) markErrant(g *v1alpha1.MysqlFailoverGroup, d topology.Decision) {
 	for _, dv := range d.Errant {
-		rec := failover.SiteRecord(&g.Status, dv.Site)
-		if rec.DivergentGtid != "" || dv.GTIDs.IsEmpty() {
-			continue
-		}
-		rec.DivergentGtid = dv.GTIDs.String()
-		l.op.notifier.Event(g, failover.EventWarning, v1alpha1.EventDivergenceDetected,
-			fmt.Sprintf("site %s holds %d transactions outside the group's history (generation %d): %s; it is never promoted and will not rejoin",
-				dv.Site, dv.GTIDs.Count(), g.Status.TopologyGeneration, dv.GTIDs))
+		l.markDiverged(g, dv, fmt.Sprintf("site %s holds %d transactions outside the group's history (generation %d): %s; it is never promoted and will not rejoin",
+			dv.Site, dv.GTIDs.Count(), g.Status.TopologyGeneration, dv.GTIDs))
 	}
 	for _, s := range g.Status.Sites {
 		v := 0.0

@@ -172,15 +172,20 @@ func (l *groupLoop) accountLoss(g *v1alpha1.MysqlFailoverGroup) {
 // a marked site never rejoins by itself.
 func (l *groupLoop) markDivergence(g *v1alpha1.MysqlFailoverGroup, d topology.Decision) {
 	for _, dv := range d.Divergent {
-		rec := failover.SiteRecord(&g.Status, dv.Site)
-		if rec.DivergentGtid != "" || dv.GTIDs.IsEmpty() {
-			continue
-		}
-		rec.DivergentGtid = dv.GTIDs.String()
-		l.op.notifier.Event(g, failover.EventWarning, v1alpha1.EventDivergenceDetected,
-			fmt.Sprintf("site %s holds transactions active site %s never saw: %s; it will not rejoin", dv.Site,
-				g.Status.ActiveSite, dv.GTIDs))
+		l.markDiverged(g, dv, fmt.Sprintf("site %s holds transactions active site %s never saw: %s; it will not rejoin",
+			dv.Site, g.Status.ActiveSite, dv.GTIDs))
 	}
+}
+
+// markDiverged persists one site's divergent GTIDs, once (a marked site
+// never rejoins by itself), with a DivergenceDetected Event saying msg.
+func (l *groupLoop) markDiverged(g *v1alpha1.MysqlFailoverGroup, dv topology.Divergence, msg string) {
+	rec := failover.SiteRecord(&g.Status, dv.Site)
+	if rec.DivergentGtid != "" || dv.GTIDs.IsEmpty() {
+		return
+	}
+	rec.DivergentGtid = dv.GTIDs.String()
+	l.op.notifier.Event(g, failover.EventWarning, v1alpha1.EventDivergenceDetected, msg)
 }
 
 // withoutOwn drops the transactions of source id from set.
