@@ -88,20 +88,22 @@ func TestStuckFenceStopsMySQLDWithinBudget(t *testing.T) {
 	}
 	t.Logf("filled %d rows in %s", bigRows, time.Since(fill).Round(time.Millisecond))
 
-	// The large UPDATE, in an application session of its own.
-	updateDone := make(chan error, 1)
-	updStart := time.Now()
-	go func() {
-		_, err := app.ExecContext(context.Background(), "UPDATE big SET v = v + 1, pad = REPEAT('y', 200)")
-		updateDone <- err
-	}()
-	// Let it run long enough that rolling it back outlasts the budget.
-	time.Sleep(2 * time.Second)
+	// One application transaction updates every row again and again. Once the
+	// first pass is done, a rollback undoes at least 500,000 row changes, so
+	// the fence stays stuck however fast this machine is; a single UPDATE
+	// could finish before the lease ran out on a quiet machine.
+	firstPass, updStart := make(chan error, 1), time.Now()
+	go repeatUpdates(app, firstPass)
 	select {
-	case err := <-updateDone:
-		t.Fatalf("the UPDATE ended after %s (%v): make it bigger", time.Since(updStart), err)
-	default:
+	case err := <-firstPass:
+		if err != nil {
+			t.Fatalf("first pass of the UPDATE: %v", err)
+		}
+	case <-time.After(120 * time.Second):
+		t.Fatal("the first pass of the UPDATE took over 120s")
 	}
+	t.Logf("first pass of the UPDATE took %s", time.Since(updStart).Round(time.Millisecond))
+	time.Sleep(500 * time.Millisecond) // the second pass is running now
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -138,4 +140,26 @@ func TestStuckFenceStopsMySQLDWithinBudget(t *testing.T) {
 	}
 	n, _ := p.after(isolated)
 	t.Logf("prober: %d tries, %d commits after the isolation, all before the stop", p.tries, n)
+}
+
+// repeatUpdates runs UPDATE passes over every row of big inside one
+// transaction until the statement fails (the fence kills it, or mysqld stops).
+// It reports the end of the first pass on first.
+func repeatUpdates(app *sql.DB, first chan<- error) {
+	ctx := context.Background()
+	tx, err := app.BeginTx(ctx, nil)
+	if err != nil {
+		first <- err
+		return
+	}
+	defer func() { _ = tx.Rollback() }()
+	for pass := 1; ; pass++ {
+		_, err := tx.ExecContext(ctx, "UPDATE big SET v = v + 1, pad = REPEAT(CHAR(97 + v % 20), 200)")
+		if pass == 1 {
+			first <- err
+		}
+		if err != nil {
+			return
+		}
+	}
 }
