@@ -150,8 +150,8 @@ func (l *groupLoop) reassert(ctx context.Context, p failover.Pass, site string) 
 }
 
 // maintain keeps a healthy or degraded group in shape: role labels on the
-// active site, loss accounting of the last failover, divergence marks, and
-// every clean read-only site replicating from the active site.
+// active site, divergence marks, and every clean read-only site replicating
+// from the active site.
 func (l *groupLoop) maintain(ctx context.Context, p failover.Pass) {
 	g := p.Group
 	st := &g.Status
@@ -166,7 +166,6 @@ func (l *groupLoop) maintain(ctx context.Context, p failover.Pass) {
 			l.log.Error(err, "role labels")
 		}
 	}
-	l.accountLoss(g)
 	l.markDivergence(g, p.Decision)
 	for _, s := range p.Input.Sites {
 		o := l.obs[s.Name]

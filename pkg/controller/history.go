@@ -9,6 +9,15 @@ import (
 	"github.com/shipstream/bloodraven/pkg/topology"
 )
 
+// markHistory keeps status true to the group's history in every pass,
+// whatever the decision: the errant marks and the last failover's loss.
+// The loss is accounted as soon as the former primary can be read, even
+// while the new active site is down (a pass that is never healthy).
+func (l *groupLoop) markHistory(g *v1alpha1.MysqlFailoverGroup, d topology.Decision) {
+	l.markErrant(g, d)
+	l.accountLoss(g)
+}
+
 // markErrant persists, in every pass whatever the decision, the sites
 // Decide saw holding transactions outside the authority's history: their
 // divergentGtid (once; a marked site never rejoins by itself), a

@@ -1,10 +1,13 @@
 package controller
 
 import (
+	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
@@ -67,5 +70,38 @@ func TestCandidacyReadsTheRelayLog(t *testing.T) {
 				t.Fatalf("got %+v", r)
 			}
 		})
+	}
+}
+
+// Issue 13, path 3 end to end (errant-former-primary): the former primary
+// heals while the new active site is down, so no pass is healthy. The first
+// failover's loss must be accounted in that pass, from the former primary's
+// executed set, and not wait for a healthy pass that may never show it.
+func TestAccountLossInABlockedPass(t *testing.T) {
+	l := testLoop()
+	l.op.notifier.rec = events.NewFakeRecorder(4)
+	g := testGroup("orders", "b", 2)
+	g.Status.PromotionGtidExecuted = "0-1:1-307"
+	g.Status.LastFailover = &v1alpha1.FailoverRecord{From: "a", To: "b", Kind: v1alpha1.KindEmergency,
+		Time: metav1.NewTime(t0.Add(-2 * time.Second))}
+	readOnly := mysql.Status{Executed: gtid.MustParseSet("0-1:1-810"), ReadOnly: true}
+	d := topology.Decision{Kind: topology.KindFailoverBlocked, Reason: v1alpha1.ReasonNoCandidate, Wanted: topology.KindFailover}
+	lf := g.Status.LastFailover
+	// Reads that cannot hold a's whole history account nothing yet.
+	for name, o := range map[string]observation{
+		"read in the failover's second": {status: readOnly, at: t0.Add(-1500 * time.Millisecond)},
+		"a still writable":              {status: mysql.Status{Executed: readOnly.Executed}, at: t0},
+		"a unreachable":                 {err: errors.New("connection refused"), at: t0},
+	} {
+		l.obs = map[string]observation{"a": o, "b": {err: errors.New("connection refused"), at: t0}}
+		l.markHistory(g, d)
+		if lf.TransactionsLost != nil {
+			t.Fatalf("%s: accounted %d lost", name, *lf.TransactionsLost)
+		}
+	}
+	l.obs = map[string]observation{"a": {status: readOnly, at: t0}, "b": {err: errors.New("connection refused"), at: t0}}
+	l.markHistory(g, d)
+	if lf.TransactionsLost == nil || *lf.TransactionsLost != 503 || lf.LostGtidSet != "0-1:308-810" {
+		t.Fatalf("lastFailover %+v: want 503 lost, 0-1:308-810", lf)
 	}
 }

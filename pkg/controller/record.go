@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,7 +22,7 @@ func (l *groupLoop) record(ctx context.Context, p failover.Pass) {
 	st := &g.Status
 	st.ObservedGeneration = g.Generation
 	l.recordSites(g)
-	l.markErrant(g, p.Decision)
+	l.markHistory(g, p.Decision)
 	l.recordConditions(g, p.Decision)
 	l.op.auth.MarkAuthenticated(g, l.op.clock.Now())
 	if err := l.patcher.PersistStatus(ctx, g); err != nil {
@@ -151,15 +152,19 @@ func (l *groupLoop) recordConditions(g *v1alpha1.MysqlFailoverGroup, d topology.
 }
 
 // accountLoss fills lastFailover.transactionsLost once the old primary can
-// be read again.
+// be read again, read-only, after the failover.
 func (l *groupLoop) accountLoss(g *v1alpha1.MysqlFailoverGroup) {
 	st := &g.Status
 	lf := st.LastFailover
 	if lf == nil || lf.TransactionsLost != nil {
 		return
 	}
+	// Only a read taken after the failover ended, of a site that no longer
+	// writes, holds the old primary's whole history: a read from the same
+	// pass as the promotion may predate its last commits. The record's time
+	// has whole seconds, so a read counts as after it one second later.
 	o := l.obs[lf.From]
-	if o.err != nil || o.at.IsZero() {
+	if o.err != nil || o.at.IsZero() || o.at.Before(lf.Time.Add(time.Second)) || o.status.Writable() {
 		return
 	}
 	if failover.AccountLoss(st, o.status.Executed) && *lf.TransactionsLost > 0 {
