@@ -32,11 +32,14 @@ const (
 	RejectBadSignature = "bad-signature"
 	RejectNoKeys       = "no-keys"
 	RejectOlder        = "older"
+	// RejectUntrustedPeer: the answer did not come from whom the sidecar
+	// meant to reach (no TLS, a certificate off the CA, another identity).
+	RejectUntrustedPeer = "untrusted-peer"
 )
 
 // rejectReasons are every value of LabelReason on MetricRejectedViews.
 var rejectReasons = []string{RejectMalformed, RejectForeign, RejectUnsigned, RejectUnknownKey,
-	RejectBadSignature, RejectNoKeys, RejectOlder}
+	RejectBadSignature, RejectNoKeys, RejectOlder, RejectUntrustedPeer}
 
 // RejectReason names why the loop refused a view (an Ignored's Err), "" when
 // err is not a refusal.
@@ -57,7 +60,7 @@ func RejectReason(err error) string {
 	case errors.Is(err, ErrOlderView):
 		return RejectOlder
 	}
-	return ""
+	return untrustedPeer(err)
 }
 
 // Metric labels and the values of LabelKind.
@@ -149,5 +152,13 @@ func (m *metrics) contactError(target string, err error) {
 		m.contactErrors.WithLabelValues(target, KindForeign).Inc()
 	case errors.Is(err, ErrUnreachable):
 		m.contactErrors.WithLabelValues(target, KindUnreachable).Inc()
+	}
+}
+
+// untrusted counts a contact that failed because whatever answered is not
+// whom the sidecar meant to reach (see untrustedPeer).
+func (m *metrics) untrusted(err error) {
+	if reason := untrustedPeer(err); reason != "" {
+		m.rejectedViews.WithLabelValues(reason).Inc()
 	}
 }

@@ -79,10 +79,12 @@ func (r *Runner) record(obs Observation, d Decision, gen int64, active, source s
 	}
 	if obs.Operator.Kind == ReplyNone {
 		r.metrics.contactError(targetName(""), obs.Operator.Err)
+		r.metrics.untrusted(obs.Operator.Err)
 	}
 	for _, p := range obs.Peers {
 		if p.Kind == ReplyNone {
 			r.metrics.contactError(targetName(p.Peer), p.Err)
+			r.metrics.untrusted(p.Err)
 		}
 	}
 	for _, ig := range d.Ignored {

@@ -3,6 +3,7 @@ package sidecar
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -187,4 +188,25 @@ func (r *Runner) refreshAllowed(req *http.Request) (int, string, error) {
 	}
 	return http.StatusForbidden, RefreshWrongIdentity,
 		fmt.Errorf("%w: %s may not refresh %s", pki.ErrWrongIdentity, id, pki.SiteIdentity(r.cfg.Namespace, r.cfg.Group, r.cfg.Site))
+}
+
+// untrustedPeer is RejectUntrustedPeer when err says that whatever answered
+// a contact is not whom the sidecar meant to reach: it spoke no TLS, or its
+// certificate does not chain to the CA bundle or names someone else. It is
+// "" for every other error (refused connections, timeouts, our own
+// certificate refused by the server).
+func untrustedPeer(err error) string {
+	var (
+		header  tls.RecordHeaderError
+		verify  *tls.CertificateVerificationError
+		unknown x509.UnknownAuthorityError
+	)
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, pki.ErrUntrusted), errors.Is(err, pki.ErrNoIdentity), errors.Is(err, pki.ErrWrongIdentity),
+		errors.As(err, &header), errors.As(err, &verify), errors.As(err, &unknown):
+		return RejectUntrustedPeer
+	}
+	return ""
 }

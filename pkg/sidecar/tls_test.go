@@ -113,7 +113,32 @@ func TestTLSPeerIdentity(t *testing.T) {
 			if st.Operator.LastError != "" {
 				t.Fatalf("the genuine operator was refused: %s", st.Operator.LastError)
 			}
+			_, body := get(t, r.Handler(), sidecar.PathMetrics)
+			counted := strings.Contains(body, sidecar.MetricRejectedViews+`{reason="`+sidecar.RejectUntrustedPeer+`"} 1`)
+			if counted == c.heard {
+				t.Fatalf("untrusted peer counted %v, want %v", counted, !c.heard)
+			}
 		})
+	}
+}
+
+// TestTLSPlainImpostorIsCounted: something answering in plain HTTP at a
+// peer's address is no peer: refused, and counted as an untrusted peer.
+func TestTLSPlainImpostorIsCounted(t *testing.T) {
+	b := newTLSBed(t)
+	self := b.source(t, b.ca, pki.SiteIdentity("shop", "orders", "iad"))
+	plain := httptest.NewServer(viewServer("pdx", math.MaxInt64))
+	t.Cleanup(plain.Close)
+	op := serve(t, b.source(t, b.ca, pki.OperatorIdentity()), viewServer("iad", 4))
+	r := tlsRunner(t, self, &fakeDB{writable: true}, op,
+		sidecar.Peer{Name: "pdx", URL: strings.Replace(plain.URL, "http://", "https://", 1)})
+	r.Tick(t.Context())
+	if v := r.Status().View; v == nil || v.Generation != 4 {
+		t.Fatalf("view %+v, want the operator's generation 4", v)
+	}
+	_, body := get(t, r.Handler(), sidecar.PathMetrics)
+	if !strings.Contains(body, sidecar.MetricRejectedViews+`{reason="`+sidecar.RejectUntrustedPeer+`"} 1`) {
+		t.Fatalf("no untrusted-peer refusal counted:\n%s", body)
 	}
 }
 

@@ -24,11 +24,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/pki"
 	"github.com/shipstream/bloodraven/pkg/routing"
 )
 
 // impostor is a program in the cluster that answers a site's peer port as
-// if it were that site's sidecar, with a view it made up: the highest
+// if it were that site's sidecar, over TLS with a certificate naming that
+// site from a CA of its own, with a view it made up: the highest
 // generation there is, naming a site of its choice, unsigned or with a
 // signature of random bytes (every other answer). It sits on the clients
 // address and joins the site's Service through an EndpointSlice of its own,
@@ -41,6 +43,21 @@ type impostor struct {
 	srv    *http.Server
 	slice  string
 	served atomic.Int64
+	hellos atomic.Int64 // TLS handshakes begun: peers that dialled it
+}
+
+// impostorCert is a certificate naming site of the group, as the real one
+// does, but from a CA of the attacker's own making.
+func impostorCert(ns, group, site string) (tls.Certificate, error) {
+	ca, err := pki.NewCA("impostor", time.Now(), pki.CAValidity)
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("impostor CA: %w", err)
+	}
+	is, err := ca.Issue(pki.Request{Identity: pki.SiteIdentity(ns, group, site)}, time.Now())
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("impostor certificate: %w", err)
+	}
+	return is.TLS()
 }
 
 // impostorGeneration is the generation the impostor serves: no operator
@@ -49,11 +66,18 @@ const impostorGeneration = math.MaxInt64
 
 // startImpostor answers on site's peer port with views naming names.
 func (g *Group) startImpostor(ctx context.Context, site, names string) (*impostor, error) {
-	ln, err := g.e.C.Listen(0)
+	cert, err := impostorCert(g.NS, g.Name, site)
 	if err != nil {
 		return nil, err
 	}
-	im := &impostor{g: g, ln: ln, slice: routing.SiteName(g.Name, site) + "-impostor"}
+	raw, err := g.e.C.Listen(0)
+	if err != nil {
+		return nil, err
+	}
+	im := &impostor{g: g, slice: routing.SiteName(g.Name, site) + "-impostor"}
+	ln := tls.NewListener(raw, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12,
+		GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) { im.hellos.Add(1); return nil, nil }})
+	im.ln = ln
 	mux := http.NewServeMux()
 	mux.HandleFunc(v1alpha1.PathPeerActiveSite, func(w http.ResponseWriter, _ *http.Request) {
 		n := im.served.Add(1)
@@ -91,16 +115,16 @@ func (g *Group) startImpostor(ctx context.Context, site, names string) (*imposto
 }
 
 // stop takes the impostor out of the Service and closes it; it returns how
-// many views it served.
-func (im *impostor) stop() int64 {
+// many views it served and how many TLS handshakes peers began with it.
+func (im *impostor) stop() (served, hellos int64) {
 	if im == nil {
-		return 0
+		return 0, 0
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_ = im.g.e.C.Client.DiscoveryV1().EndpointSlices(im.g.NS).Delete(ctx, im.slice, metav1.DeleteOptions{})
 	_ = im.srv.Close()
-	return im.served.Load()
+	return im.served.Load(), im.hellos.Load()
 }
 
 // forger keeps sending the operator's API a report, in the name of a site,

@@ -60,7 +60,7 @@ func forgeMessages(ctx context.Context, g *Group, l *Load, r *Result) error {
 	}
 	viewA := g.viewNote(ctx, a)
 	reports, views := g.rejected(ctx, a)
-	served := im.stop()
+	served, hellos := im.stop()
 	accepted, forged := fg.stop()
 	l.Mark("heal")
 	if err := g.e.C.HealAll(ctx); err != nil {
@@ -75,7 +75,7 @@ func forgeMessages(ctx context.Context, g *Group, l *Load, r *Result) error {
 	}
 	r.finish(ctx, l, lost)
 	r.Notef("forged reports: %s", forged)
-	r.Notef("impostor served %d views; %s's sidecar holds %s", served, a, viewA)
+	r.Notef("impostor: %d TLS handshakes begun, %d views served; %s's sidecar holds %s", hellos, served, a, viewA)
 	r.Notef("status: %s", history(w.stop(), cut))
 	judgeForgery(g, l, r, cut, accepted)
 	if !reports.Found || reports.Sum == 0 {
