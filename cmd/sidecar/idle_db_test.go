@@ -5,6 +5,7 @@ package main
 import (
 	"bufio"
 	"crypto/ed25519"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/pki"
 	"github.com/shipstream/bloodraven/pkg/protocol"
 	"github.com/shipstream/bloodraven/pkg/testbed"
 )
@@ -64,12 +66,14 @@ func startIdleSidecar(b *testing.B) int {
 		_ = json.NewEncoder(w).Encode(signer.Sign(v1alpha1.ActiveSiteView{Namespace: "shop", Group: "orders", ActiveSite: "iad",
 			Generation: 1, ObservedAt: time.Now(), Operator: "bench"}))
 	}
-	op, peer := httptest.NewServer(http.HandlerFunc(view)), httptest.NewServer(http.HandlerFunc(view))
-	b.Cleanup(op.Close)
-	b.Cleanup(peer.Close)
-	addr := freeAddr(b)
-	cmd := exec.Command(bin, "-namespace", "shop", "-group", "orders", "-site", "iad", "-operator-url", op.URL,
-		"-peers", "pdx="+peer.URL, "-listen", addr, "-log-level", "warn", "-view-keys", keysFile, "-state-dir", b.TempDir())
+	// As deployed: TLS to the operator and the peer, with the site's certificate.
+	ca, tlsDir := idleCA(b)
+	op := idleTLSServer(b, ca, pki.OperatorIdentity(), http.HandlerFunc(view))
+	peer := idleTLSServer(b, ca, pki.SiteIdentity("shop", "orders", "pdx"), http.HandlerFunc(view))
+	addr, health := freeAddr(b), freeAddr(b)
+	cmd := exec.Command(bin, "-namespace", "shop", "-group", "orders", "-site", "iad", "-operator-url", op,
+		"-peers", "pdx="+peer, "-listen", addr, "-health-listen", health, "-tls-dir", tlsDir,
+		"-log-level", "warn", "-view-keys", keysFile, "-state-dir", b.TempDir())
 	cmd.Env = append(os.Environ(), "BLOODRAVEN_MYSQL_DSN=root@unix("+c.Socket(0)+")/")
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
@@ -78,7 +82,7 @@ func startIdleSidecar(b *testing.B) int {
 	b.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		resp, err := http.Get("http://" + addr + "/readyz")
+		resp, err := http.Get("http://" + health + "/readyz")
 		if err == nil {
 			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -172,4 +176,43 @@ func rssKiB(b *testing.B, pid int) int {
 	}
 	b.Fatalf("no VmRSS in /proc/%d/status", pid)
 	return 0
+}
+
+// idleCA is a CA and a folder with the site iad's certificate Secret files.
+func idleCA(b *testing.B) (*pki.CA, string) {
+	b.Helper()
+	ca, err := pki.NewCA("bench", time.Now(), pki.CAValidity)
+	if err != nil {
+		b.Fatal(err)
+	}
+	is, err := ca.Issue(pki.Request{Identity: pki.SiteIdentity("shop", "orders", "iad")}, time.Now())
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	for name, data := range map[string][]byte{"tls.crt": is.CertPEM, "tls.key": is.KeyPEM, "ca.crt": ca.BundlePEM()} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return ca, dir
+}
+
+// idleTLSServer serves h over TLS as id, with a certificate from ca, and
+// returns its https URL.
+func idleTLSServer(b *testing.B, ca *pki.CA, id pki.Identity, h http.Handler) string {
+	b.Helper()
+	is, err := ca.Issue(pki.Request{Identity: id}, time.Now())
+	if err != nil {
+		b.Fatal(err)
+	}
+	cert, err := is.TLS()
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := httptest.NewUnstartedServer(h)
+	s.Listener = tls.NewListener(s.Listener, pki.ServerConfig(pki.StaticSource{Cert: &cert, Roots: ca.Pool()}))
+	s.Start()
+	b.Cleanup(s.Close)
+	return strings.Replace(s.URL, "http://", "https://", 1)
 }
