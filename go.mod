@@ -4,6 +4,7 @@ go 1.26.6
 
 require (
 	github.com/Shopify/toxiproxy/v2 v2.12.0
+	github.com/cockroachdb/datadriven v1.0.3
 	github.com/go-chi/chi/v5 v5.2.3
 	github.com/go-logr/logr v1.4.4
 	github.com/go-sql-driver/mysql v1.10.0

@@ -25,6 +25,10 @@
 // Breakage deliberately breaks one rule at a time; the tests use it to prove
 // that each invariant can fail, so that clean runs mean something.
 //
+// TestScripts replays the scripts in testdata/scripts (datadriven, golden
+// output): a world built by hand, faults fired by hand, steps and prints.
+// docs/simulation.md describes the language and what each script proves.
+//
 // Nothing here reads the wall clock or starts a goroutine: a run is a function
 // of its Config, and Config is a function of its seed, so a seed replays exactly.
 package sim

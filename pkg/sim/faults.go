@@ -86,6 +86,12 @@ func (w *World) fire(f Fault) {
 		}
 	case FaultReclone:
 		w.reclone(s)
+	case FaultRestartSide:
+		if s.pod {
+			set := w.sidecarSettings(s)
+			set.Floor = s.sidecar.View().Generation
+			s.sidecar = w.cfg.Sidecar(set, w.now())
+		}
 	}
 }
 

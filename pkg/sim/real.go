@@ -24,7 +24,7 @@ const (
 // decision the real sidecar makes, on the sim's logical clock.
 func RealSidecar(s SidecarSettings, now time.Time) SidecarLoop {
 	l, err := sidecar.NewLoop(sidecar.Settings{Namespace: simGroup, Group: simGroup, Site: s.Site,
-		LeaseTimeout: s.LeaseTimeout, PeerCheckInterval: s.PeerCheckInterval, Keys: simSigs}, now)
+		LeaseTimeout: s.LeaseTimeout, PeerCheckInterval: s.PeerCheckInterval, Keys: simSigs, Floor: s.Floor}, now)
 	if err != nil {
 		panic(fmt.Sprintf("sim config validated, yet sidecar settings are not: %v", err))
 	}
@@ -73,6 +73,16 @@ func impostor(site string) []sidecar.PeerReply {
 
 func (r realSidecar) View() View {
 	v, ok := r.l.View()
+	if !ok {
+		return View{}
+	}
+	return View{Active: v.ActiveSite, Generation: v.Generation, ObservedAt: v.ObservedAt}
+}
+
+// Relay is what the runner serves on /peer/active-site: nothing until the
+// operator answered this process (issue 13, path 1).
+func (r realSidecar) Relay() View {
+	v, ok := r.l.Relay()
 	if !ok {
 		return View{}
 	}

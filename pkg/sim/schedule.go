@@ -12,16 +12,17 @@ type FaultKind string
 
 // The faults.
 const (
-	FaultKillPod      FaultKind = "kill-pod"      // Pod deleted (sidecar and mysqld) for Dur steps, then back
-	FaultCrashMySQL   FaultKind = "crash-mysqld"  // mysqld down for Dur steps; the sidecar stays up
-	FaultPartition    FaultKind = "partition"     // every link of the site cut for Dur steps
-	FaultDropLink     FaultKind = "drop-link"     // the link Site-Peer down for Dur steps
-	FaultDelayLink    FaultKind = "delay-link"    // the link Site-Peer delayed Delay steps for Dur steps
-	FaultOperatorDown FaultKind = "operator-down" // the operator down for Dur steps; it restarts with its status only
-	FaultSlowReplica  FaultKind = "slow-replica"  // the site's SQL thread stalls for Dur steps
-	FaultPlanned      FaultKind = "planned"       // a planned-failover request naming the site
-	FaultAdminFence   FaultKind = "admin-fence"   // an administrator fences the site for Dur steps
-	FaultReclone      FaultKind = "reclone"       // an administrator reclones a diverged site from the active one
+	FaultKillPod      FaultKind = "kill-pod"        // Pod deleted (sidecar and mysqld) for Dur steps, then back
+	FaultCrashMySQL   FaultKind = "crash-mysqld"    // mysqld down for Dur steps; the sidecar stays up
+	FaultPartition    FaultKind = "partition"       // every link of the site cut for Dur steps
+	FaultDropLink     FaultKind = "drop-link"       // the link Site-Peer down for Dur steps
+	FaultDelayLink    FaultKind = "delay-link"      // the link Site-Peer delayed Delay steps for Dur steps
+	FaultOperatorDown FaultKind = "operator-down"   // the operator down for Dur steps; it restarts with its status only
+	FaultSlowReplica  FaultKind = "slow-replica"    // the site's SQL thread stalls for Dur steps
+	FaultPlanned      FaultKind = "planned"         // a planned-failover request naming the site
+	FaultAdminFence   FaultKind = "admin-fence"     // an administrator fences the site for Dur steps
+	FaultReclone      FaultKind = "reclone"         // an administrator reclones a diverged site from the active one
+	FaultRestartSide  FaultKind = "restart-sidecar" // the sidecar container alone restarts; mysqld runs on
 )
 
 // Special node numbers in a Fault.
@@ -154,6 +155,7 @@ var weightedKinds = []struct {
 	{FaultPartition, false, 2}, {FaultKillPod, false, 1}, {FaultDropLink, false, 4},
 	{FaultDelayLink, false, 2}, {FaultOperatorDown, false, 3}, {FaultSlowReplica, false, 2},
 	{FaultPlanned, false, 4}, {FaultAdminFence, false, 1}, {FaultReclone, false, 2},
+	{FaultRestartSide, false, 2},
 }
 
 // GenerateSchedule draws a fault schedule for a run of c.Steps steps over
@@ -200,7 +202,7 @@ func (f Fault) normalized() Fault {
 	switch f.Kind {
 	case FaultOperatorDown:
 		f.Site = Primary
-	case FaultPlanned, FaultReclone:
+	case FaultPlanned, FaultReclone, FaultRestartSide:
 		f.Dur = 0
 	}
 	return f

@@ -26,8 +26,11 @@ func (v View) newer(cur View) bool {
 // unfences. pkg/sidecar's loop plugs in here through a SidecarFactory.
 type SidecarLoop interface {
 	Tick(now time.Time, operator *View, peers []View, writable bool) (fence bool, reason string)
-	// View is the cached authoritative view, served to peers and reported to the operator.
+	// View is the cached authoritative view, reported to the operator.
 	View() View
+	// Relay is the view served to peers; none (generation 0) when the
+	// sidecar may not vouch for what it holds.
+	Relay() View
 }
 
 // SidecarSettings configure one sidecar.
@@ -35,6 +38,9 @@ type SidecarSettings struct {
 	Site              string
 	LeaseTimeout      time.Duration
 	PeerCheckInterval time.Duration
+	// Floor is the highest generation an earlier process of the sidecar
+	// saw: it survives a sidecar-only restart (the runner's state file).
+	Floor int64
 }
 
 // SidecarFactory builds the loop of a sidecar that boots at now.
@@ -74,6 +80,9 @@ func NewSidecarWithoutLease(s SidecarSettings, now time.Time) SidecarLoop {
 
 // View implements SidecarLoop.
 func (l *LeaseSidecar) View() View { return l.view }
+
+// Relay implements SidecarLoop: the model serves whatever it holds.
+func (l *LeaseSidecar) Relay() View { return l.view }
 
 // Tick implements SidecarLoop.
 func (l *LeaseSidecar) Tick(now time.Time, operator *View, peers []View, writable bool) (bool, string) {

@@ -197,7 +197,7 @@ func (w *World) tickSidecars() {
 		var peers []View
 		for _, p := range w.sites {
 			if p != s && p.pod && w.net.call(s.idx, p.idx, w.step) {
-				v := p.sidecar.View()
+				v := p.sidecar.Relay()
 				v.From = p.name
 				peers = append(peers, v)
 			}
