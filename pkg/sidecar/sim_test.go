@@ -33,6 +33,8 @@ func (w *twin) Tick(now time.Time, op *sim.View, peers []sim.View, writable bool
 
 func (w *twin) View() sim.View { return w.real.View() }
 
+func (w *twin) Relay() sim.View { return w.real.Relay() }
+
 // The real Loop makes the same decisions as the simulation's model of the
 // design's rule over hundreds of seeded runs of faults, and breaks no
 // invariant while it acts.

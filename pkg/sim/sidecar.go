@@ -65,6 +65,8 @@ type LeaseSidecar struct {
 	view        View
 	lastContact time.Time
 	noLease     bool
+	// heardOperator: the operator answered this process with a view.
+	heardOperator bool
 }
 
 // NewLeaseSidecar is the SidecarFactory of the model sidecar.
@@ -81,13 +83,20 @@ func NewSidecarWithoutLease(s SidecarSettings, now time.Time) SidecarLoop {
 // View implements SidecarLoop.
 func (l *LeaseSidecar) View() View { return l.view }
 
-// Relay implements SidecarLoop: the model serves whatever it holds.
-func (l *LeaseSidecar) Relay() View { return l.view }
+// Relay implements SidecarLoop: what it holds, once the operator answered
+// this process; before that it may hold only what a peer told it.
+func (l *LeaseSidecar) Relay() View {
+	if !l.heardOperator {
+		return View{}
+	}
+	return l.view
+}
 
 // Tick implements SidecarLoop.
 func (l *LeaseSidecar) Tick(now time.Time, operator *View, peers []View, writable bool) (bool, string) {
 	if operator != nil {
 		l.hear(now, *operator)
+		l.heardOperator = l.heardOperator || operator.Generation >= l.settings.Floor
 	}
 	for _, p := range peers {
 		if p.Generation > 0 {
@@ -106,8 +115,8 @@ func (l *LeaseSidecar) Tick(now time.Time, operator *View, peers []View, writabl
 }
 
 func (l *LeaseSidecar) hear(now time.Time, v View) {
-	if v.Generation < l.view.Generation {
-		return // an older view renews nothing
+	if v.Generation < l.view.Generation || v.Generation < l.settings.Floor {
+		return // an older view renews nothing, nor one below an earlier process's floor
 	}
 	l.lastContact = now
 	if v.newer(l.view) {
