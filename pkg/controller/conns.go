@@ -28,6 +28,8 @@ type siteConn struct {
 type conns struct {
 	resolver Resolver
 	open     Opener
+	// promoted hears every site a Promote made writable; nil: nobody.
+	promoted func(site string)
 	mu       sync.Mutex
 	sites    map[string]*siteConn
 	errs     map[string]error
@@ -147,6 +149,9 @@ func (c *conns) Promote(ctx context.Context, site string) (gtid.Set, error) {
 	set, err := sc.inst.Promote(ctx)
 	if err != nil {
 		return gtid.Set{}, fmt.Errorf("promote %s: %w", site, err)
+	}
+	if c.promoted != nil {
+		c.promoted(site)
 	}
 	return set, nil
 }

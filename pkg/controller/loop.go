@@ -57,6 +57,9 @@ func newGroupLoop(op *Operator, key types.NamespacedName) *groupLoop {
 		seenPod: map[string]bool{}, answered: map[string]bool{}, waitSince: map[string]time.Time{},
 		maybeSince: map[string]time.Time{}, podNodes: map[string]map[types.UID]podNode{},
 		goneNodes: map[string]map[string]nodeBeat{}, kubeletStopped: map[string]bool{}}
+	if op.nudge != nil {
+		l.conns.promoted = func(site string) { op.nudge(key, site) }
+	}
 	l.emergency = failover.NewEmergency(failover.Env{DB: l.conns, Router: op.router, Persister: l.patcher,
 		Publisher: op.registry, Notifier: op.notifier, Clock: op.clock})
 	l.planned = newPlannedRunner(l)

@@ -141,6 +141,26 @@ func (n *nudger) published(view v1alpha1.ActiveSiteView, sites []string) {
 	}
 }
 
+// site nudges one site's sidecar, and returns at once: after a promotion,
+// so that the sidecar reads its mysqld writable and releases its write hold
+// (pkg/sidecar, hold.go) without waiting for its next periodic tick.
+func (n *nudger) site(group types.NamespacedName, site string) {
+	k := siteKey{group: group, site: site}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	slot := n.sites[k]
+	if slot == nil {
+		slot = &nudgeSlot{}
+		n.sites[k] = slot
+	}
+	if slot.busy {
+		slot.again = true
+		return
+	}
+	slot.busy = true
+	go n.run(k, slot)
+}
+
 // run sends k's nudges until none is due.
 func (n *nudger) run(k siteKey, slot *nudgeSlot) {
 	for {

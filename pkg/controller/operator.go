@@ -106,6 +106,8 @@ type Deps struct {
 // Operator owns the poll loops of every group. It is a manager Runnable
 // that needs leader election: loops run only on the leader.
 type Operator struct {
+	// nudge asks a site's sidecar for a tick now (nudge.go); nil without nudges.
+	nudge    func(group types.NamespacedName, site string)
 	client   client.Client
 	reader   client.Reader
 	resolver Resolver
@@ -148,12 +150,14 @@ func New(d Deps, opts Options) (*Operator, error) {
 		d.Registry = NewRegistry(d.Clock.Now)
 	}
 	m := NewMetrics(d.Registerer)
+	var nudge func(types.NamespacedName, string)
 	if opts.NudgeTimeout >= 0 {
 		n := newNudger(d.SidecarURL, opts.NudgeTimeout, d.Registerer, d.Log)
 		n.useCredentials(d.Credentials)
 		d.Registry.notifyOnPublish(n.published)
+		nudge = n.site
 	}
-	return &Operator{client: d.Client, reader: d.Reader, resolver: d.Resolver, router: d.Router,
+	return &Operator{nudge: nudge, client: d.Client, reader: d.Reader, resolver: d.Resolver, router: d.Router,
 		registry: d.Registry, notifier: &notifier{rec: d.Recorder, metrics: m}, metrics: m, planned: d.Planned, auth: d.Auth,
 		open: d.Open, clock: d.Clock, leader: d.Leadership, opts: opts.withDefaults(), log: d.Log,
 		started: make(chan struct{}), loops: map[types.NamespacedName]*loopHandle{}}, nil

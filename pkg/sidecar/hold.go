@@ -9,16 +9,23 @@ import (
 
 // MariaDB's read_only does not stop accounts that hold READ_ONLY ADMIN, and
 // a fence only kills their sessions: they can reconnect and write. So while
-// the fence is in force on a server that does not replicate, the sidecar
-// also holds the global read lock (FLUSH TABLES WITH READ LOCK) on a
-// connection of its own. It stops every account's writes and commits; they
-// wait instead of committing. The hold is released as soon as the fence is
-// no longer in force (the operator re-asserted or promoted this site, so
-// the rule no longer fences a writable mysqld) or replication is configured
-// (the operator made the site a replica, whose SQL thread the lock would
-// stall). It is retaken on the next tick after anyone kills its session or
-// mysqld restarts. On MySQL super_read_only already stops SUPER holders, and
-// the hold adds the same guarantee.
+// the server is read-only and does not replicate, the sidecar also holds
+// the global read lock (FLUSH TABLES WITH READ LOCK) on a connection of its
+// own, whoever made it read-only: its own fence, or the operator's SQL fence
+// (a planned failover's drain, an emergency or admin fence) while this
+// sidecar's view still names its site. It stops every account's writes and
+// commits; they wait instead of committing. The hold is released at the
+// first tick that reads the server writable (the operator re-asserted or
+// promoted this site; it asks for that tick at once, see the operator's
+// promote) or replicating (the operator made the site a replica, whose SQL
+// thread the lock would stall). It is retaken on the next tick after anyone
+// kills its session or mysqld restarts. On MySQL super_read_only already
+// stops SUPER holders, and the hold adds the same guarantee.
+//
+// What it does not cover: a statement already waiting on the hold when the
+// hold goes away (its session killed, the sidecar restarted) commits then,
+// before the next tick takes the hold again, unless the server gave up on it
+// first (lock_wait_timeout).
 
 // holder is the part of pkg/mysql's Instance that takes the global read lock.
 type holder interface {
@@ -42,9 +49,9 @@ func (r *Runner) keepHold(ctx context.Context) {
 		return
 	}
 	r.mu.Lock()
-	inForce := r.loop.Check(time.Now(), DBWritable).Fence
-	want := inForce && r.st.db == DBReadOnly && !r.hold.replicating
-	cur := r.hold.h
+	db, cur := r.st.db, r.hold.h
+	// A read that failed proves nothing: a hold in place stays.
+	want := db == DBReadOnly && !r.hold.replicating || cur != nil && db == DBUnknown
 	r.mu.Unlock()
 	if cur != nil {
 		actx, cancel := context.WithTimeout(ctx, r.cfg.StatusTimeout)
@@ -58,7 +65,7 @@ func (r *Runner) keepHold(ctx context.Context) {
 		if want {
 			r.log.Warn("write hold lost; taking it again", "error", err)
 		} else {
-			r.log.Info("released the write hold", "inForce", inForce)
+			r.log.Info("released the write hold", "mysqld", db.String())
 		}
 	}
 	if !want {
