@@ -126,10 +126,10 @@ func (l *groupLoop) observePods(ctx context.Context, g *v1alpha1.MysqlFailoverGr
 	}
 }
 
-// sidecarOf is a Pod as the registry needs it: its UID, creation, and its
-// sidecar container's restart count and start.
+// sidecarOf is a Pod as the registry needs it: its UID, and its sidecar
+// container's restart count and start.
 func sidecarOf(p corev1.Pod) podRef {
-	ref := podRef{UID: p.UID, Created: p.CreationTimestamp.Time}
+	ref := podRef{UID: p.UID}
 	for _, cs := range p.Status.ContainerStatuses {
 		if cs.Name != routing.ContainerSidecar {
 			continue
