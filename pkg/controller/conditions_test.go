@@ -124,11 +124,11 @@ func TestPodGone(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			l := &groupLoop{seenPod: map[string]bool{"a": c.seen}, podsNow: c.pods, kubeletStopped: map[string]bool{"a": true}}
+			l := &groupLoop{seenPod: map[string]bool{"a": c.seen}, podsNow: c.pods, kubeletStopped: map[string]time.Time{"a": failing.Add(time.Minute)}}
 			if got := l.podGone("a", c.since); got != c.want {
 				t.Fatalf("podGone = %v, want %v", got, c.want)
 			}
-			l.kubeletStopped["a"] = false
+			delete(l.kubeletStopped, "a")
 			if l.podGone("a", c.since) {
 				t.Fatal("podGone without the kubelet having heartbeated since")
 			}

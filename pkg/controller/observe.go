@@ -118,7 +118,8 @@ func (l *groupLoop) observePods(ctx context.Context, g *v1alpha1.MysqlFailoverGr
 		if nodes[site] == nil {
 			nodes[site] = map[types.UID]podNode{}
 		}
-		nodes[site][p.UID] = podNode{node: p.Spec.NodeName}
+		nodes[site][p.UID] = podNode{node: p.Spec.NodeName, grace: p.Spec.TerminationGracePeriodSeconds,
+			deletionGrace: p.DeletionGracePeriodSeconds}
 	}
 	for _, s := range g.Spec.Sites {
 		l.op.registry.sawPods(l.key, s.Name, refs[s.Name])
@@ -146,11 +147,10 @@ func sidecarOf(p corev1.Pod) podRef {
 // observed is gone: this operator saw the site's Pods, and none left was
 // created before the failure (creation times have whole seconds, so one
 // second of doubt counts as before). A newer Pod's mysqld booted fenced.
-// And the kubelet of each node a gone Pod ran on is Ready and heartbeated
-// since this operator saw it gone (podgone.go): a Pod gone from the API is
-// not a process gone until its kubelet has seen that.
+// And the kubelet of each node a gone Pod ran on has stopped its
+// containers (podgone.go): a Pod gone from the API is not a process gone.
 func (l *groupLoop) podGone(site string, failingSince time.Time) bool {
-	if l.podsNow == nil || !l.seenPod[site] || failingSince.IsZero() || !l.kubeletStopped[site] {
+	if l.stoppedAt(site).IsZero() || !l.seenPod[site] || failingSince.IsZero() {
 		return false
 	}
 	for _, created := range l.podsNow[site] {
@@ -225,7 +225,7 @@ func (l *groupLoop) evidence(g *v1alpha1.MysqlFailoverGroup, site string, s fail
 	for _, p := range g.Spec.Sites {
 		if p.Name != site {
 			pv := reg.sidecar(l.key, p.Name)
-			ev.Peers = append(ev.Peers, pv.peer(p.Name, g.Status.TopologyGeneration, l.podsNow != nil))
+			ev.Peers = append(ev.Peers, pv.peer(p.Name, g.Status.TopologyGeneration, l.stoppedAt(p.Name)))
 		}
 	}
 	return ev

@@ -231,11 +231,18 @@ type sidecarView struct {
 }
 
 // peer is what the fence-confirmation rule needs of this sidecar, as a peer
-// of another site while generation gen is published: listed says whether
-// this pass listed the Pods (when not, none counts as gone).
-func (sv sidecarView) peer(site string, gen int64, listed bool) failover.PeerAdoption {
-	return failover.PeerAdoption{Site: site, PodGone: listed && sv.podSeen && sv.podCount == 0, GoneAt: sv.podGoneAt,
-		Adopted: sv.held && sv.heldGen >= gen, At: sv.heldSince}
+// of another site while generation gen is published. stopped is since when
+// (this operator's clock) the kubelets of the site's gone Pods have stopped
+// their containers (groupLoop.stoppedAt; zero when not, or when this pass
+// did not list the Pods): a Pod gone from the API may still run a sidecar
+// that serves views, so the site counts as gone, and serves nothing, only
+// from then on.
+func (sv sidecarView) peer(site string, gen int64, stopped time.Time) failover.PeerAdoption {
+	p := failover.PeerAdoption{Site: site, GoneAt: sv.podGoneAt, Adopted: sv.held && sv.heldGen >= gen, At: sv.heldSince}
+	if sv.podSeen && sv.podCount == 0 && !stopped.IsZero() {
+		p.PodGone, p.GoneAt = true, stopped
+	}
+	return p
 }
 
 func (r *Registry) sidecar(group types.NamespacedName, site string) sidecarView {

@@ -58,11 +58,11 @@ func TestRegistryPeerAdoption(t *testing.T) {
 			true, failover.PeerAdoption{PodGone: true, GoneAt: at(10)}},
 		{"Pod gone after reporting the generation", []op{list(0, pod("a", -100)), report(5, 4), list(10)},
 			true, failover.PeerAdoption{PodGone: true, GoneAt: at(10), Adopted: true, At: at(5)}},
-		{"gone counts from the first listing without the Pod", []op{list(0, pod("a", -100)), list(10), list(12)},
-			true, failover.PeerAdoption{PodGone: true, GoneAt: at(10)}},
+		{"gone counts from the kubelet proof, not the first listing without the Pod", []op{list(0, pod("a", -100)),
+			list(10), list(12)}, true, failover.PeerAdoption{PodGone: true, GoneAt: at(12)}},
 		{"a site never listed with a Pod is not gone", []op{list(0), list(2)},
 			true, failover.PeerAdoption{}},
-		{"without this pass's listing no Pod counts as gone", []op{list(0, pod("a", -100)), list(10)},
+		{"without this pass's listing or the kubelet proof no Pod counts as gone", []op{list(0, pod("a", -100)), list(10)},
 			false, failover.PeerAdoption{GoneAt: at(10)}},
 	}
 	key := types.NamespacedName{Namespace: "shop", Name: "carts"}
@@ -85,7 +85,11 @@ func TestRegistryPeerAdoption(t *testing.T) {
 				}
 				reg.sawPods(key, "fra", pods)
 			}
-			got := reg.sidecar(key, "fra").peer("fra", 4, c.listed)
+			var stopped time.Time // the kubelet proof (podgone.go), here from the last listing on
+			if c.listed {
+				stopped = now
+			}
+			got := reg.sidecar(key, "fra").peer("fra", 4, stopped)
 			c.want.Site = "fra"
 			if !got.Adopted {
 				got.At = time.Time{} // meaningless without adoption
