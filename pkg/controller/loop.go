@@ -34,7 +34,7 @@ type groupLoop struct {
 	last       map[string]observation // last successful probe per site
 	seenPod    map[string]bool
 	answered   map[string]bool        // sites observed reachable at least once (answeredOnce)
-	podsNow    map[string][]time.Time // creation times of each site's Pods, nil when unknown
+	podsNow    map[string][]time.Time // each site's Pods' "absent since" (observePods), nil when unknown
 	waitSince  map[string]time.Time   // when a gated action first waited, by action
 	maybeSince map[string]time.Time   // when this operator first saw a site's maybeWritable mark
 	// Pods and their nodes (podgone.go): the last listing, the Pods seen gone
@@ -42,6 +42,10 @@ type groupLoop struct {
 	podNodes       map[string]map[types.UID]podNode
 	goneNodes      map[string]map[types.UID]goneWatch
 	kubeletStopped map[string]time.Time
+	// podAbsent is each listed Pod's "absent since", podListedAt the start
+	// of the last successful listing (observePods).
+	podAbsent   map[types.UID]time.Time
+	podListedAt time.Time
 	// The pass's snapshot (monotonic clock): mayMakeWritable reads them.
 	interval       time.Duration
 	observeStarted time.Time
