@@ -152,6 +152,10 @@ const (
 	// EventAuthorityConfirmed: a person confirmed the authority; status now
 	// holds a generation above every one any sidecar reported.
 	EventAuthorityConfirmed = "AuthorityConfirmed"
+	// EventAuthorityConfirmFailed (Warning): a confirm-authority annotation
+	// was refused (not a usable value, below a reported generation, or
+	// nothing to confirm) and removed; nothing changed.
+	EventAuthorityConfirmFailed = "AuthorityConfirmFailed"
 	// ConfirmAuthorityAnnotation confirms a regressed authority:
 	// <generation>, the highest generation the AuthorityRegressed condition
 	// names. The operator then sets topologyGeneration above it and resumes.

@@ -81,6 +81,7 @@ type activeRequest struct {
 func (a *API) activeSite(w http.ResponseWriter, req *http.Request) {
 	ar, err := parseActiveRequest(req)
 	if err != nil {
+		a.refuseMalformed(req, ar, err)
 		writeError(w, err)
 		return
 	}
@@ -150,7 +151,7 @@ func parseActiveRequest(req *http.Request) (activeRequest, error) {
 	rep := &failover.Report{}
 	if s := q.Get(v1alpha1.QueryGeneration); s != "" {
 		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil || n < 0 {
+		if err != nil || !reportableGeneration(n) {
 			return ar, fmt.Errorf("%w: %s=%q is not a generation", ErrBadRequest, v1alpha1.QueryGeneration, s)
 		}
 		rep.Generation = n

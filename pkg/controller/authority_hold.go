@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -27,14 +26,23 @@ import (
 //   - confirmed by a person (ConfirmAuthorityAnnotation): the generation is
 //     raised above every reported one, the annotation removed, and the next
 //     pass starts from there;
+//   - a confirmation not applied (not a usable value, below a reported
+//     generation, or nothing to confirm) is removed with a Warning
+//     AuthorityConfirmFailed Event, counted and logged (authority_confirm.go),
+//     so it can never confirm a later regression nobody checked;
 //   - a group without a generation yet waits for its sidecars (bootstrapReady).
 func (l *groupLoop) authorityHold(ctx context.Context, g *v1alpha1.MysqlFailoverGroup) bool {
 	st := &g.Status
 	sites := siteNames(g)
 	reported := l.op.registry.maxReported(l.key, sites)
-	confirm, site := parseConfirmAuthority(g.Annotations[v1alpha1.ConfirmAuthorityAnnotation], sites)
+	value, present := g.Annotations[v1alpha1.ConfirmAuthorityAnnotation]
+	confirm, site, bad := parseConfirmAuthority(value, sites)
 	verdict, gen := topology.CheckAuthority(topology.AuthorityCheck{Status: st.TopologyGeneration,
 		Reported: reported, Confirm: confirm})
+	if present && verdict != topology.AuthorityConfirmed {
+		// After the hold's status write: the removal changes the object.
+		defer l.refuseConfirmation(ctx, g, value, refusal(bad, confirm, reported, st.TopologyGeneration))
+	}
 	switch verdict {
 	case topology.AuthorityRegressed:
 		l.holdRegressed(ctx, g, reported)
@@ -45,17 +53,6 @@ func (l *groupLoop) authorityHold(ctx context.Context, g *v1alpha1.MysqlFailover
 	}
 	l.op.notifier.clearOnChange(g, v1alpha1.ReasonAuthorityRegressed)
 	return st.TopologyGeneration == 0 && st.ActiveSite == "" && !l.bootstrapReady(g)
-}
-
-// parseConfirmAuthority reads <generation>[:<site>]; a value that does not
-// parse, or names no site of the group, confirms nothing.
-func parseConfirmAuthority(v string, sites []string) (int64, string) {
-	genText, site, _ := strings.Cut(v, ":")
-	gen, err := strconv.ParseInt(genText, 10, 64)
-	if err != nil || gen <= 0 || (site != "" && !hasSite(sites, site)) {
-		return 0, ""
-	}
-	return gen, site
 }
 
 // bootstrapReady reports whether a group without any generation may get
@@ -81,6 +78,11 @@ func (l *groupLoop) holdRegressed(ctx context.Context, g *v1alpha1.MysqlFailover
 		"written back. Nothing changes until a person checks which site is primary and sets the annotation %s=%d "+
 		"(or %d:<site> to name the active site)", reported, g.Status.TopologyGeneration,
 		v1alpha1.ConfirmAuthorityAnnotation, reported, reported)
+	if reported > topology.MaxConfirmGeneration {
+		msg = fmt.Sprintf("a sidecar reports topology generation %d, above any that can be confirmed (%d) and that "+
+			"no operator publishes: that sidecar is faulty. Nothing changes until its stored generation is repaired "+
+			"and it is restarted", reported, topology.MaxConfirmGeneration)
+	}
 	for _, typ := range []string{v1alpha1.ConditionReady, v1alpha1.ConditionDegraded, v1alpha1.ConditionFailoverBlocked} {
 		status := metav1.ConditionTrue
 		if typ == v1alpha1.ConditionReady {

@@ -116,19 +116,19 @@ func TestPodGone(t *testing.T) {
 	}{
 		{"the old Pod is still there", true, map[string][]time.Time{"a": {t0}}, failing, false},
 		{"no Pod left", true, map[string][]time.Time{}, failing, true},
-		{"only a replacement created after the failure", true, map[string][]time.Time{"a": {failing.Add(2 * time.Second)}}, failing, true},
-		{"a replacement within a second of the failure counts as old", true, map[string][]time.Time{"a": {failing}}, failing, false},
+		{"only a replacement absent from a listing after the failure", true, map[string][]time.Time{"a": {failing.Add(2 * time.Second)}}, failing, true},
+		{"a replacement absent only from a listing at the failure's moment counts as old", true, map[string][]time.Time{"a": {failing}}, failing, false},
 		{"never saw a Pod of the site", false, map[string][]time.Time{}, failing, false},
 		{"Pods unknown (list failed)", true, nil, failing, false},
 		{"site not failing", true, map[string][]time.Time{}, time.Time{}, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			l := &groupLoop{seenPod: map[string]bool{"a": c.seen}, podsNow: c.pods, kubeletStopped: map[string]bool{"a": true}}
+			l := &groupLoop{seenPod: map[string]bool{"a": c.seen}, podsNow: c.pods, kubeletStopped: map[string]time.Time{"a": failing.Add(time.Minute)}}
 			if got := l.podGone("a", c.since); got != c.want {
 				t.Fatalf("podGone = %v, want %v", got, c.want)
 			}
-			l.kubeletStopped["a"] = false
+			delete(l.kubeletStopped, "a")
 			if l.podGone("a", c.since) {
 				t.Fatal("podGone without the kubelet having heartbeated since")
 			}

@@ -38,8 +38,12 @@
 // never lowers the generation and abandons a write when another process
 // moved the authority under it. Every step that makes a site writable asks
 // mayMakeWritable first (leadership.go): a snapshot at most one poll
-// interval old, and leadership still held. A Pod gone confirms a fence only
-// once its node's kubelet heartbeated since (podgone.go).
+// interval old, and leadership still held. A Pod gone confirms a fence, or
+// counts a peer as serving nothing, only once its node's kubelet heartbeat
+// advanced by the Pod's grace period plus one interval (podgone.go). A
+// confirm-authority value that is not applied is removed with an
+// AuthorityConfirmFailed Event; reports and confirmations carry bounded
+// generations (topology.MaxGeneration, MaxConfirmGeneration).
 //
 // The /active-site API (api.go) serves views only on the elected leader and
 // only views its loops published, each signed by the key ViewKeys
@@ -47,8 +51,9 @@
 // publishes the accepted public keys to every group namespace. A sidecar's
 // report counts as fence evidence only when it echoes a view this process
 // served at or after the failure was first seen (failover.Report.ObservedAfter),
-// and the Registry ends a run of reports when the sidecar process changes
-// (a new boot id, or a container restart in the Pod listing).
+// and the Registry ends a run of reports when the sidecar process may have
+// changed (a new boot id, or a Pod listing that differs from the previous
+// one: a new Pod UID, or a sidecar restart count or start that changed).
 //
 // Seams: Resolver maps (group, site) to a mysql.Config (default: the per-site
 // Service); Router is pkg/routing's Router; PlannedStepper can override the

@@ -23,6 +23,9 @@ var (
 	// what this pass based its change on, or the write would lower the
 	// generation. The pass writes nothing more and the next one re-observes.
 	ErrAuthorityMoved = errors.New("the authority moved: status write abandoned")
+	// ErrBadConfirmation means a confirm-authority annotation is not a
+	// usable <generation>[:<site>] (authority_confirm.go).
+	ErrBadConfirmation = errors.New("invalid confirm-authority value")
 )
 
 // Sentinels of the authenticated transport (auth.go).

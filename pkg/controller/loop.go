@@ -34,14 +34,18 @@ type groupLoop struct {
 	last       map[string]observation // last successful probe per site
 	seenPod    map[string]bool
 	answered   map[string]bool        // sites observed reachable at least once (answeredOnce)
-	podsNow    map[string][]time.Time // creation times of each site's Pods, nil when unknown
+	podsNow    map[string][]time.Time // each site's Pods' "absent since" (observePods), nil when unknown
 	waitSince  map[string]time.Time   // when a gated action first waited, by action
 	maybeSince map[string]time.Time   // when this operator first saw a site's maybeWritable mark
-	// Pods and their nodes (podgone.go): the last listing, the nodes of Pods
-	// seen gone with their heartbeat then, and whether those kubelets beat since.
+	// Pods and their nodes (podgone.go): the last listing, the Pods seen gone
+	// with their node's heartbeat then, and since when their kubelets stopped them.
 	podNodes       map[string]map[types.UID]podNode
-	goneNodes      map[string]map[string]nodeBeat
-	kubeletStopped map[string]bool
+	goneNodes      map[string]map[types.UID]goneWatch
+	kubeletStopped map[string]time.Time
+	// podAbsent is each listed Pod's "absent since", podListedAt the start
+	// of the last successful listing (observePods).
+	podAbsent   map[types.UID]time.Time
+	podListedAt time.Time
 	// The pass's snapshot (monotonic clock): mayMakeWritable reads them.
 	interval       time.Duration
 	observeStarted time.Time
@@ -56,7 +60,7 @@ func newGroupLoop(op *Operator, key types.NamespacedName) *groupLoop {
 		deb:     map[string]*topology.Debouncer{}, last: map[string]observation{},
 		seenPod: map[string]bool{}, answered: map[string]bool{}, waitSince: map[string]time.Time{},
 		maybeSince: map[string]time.Time{}, podNodes: map[string]map[types.UID]podNode{},
-		goneNodes: map[string]map[string]nodeBeat{}, kubeletStopped: map[string]bool{}}
+		goneNodes: map[string]map[types.UID]goneWatch{}, kubeletStopped: map[string]time.Time{}}
 	if op.nudge != nil {
 		l.conns.promoted = func(site string) { op.nudge(key, site) }
 	}

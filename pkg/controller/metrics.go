@@ -18,6 +18,7 @@ type Metrics struct {
 	ExtraWritersFenced *prometheus.CounterVec
 	FailoverBlocked    *prometheus.GaugeVec
 	Diverged           *prometheus.GaugeVec
+	ConfirmRefused     *prometheus.CounterVec
 	Planned            *PlannedMetrics
 }
 
@@ -55,10 +56,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "1 while a needed failover or re-assertion is blocked, by reason."}, append(g, labelReason)),
 		Diverged: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "bloodraven_site_diverged",
 			Help: "1 while a site is marked diverged (status.sites[].divergentGtid): it holds transactions the authority's history lacks."}, s),
+		ConfirmRefused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bloodraven_confirm_authority_refused_total",
+			Help: "Confirm-authority annotations refused and removed, by reason (invalid, below-reported, unneeded)."},
+			append(g, labelReason)),
 	}
 	if reg != nil {
 		reg.MustRegister(m.Failovers, m.DNSFlips, m.SiteState, m.PollLatency, m.ReplicationLag,
-			m.Reasserts, m.ExtraWritersFenced, m.FailoverBlocked, m.Diverged)
+			m.Reasserts, m.ExtraWritersFenced, m.FailoverBlocked, m.Diverged, m.ConfirmRefused)
 	}
 	m.Planned = newPlannedMetrics(reg)
 	return m
@@ -83,7 +87,7 @@ func (m *Metrics) forget(ns, group string) {
 	labels := prometheus.Labels{labelNamespace: ns, labelGroup: group}
 	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{
 		m.Failovers, m.DNSFlips, m.SiteState, m.PollLatency, m.ReplicationLag, m.Reasserts,
-		m.ExtraWritersFenced, m.FailoverBlocked, m.Diverged,
+		m.ExtraWritersFenced, m.FailoverBlocked, m.Diverged, m.ConfirmRefused,
 	} {
 		v.DeletePartialMatch(labels)
 	}

@@ -97,10 +97,18 @@ func (l *groupLoop) ensureDebouncers(g *v1alpha1.MysqlFailoverGroup) {
 	}
 }
 
-// observePods records each site's Pods' creation times, for the pod-gone
-// confirmation, and hands the listing to the registry, which ties sidecar
-// reports to Pods and notes when a Pod went away, for the lease deadline.
+// observePods records when each site's Pods were last known absent, for
+// the pod-gone confirmation, and hands the listing to the registry, which
+// ties sidecar reports to Pods and notes when a Pod went away, for the
+// lease deadline.
+//
+// A Pod's "absent since" is the start (this operator's clock) of the last
+// listing that did not show it, zero for a Pod in this loop's first
+// listing: it did not exist then, so it was created later. Its
+// creationTimestamp, on the API server's clock, is never compared with
+// this operator's.
 func (l *groupLoop) observePods(ctx context.Context, g *v1alpha1.MysqlFailoverGroup) {
+	start := l.op.clock.Now()
 	var pods corev1.PodList
 	err := l.op.client.List(ctx, &pods, client.InNamespace(g.Namespace), client.MatchingLabels{v1alpha1.LabelGroup: g.Name})
 	if err != nil {
@@ -108,28 +116,36 @@ func (l *groupLoop) observePods(ctx context.Context, g *v1alpha1.MysqlFailoverGr
 		return
 	}
 	l.podsNow = map[string][]time.Time{}
+	absent := make(map[types.UID]time.Time, len(pods.Items))
 	refs := map[string][]podRef{}
 	nodes := map[string]map[types.UID]podNode{}
 	for _, p := range pods.Items {
 		site := p.Labels[v1alpha1.LabelSite]
-		l.podsNow[site] = append(l.podsNow[site], p.CreationTimestamp.Time)
+		since, known := l.podAbsent[p.UID]
+		if !known {
+			since = l.podListedAt // zero on the first listing
+		}
+		absent[p.UID] = since
+		l.podsNow[site] = append(l.podsNow[site], since)
 		l.seenPod[site] = true
 		refs[site] = append(refs[site], sidecarOf(p))
 		if nodes[site] == nil {
 			nodes[site] = map[types.UID]podNode{}
 		}
-		nodes[site][p.UID] = podNode{node: p.Spec.NodeName}
+		nodes[site][p.UID] = podNode{node: p.Spec.NodeName, grace: p.Spec.TerminationGracePeriodSeconds,
+			deletionGrace: p.DeletionGracePeriodSeconds}
 	}
+	l.podAbsent, l.podListedAt = absent, start
 	for _, s := range g.Spec.Sites {
 		l.op.registry.sawPods(l.key, s.Name, refs[s.Name])
 		l.trackGonePods(ctx, s.Name, nodes[s.Name])
 	}
 }
 
-// sidecarOf is a Pod as the registry needs it: its UID, creation, and its
-// sidecar container's restart count and start.
+// sidecarOf is a Pod as the registry needs it: its UID, and its sidecar
+// container's restart count and start.
 func sidecarOf(p corev1.Pod) podRef {
-	ref := podRef{UID: p.UID, Created: p.CreationTimestamp.Time}
+	ref := podRef{UID: p.UID}
 	for _, cs := range p.Status.ContainerStatuses {
 		if cs.Name != routing.ContainerSidecar {
 			continue
@@ -143,18 +159,21 @@ func sidecarOf(p corev1.Pod) podRef {
 }
 
 // podGone reports whether every Pod the site had when its failure was first
-// observed is gone: this operator saw the site's Pods, and none left was
-// created before the failure (creation times have whole seconds, so one
-// second of doubt counts as before). A newer Pod's mysqld booted fenced.
-// And the kubelet of each node a gone Pod ran on is Ready and heartbeated
-// since this operator saw it gone (podgone.go): a Pod gone from the API is
-// not a process gone until its kubelet has seen that.
+// observed is gone: this operator saw the site's Pods, and each one left
+// was absent from a listing that started after the failure was first seen
+// (observePods; this operator's clock only). Its mysqld booted fenced and
+// was never made writable: that needs a pass that probed it before the
+// failure, whose listing (started after that probe, at least a poll
+// before this one) would have shown it, unless the informer's cache lagged
+// by more than a poll interval.
+// And the kubelet of each node a gone Pod ran on has stopped its
+// containers (podgone.go): a Pod gone from the API is not a process gone.
 func (l *groupLoop) podGone(site string, failingSince time.Time) bool {
-	if l.podsNow == nil || !l.seenPod[site] || failingSince.IsZero() || !l.kubeletStopped[site] {
+	if l.stoppedAt(site).IsZero() || !l.seenPod[site] || failingSince.IsZero() {
 		return false
 	}
-	for _, created := range l.podsNow[site] {
-		if created.Before(failingSince.Add(time.Second)) {
+	for _, absent := range l.podsNow[site] {
+		if !absent.After(failingSince) {
 			return false
 		}
 	}
@@ -225,7 +244,7 @@ func (l *groupLoop) evidence(g *v1alpha1.MysqlFailoverGroup, site string, s fail
 	for _, p := range g.Spec.Sites {
 		if p.Name != site {
 			pv := reg.sidecar(l.key, p.Name)
-			ev.Peers = append(ev.Peers, pv.peer(p.Name, g.Status.TopologyGeneration, l.podsNow != nil))
+			ev.Peers = append(ev.Peers, pv.peer(p.Name, g.Status.TopologyGeneration, l.stoppedAt(p.Name)))
 		}
 	}
 	return ev

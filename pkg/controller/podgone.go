@@ -11,17 +11,33 @@ import (
 )
 
 // A Pod gone from the API is not a process gone: a force-deleted Pod, or
-// one whose Node object was deleted, may still run its mysqld. "Pod gone"
-// confirms a fence only once the kubelet of every node such a Pod ran on
-// (its spec.nodeName in the last listing that showed it) is Ready and has
-// heartbeated since this operator first saw the Pod gone: that kubelet has
-// then seen the deletion and stops the containers. Only the node's own
-// values are compared with each other (its Lease renewTime and its Ready
-// condition's lastHeartbeatTime, both written by the kubelet), never the
-// API server's times with this operator's clock.
+// one whose Node object was deleted, may still run its mysqld and its
+// sidecar. A Pod counts as gone, for the site's own fence and as a peer
+// that can no longer serve views (its sidecar's lease renewals), only
+// once the kubelet of the node it ran on (its spec.nodeName in the last
+// listing that showed it) has had time to stop its containers: the node
+// exists, is Ready, and its heartbeat advanced, since the read taken when
+// this operator first saw the Pod gone, by at least the Pod's termination
+// grace period (as that listing showed it; 30 s when unset) plus one
+// heartbeat interval. The kubelet stops containers within the grace period
+// of noticing the deletion, and a beat one interval later shows it alive
+// after that. Only the node's own values are compared with each other (its
+// Lease renewTime and its Ready condition's lastHeartbeatTime, both written
+// by the kubelet), never the API server's times with this operator's clock.
 
 // nodeLeaseNamespace holds each node's kubelet heartbeat Lease.
 const nodeLeaseNamespace = "kube-node-lease"
+
+const (
+	// defaultGrace is Kubernetes' terminationGracePeriodSeconds when unset.
+	defaultGrace = 30 * time.Second
+	// heartbeatMargin is one kubelet heartbeat interval (its Lease renewal
+	// period): how much beyond the grace period the node must have beaten.
+	heartbeatMargin = 10 * time.Second
+	// maxGraceSeconds bounds a listed grace period, so that no value
+	// overflows a Duration (the wait is then simply very long).
+	maxGraceSeconds = 1 << 31
+)
 
 // nodeBeat is one read of a node's kubelet: found says the Node exists.
 type nodeBeat struct {
@@ -30,9 +46,38 @@ type nodeBeat struct {
 	beat  time.Time // the latest of its Lease's renewTime and Ready's lastHeartbeatTime
 }
 
-// podNode is a Pod of a site as the last listing showed it.
+// podNode is a Pod of a site as the last listing showed it: its node and
+// the grace periods its containers are stopped with.
 type podNode struct {
 	node string
+	// grace is spec.terminationGracePeriodSeconds, deletionGrace
+	// metadata.deletionGracePeriodSeconds; nil when unset.
+	grace, deletionGrace *int64
+}
+
+// stopWait is how far p's node's heartbeat must advance after p was seen
+// gone before its containers count as stopped: the longer of its grace
+// periods (30 s when neither is set) plus one heartbeat interval.
+func (p podNode) stopWait() time.Duration {
+	secs := int64(-1)
+	for _, g := range []*int64{p.grace, p.deletionGrace} {
+		if g != nil {
+			secs = max(secs, min(max(*g, 0), maxGraceSeconds))
+		}
+	}
+	wait := defaultGrace
+	if secs >= 0 {
+		wait = time.Duration(secs) * time.Second
+	}
+	return wait + heartbeatMargin
+}
+
+// goneWatch is a Pod seen gone: its node, that node's heartbeat read when
+// the Pod was first seen gone, and how far it must advance (stopWait).
+type goneWatch struct {
+	node string
+	then nodeBeat
+	wait time.Duration
 }
 
 // readBeat reads node's heartbeat straight from the API server.
@@ -56,46 +101,70 @@ func (l *groupLoop) readBeat(ctx context.Context, node string) nodeBeat {
 	return b
 }
 
-// trackGonePods compares a site's Pods with the last listing: for the node
-// of each Pod that went away it keeps the node's heartbeat as read now, and
-// it then says whether every such node's kubelet is Ready and heartbeated
-// since (kubeletStopped). A site that answers again with a Pod listed
-// starts afresh.
+// trackGonePods compares a site's Pods with the last listing: for each Pod
+// that went away it keeps its node's heartbeat as read now, and it then
+// records whether every such Pod's kubelet has stopped its containers
+// (kubeletStopped: since when, on this operator's clock; absent while
+// not). A site that answers again with a Pod listed starts afresh.
 func (l *groupLoop) trackGonePods(ctx context.Context, site string, now map[types.UID]podNode) {
 	watch := l.goneNodes[site]
 	for uid, p := range l.podNodes[site] {
 		if _, still := now[uid]; still {
 			continue
 		}
+		if _, ok := watch[uid]; ok {
+			continue
+		}
 		if watch == nil {
-			watch = map[string]nodeBeat{}
+			watch = map[types.UID]goneWatch{}
 			l.goneNodes[site] = watch
 		}
-		if _, ok := watch[p.node]; !ok {
-			watch[p.node] = nodeBeat{} // no node: never confirmed by a kubelet
-			if p.node != "" {
-				watch[p.node] = l.readBeat(ctx, p.node)
-			}
+		w := goneWatch{node: p.node, wait: p.stopWait()} // no node: never confirmed by a kubelet
+		if p.node != "" {
+			w.then = l.readBeat(ctx, p.node)
 		}
+		watch[uid] = w
 	}
 	l.podNodes[site] = now
 	if len(now) > 0 && l.failingSince(site).IsZero() {
 		delete(l.goneNodes, site)
+		watch = nil
 	}
-	l.kubeletStopped[site] = len(watch) > 0 && l.nodesBeatSince(ctx, watch)
+	switch {
+	case len(watch) == 0 || !l.kubeletsStopped(ctx, watch):
+		delete(l.kubeletStopped, site)
+	case l.kubeletStopped[site].IsZero():
+		l.kubeletStopped[site] = l.op.clock.Now()
+	}
 }
 
-// nodesBeatSince reports whether every watched node exists, is Ready and
-// heartbeated after the read taken when its Pod was first seen gone.
-func (l *groupLoop) nodesBeatSince(ctx context.Context, watch map[string]nodeBeat) bool {
-	for node, then := range watch {
-		if node == "" || !then.found {
+// kubeletsStopped reports whether, for every watched Pod, its node exists,
+// is Ready and heartbeated at least the Pod's wait after the read taken
+// when the Pod was first seen gone (which must have shown a heartbeat).
+func (l *groupLoop) kubeletsStopped(ctx context.Context, watch map[types.UID]goneWatch) bool {
+	cur := map[string]nodeBeat{}
+	for _, w := range watch {
+		if w.node == "" || !w.then.found || w.then.beat.IsZero() {
 			return false
 		}
-		cur := l.readBeat(ctx, node)
-		if !cur.found || !cur.ready || !cur.beat.After(then.beat) {
+		b, ok := cur[w.node]
+		if !ok {
+			b = l.readBeat(ctx, w.node)
+			cur[w.node] = b
+		}
+		if !b.found || !b.ready || b.beat.Sub(w.then.beat) < w.wait {
 			return false
 		}
 	}
 	return true
+}
+
+// stoppedAt is since when (this operator's clock) the kubelets of site's
+// gone Pods have stopped them, per this pass's listing; zero when not, or
+// when this pass could not list the Pods.
+func (l *groupLoop) stoppedAt(site string) time.Time {
+	if l.podsNow == nil {
+		return time.Time{}
+	}
+	return l.kubeletStopped[site]
 }

@@ -71,8 +71,11 @@ func (k *kubelet) heartbeat(d time.Duration) {
 // TestForceDeletedPodWaitsForItsKubelet: a's mysqld dies with no sidecar
 // running (so no report and no lease deadline can confirm its fence), and
 // its Pod, on node n, is force-deleted. Before, that confirmed the fence at
-// once. Now b stays read-only while n's kubelet has not heartbeated since;
-// once it has, Pod gone confirms and b is promoted.
+// once. Now b stays read-only while n's kubelet has not had time to stop
+// the containers: one heartbeat 10 s after the deletion is not enough (the
+// kubelet stops them with the Pod's 30 s grace period); once the heartbeat
+// advanced by the grace period plus one interval, Pod gone confirms and b
+// is promoted.
 func TestForceDeletedPodWaitsForItsKubelet(t *testing.T) {
 	e := newEnv(t, "a", "b")
 	e.createGroup(nil)
@@ -97,14 +100,19 @@ func TestForceDeletedPodWaitsForItsKubelet(t *testing.T) {
 	if err := cp.Client.Delete(ctx, onNode, client.GracePeriodSeconds(0)); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(3 * time.Second)
-	for time.Now().Before(deadline) {
-		if e.writable("b") {
-			t.Fatal("b promoted on a force-deleted Pod whose kubelet never heartbeated since")
+	staysReadOnly := func(why string) {
+		deadline := time.Now().Add(3 * time.Second)
+		for time.Now().Before(deadline) {
+			if e.writable("b") {
+				t.Fatal("b promoted on a force-deleted Pod " + why)
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
+	staysReadOnly("whose kubelet never heartbeated since")
 	k.heartbeat(10 * time.Second)
+	staysReadOnly("one heartbeat after its deletion, within its grace period")
+	k.heartbeat(35 * time.Second)
 	e.eventually(10*time.Second, "b writable", func() bool { return e.writable("b") })
 	e.eventually(5*time.Second, "confirmed by Pod gone", func() bool {
 		for _, ev := range e.events(v1alpha1.EventFailoverExecuted) {

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -82,8 +83,9 @@ func TestPodGoneWaitsForTheKubelet(t *testing.T) {
 		want  bool
 	}{
 		{"no heartbeat since the deletion", true, 0, false},
-		{"heartbeat since, node not Ready", false, 10 * time.Second, false},
-		{"heartbeat since and Ready", true, 10 * time.Second, true},
+		{"heartbeat since, node not Ready", false, time.Minute, false},
+		{"one heartbeat since, within the grace period (30 s unset)", true, 10 * time.Second, false},
+		{"heartbeats past the grace period plus one margin", true, 40 * time.Second, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -95,8 +97,8 @@ func TestPodGoneWaitsForTheKubelet(t *testing.T) {
 			}
 			l := &groupLoop{op: &Operator{reader: cl, clock: failover.ClockFunc(func() time.Time { return now })},
 				deb: map[string]*topology.Debouncer{"a": deb}, seenPod: map[string]bool{"a": true},
-				podNodes: map[string]map[types.UID]podNode{}, goneNodes: map[string]map[string]nodeBeat{},
-				kubeletStopped: map[string]bool{}}
+				podNodes: map[string]map[types.UID]podNode{}, goneNodes: map[string]map[types.UID]goneWatch{},
+				kubeletStopped: map[string]time.Time{}}
 			l.trackGonePods(t.Context(), "a", map[types.UID]podNode{"p1": {node: "n1"}})
 			l.podsNow = map[string][]time.Time{"a": {t0.Add(-time.Hour)}}
 			if l.podGone("a", t0) {
@@ -124,12 +126,80 @@ func TestPodGoneNodeDeleted(t *testing.T) {
 	cl := nodeWorld(t, true, t0)
 	l := &groupLoop{op: &Operator{reader: cl, clock: failover.ClockFunc(func() time.Time { return t0 })},
 		deb: map[string]*topology.Debouncer{}, seenPod: map[string]bool{"a": true},
-		podNodes: map[string]map[types.UID]podNode{}, goneNodes: map[string]map[string]nodeBeat{}, kubeletStopped: map[string]bool{}}
+		podNodes: map[string]map[types.UID]podNode{}, goneNodes: map[string]map[types.UID]goneWatch{}, kubeletStopped: map[string]time.Time{}}
 	l.trackGonePods(t.Context(), "a", map[types.UID]podNode{"p1": {node: "gone-node"}})
 	l.podsNow = map[string][]time.Time{}
 	l.trackGonePods(t.Context(), "a", nil)
 	l.trackGonePods(t.Context(), "a", nil)
 	if l.podGone("a", t0) {
 		t.Fatal("a Pod on a node that does not exist confirmed the fence")
+	}
+}
+
+// TestPodGoneWaitsForTheGracePeriod: the kubelet stops a deleted Pod's
+// containers with its termination grace period, so one heartbeat after the
+// deletion proves nothing. The node's heartbeat (its own clock) must have
+// advanced by the Pod's grace period as last listed (30 s when unset) plus
+// one heartbeat interval (10 s) beyond the read taken when the Pod was
+// first seen gone.
+func TestPodGoneWaitsForTheGracePeriod(t *testing.T) {
+	secs := func(n int64) *int64 { return &n }
+	cases := []struct {
+		name          string
+		grace, delete *int64
+		beat          time.Duration
+		want          bool
+	}{
+		{"unset: 30 s + 10 s, one second short", nil, nil, 39 * time.Second, false},
+		{"unset: 30 s + 10 s reached", nil, nil, 40 * time.Second, true},
+		{"grace 0: one heartbeat interval", secs(0), nil, 10 * time.Second, true},
+		{"grace 0: less than one interval", secs(0), nil, 9 * time.Second, false},
+		{"grace 120 s", secs(120), nil, 100 * time.Second, false},
+		{"grace 120 s reached", secs(120), nil, 130 * time.Second, true},
+		{"a longer deletion grace period counts", secs(30), secs(300), 200 * time.Second, false},
+		{"a longer deletion grace period reached", secs(30), secs(300), 310 * time.Second, true},
+		{"a negative grace period counts as 0", secs(-5), nil, 10 * time.Second, true},
+		{"max int64 grace does not overflow into a short wait", secs(math.MaxInt64), nil, 1000 * time.Hour, false},
+	}
+	nodeClock := t0.Add(7 * time.Hour) // the node's clock, far from the operator's
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cl := nodeWorld(t, true, nodeClock)
+			l := newPodGoneLoop(cl, failover.ClockFunc(func() time.Time { return t0 }), NewRegistry(func() time.Time { return t0 }))
+			l.seenPod["a"] = true
+			l.trackGonePods(t.Context(), "a", map[types.UID]podNode{"p1": {node: "n1", grace: c.grace, deletionGrace: c.delete}})
+			l.podsNow = map[string][]time.Time{}
+			l.trackGonePods(t.Context(), "a", nil)
+			beatAt(t, cl, true, nodeClock.Add(c.beat))
+			l.trackGonePods(t.Context(), "a", nil)
+			if got := l.podGone("a", t0.Add(-time.Minute)); got != c.want {
+				t.Fatalf("podGone = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+// TestPodGoneEachPodFromItsOwnDeletion: two Pods of a site on one node go
+// away at different times; the second one's wait counts from when it was
+// seen gone, not from the first one's read.
+func TestPodGoneEachPodFromItsOwnDeletion(t *testing.T) {
+	nodeClock := t0.Add(-time.Hour)
+	cl := nodeWorld(t, true, nodeClock)
+	l := newPodGoneLoop(cl, failover.ClockFunc(func() time.Time { return t0 }), NewRegistry(func() time.Time { return t0 }))
+	l.seenPod["a"] = true
+	l.podsNow = map[string][]time.Time{}
+	l.trackGonePods(t.Context(), "a", map[types.UID]podNode{"p1": {node: "n1"}, "p2": {node: "n1"}})
+	l.trackGonePods(t.Context(), "a", map[types.UID]podNode{"p2": {node: "n1"}})
+	beatAt(t, cl, true, nodeClock.Add(35*time.Second))
+	l.trackGonePods(t.Context(), "a", nil) // p2 seen gone now, the node at +35 s
+	beatAt(t, cl, true, nodeClock.Add(50*time.Second))
+	l.trackGonePods(t.Context(), "a", nil)
+	if l.podGone("a", t0.Add(-time.Minute)) {
+		t.Fatal("p2 counted stopped 15 s after it was seen gone")
+	}
+	beatAt(t, cl, true, nodeClock.Add(75*time.Second))
+	l.trackGonePods(t.Context(), "a", nil)
+	if !l.podGone("a", t0.Add(-time.Minute)) {
+		t.Fatal("both Pods' waits passed, still not gone")
 	}
 }

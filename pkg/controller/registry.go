@@ -56,25 +56,32 @@ type sidecarRecord struct {
 	// sidecar process: the sidecar reported heldGen in every report since
 	// heldSince, with boot id heldBoot. A run ends when the reported
 	// generation or boot id changes, or when a Pod listing shows that the
-	// site's sidecar is another process than the one that began the run: a
-	// Pod that started after the run began, or the sidecar container of the
-	// Pod restarted (its restart count grew, or it started after the run began).
+	// site's sidecar may be another process than the one that began the run
+	// (sawPods). Only the operator's clock times a run.
 	held      bool
 	heldGen   int64
 	heldSince time.Time
 	heldBoot  string
-	// pods are the UIDs of the site's Pods in the last listing, each with its
-	// sidecar container's restart count; podSeen is true once a listing
-	// showed one; podGoneAt is the last listing that missed a Pod listed before.
-	pods      map[types.UID]int32
+	// pods are the site's Pods in the last listing, by UID, each with its
+	// sidecar container as that listing showed it; podSeen is true once a
+	// listing showed one; podGoneAt is the last listing that missed a Pod
+	// listed before.
+	pods      map[types.UID]sidecarContainer
 	podSeen   bool
 	podGoneAt time.Time
 }
 
+// sidecarContainer is a Pod's sidecar container as one listing showed it:
+// its restartCount and its running.startedAt (zero when not running). The
+// start is the kubelet's time, only ever compared with itself.
+type sidecarContainer struct {
+	restarts int32
+	started  time.Time
+}
+
 // podRef is one Pod of a site as a listing shows it.
 type podRef struct {
-	UID     types.UID
-	Created time.Time
+	UID types.UID
 	// SidecarRestarts is the sidecar container's restartCount and
 	// SidecarStarted its running.startedAt (zero when not running).
 	SidecarRestarts int32
@@ -184,28 +191,27 @@ func (r *Registry) record(key siteKey) *sidecarRecord {
 
 // sawPods records a listing of site's Pods, made now. A Pod listed before
 // and missing now was seen gone now. The current run of reports ends when
-// the listing shows that they came from another sidecar process than the
-// site's current one, which may not have heard the operator:
-//   - a Pod not listed before that started after the run began;
-//   - a Pod whose sidecar container restarted: its restart count grew since
-//     the last listing, or it started after the run began.
+// the listing may show another sidecar process than the one that began
+// it, which may not have heard the operator:
+//   - a Pod UID the previous listing did not show (the first listing too);
+//   - a Pod whose sidecar container's restart count or start differs from
+//     the previous listing's (it restarted, or is not running now).
 //
-// Kubernetes times have whole seconds and come from other clocks: one second
-// of doubt counts as after. Ending a run is always safe: it only delays the
-// old primary's lease deadline until the new process reports.
+// Nothing here compares the API server's or a kubelet's times with the
+// operator's clock: a listing is compared only with the previous one, so
+// no clock skew hides a restart. Ending a run is always safe: it only
+// delays the old primary's lease deadline until the new process reports
+// (Serve starts a run again, and a new boot id ends one there too).
 func (r *Registry) sawPods(group types.NamespacedName, site string, pods []podRef) {
 	now := r.now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	rec := r.record(siteKey{group: group, site: site})
-	cur := make(map[types.UID]int32, len(pods))
-	after := func(t time.Time) bool { return !t.IsZero() && rec.heldSince.Before(t.Add(time.Second)) }
+	cur := make(map[types.UID]sidecarContainer, len(pods))
 	for _, p := range pods {
-		cur[p.UID] = p.SidecarRestarts
-		prev, known := rec.pods[p.UID]
-		switch {
-		case !rec.held:
-		case !known && after(p.Created), known && p.SidecarRestarts > prev, after(p.SidecarStarted):
+		sc := sidecarContainer{restarts: p.SidecarRestarts, started: p.SidecarStarted}
+		cur[p.UID] = sc
+		if prev, known := rec.pods[p.UID]; !known || prev.restarts != sc.restarts || !prev.started.Equal(sc.started) {
 			rec.held = false
 		}
 	}
@@ -225,11 +231,18 @@ type sidecarView struct {
 }
 
 // peer is what the fence-confirmation rule needs of this sidecar, as a peer
-// of another site while generation gen is published: listed says whether
-// this pass listed the Pods (when not, none counts as gone).
-func (sv sidecarView) peer(site string, gen int64, listed bool) failover.PeerAdoption {
-	return failover.PeerAdoption{Site: site, PodGone: listed && sv.podSeen && sv.podCount == 0, GoneAt: sv.podGoneAt,
-		Adopted: sv.held && sv.heldGen >= gen, At: sv.heldSince}
+// of another site while generation gen is published. stopped is since when
+// (this operator's clock) the kubelets of the site's gone Pods have stopped
+// their containers (groupLoop.stoppedAt; zero when not, or when this pass
+// did not list the Pods): a Pod gone from the API may still run a sidecar
+// that serves views, so the site counts as gone, and serves nothing, only
+// from then on.
+func (sv sidecarView) peer(site string, gen int64, stopped time.Time) failover.PeerAdoption {
+	p := failover.PeerAdoption{Site: site, GoneAt: sv.podGoneAt, Adopted: sv.held && sv.heldGen >= gen, At: sv.heldSince}
+	if sv.podSeen && sv.podCount == 0 && !stopped.IsZero() {
+		p.PodGone, p.GoneAt = true, stopped
+	}
+	return p
 }
 
 func (r *Registry) sidecar(group types.NamespacedName, site string) sidecarView {

@@ -20,7 +20,7 @@ func TestRegistryRestartedSidecar(t *testing.T) {
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
 	key := types.NamespacedName{Namespace: "shop", Name: "carts"}
 	pod := func(restarts int32, started float64) []podRef {
-		return []podRef{{UID: "a", Created: at(-100), SidecarRestarts: restarts, SidecarStarted: at(started)}}
+		return []podRef{{UID: "a", SidecarRestarts: restarts, SidecarStarted: at(started)}}
 	}
 	type op struct {
 		at   float64
@@ -39,9 +39,9 @@ func TestRegistryRestartedSidecar(t *testing.T) {
 			{at: 5, boot: "b1", gen: 4}, {at: 12, boot: "b2", gen: 4}}, failover.PeerAdoption{Adopted: true, At: at(12)}},
 		{"a restart count that grew ends the run", []op{{at: 0, pods: pod(0, -90)}, {at: 5, boot: "b1", gen: 4},
 			{at: 10, pods: pod(1, -90)}}, failover.PeerAdoption{}},
-		{"a sidecar container started after the run began ends it", []op{{at: 5, boot: "b1", gen: 4},
+		{"a sidecar container whose start changed ends it", []op{{at: 0, pods: pod(0, -90)}, {at: 5, boot: "b1", gen: 4},
 			{at: 10, pods: pod(0, 8)}}, failover.PeerAdoption{}},
-		{"a container started before the run leaves it", []op{{at: 5, boot: "b1", gen: 4},
+		{"a container listed unchanged leaves it", []op{{at: 0, pods: pod(0, 2)}, {at: 5, boot: "b1", gen: 4},
 			{at: 10, pods: pod(0, 2)}}, failover.PeerAdoption{Adopted: true, At: at(5)}},
 	}
 	for _, c := range cases {
@@ -57,7 +57,7 @@ func TestRegistryRestartedSidecar(t *testing.T) {
 				}
 				reg.sawPods(key, "fra", o.pods)
 			}
-			got := reg.sidecar(key, "fra").peer("fra", 4, true)
+			got := reg.sidecar(key, "fra").peer("fra", 4, time.Time{})
 			if !got.Adopted {
 				got.At = time.Time{}
 			}
@@ -83,7 +83,7 @@ func TestPath1ThreeSites(t *testing.T) {
 	reg := NewRegistry(func() time.Time { return now })
 	view := v1alpha1.ActiveSiteView{Namespace: key.Namespace, Group: key.Name, ActiveSite: "pdx", Generation: 4}
 	pod := func(restarts int32, started float64) []podRef {
-		return []podRef{{UID: "fra-1", Created: at(-100), SidecarRestarts: restarts, SidecarStarted: at(started)}}
+		return []podRef{{UID: "fra-1", SidecarRestarts: restarts, SidecarStarted: at(started)}}
 	}
 	reg.sawPods(key, "fra", pod(0, -90))
 	now = at(5)
@@ -94,7 +94,7 @@ func TestPath1ThreeSites(t *testing.T) {
 		return failover.Evidence{Site: "iad", Active: "pdx", Operator: reg.OperatorID(), Now: at(s), FailingSince: at(0),
 			LastContact: at(0), LeaseTimeout: 20 * time.Second, PeerCheckInterval: 5 * time.Second,
 			Peers: []failover.PeerAdoption{{Site: "pdx", Adopted: true, At: at(1)},
-				reg.sidecar(key, "fra").peer("fra", 4, true)}}
+				reg.sidecar(key, "fra").peer("fra", 4, time.Time{})}}
 	}
 	// Before the fix the deadline was 5 + 20 + 5 = 30 s, from the old process's report.
 	if ok, by := failover.ConfirmFence(evidence(600)); ok {

@@ -29,7 +29,7 @@ func TestRegistryPeerAdoption(t *testing.T) {
 		}
 		return op{at: s, pods: pods}
 	}
-	pod := func(uid string, created float64) podRef { return podRef{UID: types.UID(uid), Created: at(created)} }
+	pod := func(uid string, _ float64) podRef { return podRef{UID: types.UID(uid)} }
 	cases := []struct {
 		name   string
 		ops    []op
@@ -51,20 +51,18 @@ func TestRegistryPeerAdoption(t *testing.T) {
 		{"the new Pod repeating the old Pod's generation counts from after it was listed", []op{list(0, pod("a", -100)),
 			report(5, 4), list(10, pod("b", 8)), report(12, 4), report(14, 4)},
 			true, failover.PeerAdoption{GoneAt: at(10), Adopted: true, At: at(12)}},
-		{"a run that began after the new Pod started survives its late listing", []op{list(0, pod("a", -100)),
+		{"a new Pod's first listing ends a run, whenever the Pod started", []op{list(0, pod("a", -100)),
 			report(5, 0), report(7, 4), list(10, pod("b", 2))},
-			true, failover.PeerAdoption{GoneAt: at(10), Adopted: true, At: at(7)}},
-		{"a run within a second of the new Pod's creation does not", []op{list(0, pod("a", -100)),
-			report(5, 4), list(10, pod("b", 4.5))}, true, failover.PeerAdoption{GoneAt: at(10)}},
+			true, failover.PeerAdoption{GoneAt: at(10)}},
 		{"Pod gone before reporting the generation", []op{list(0, pod("a", -100)), report(5, 3), list(10)},
 			true, failover.PeerAdoption{PodGone: true, GoneAt: at(10)}},
 		{"Pod gone after reporting the generation", []op{list(0, pod("a", -100)), report(5, 4), list(10)},
 			true, failover.PeerAdoption{PodGone: true, GoneAt: at(10), Adopted: true, At: at(5)}},
-		{"gone counts from the first listing without the Pod", []op{list(0, pod("a", -100)), list(10), list(12)},
-			true, failover.PeerAdoption{PodGone: true, GoneAt: at(10)}},
+		{"gone counts from the kubelet proof, not the first listing without the Pod", []op{list(0, pod("a", -100)),
+			list(10), list(12)}, true, failover.PeerAdoption{PodGone: true, GoneAt: at(12)}},
 		{"a site never listed with a Pod is not gone", []op{list(0), list(2)},
 			true, failover.PeerAdoption{}},
-		{"without this pass's listing no Pod counts as gone", []op{list(0, pod("a", -100)), list(10)},
+		{"without this pass's listing or the kubelet proof no Pod counts as gone", []op{list(0, pod("a", -100)), list(10)},
 			false, failover.PeerAdoption{GoneAt: at(10)}},
 	}
 	key := types.NamespacedName{Namespace: "shop", Name: "carts"}
@@ -87,7 +85,11 @@ func TestRegistryPeerAdoption(t *testing.T) {
 				}
 				reg.sawPods(key, "fra", pods)
 			}
-			got := reg.sidecar(key, "fra").peer("fra", 4, c.listed)
+			var stopped time.Time // the kubelet proof (podgone.go), here from the last listing on
+			if c.listed {
+				stopped = now
+			}
+			got := reg.sidecar(key, "fra").peer("fra", 4, stopped)
 			c.want.Site = "fra"
 			if !got.Adopted {
 				got.At = time.Time{} // meaningless without adoption

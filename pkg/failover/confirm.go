@@ -49,10 +49,13 @@ func (r Report) ObservedAfter(operator string, since time.Time) bool {
 // its own report, holding the current generation.
 type PeerAdoption struct {
 	Site string
-	// PodGone is true when Kubernetes shows no Pod of the site.
+	// PodGone is true when Kubernetes shows no Pod of the site and the
+	// kubelet of each node its gone Pods ran on has had time to stop their
+	// containers (a Pod gone from the API may still run its sidecar).
 	PodGone bool
-	// GoneAt is the last time this operator saw a Pod of the site gone (or
-	// the site without any Pod); zero when it never did.
+	// GoneAt is, when PodGone, since when this operator knows those
+	// kubelets stopped the containers; otherwise the last time it saw a Pod
+	// of the site gone. Zero when it never did.
 	GoneAt time.Time
 	// Adopted is true when the sidecar of the site's newest Pod reported
 	// holding the current generation (or a later one); At is when this
@@ -81,9 +84,10 @@ type Evidence struct {
 	// view (its lease was renewed then), or the operator's start when later.
 	LastContact time.Time
 	// PodGone is true when Kubernetes shows the site's Pod gone and the
-	// kubelet of the node it ran on is Ready and has heartbeated since the
-	// operator first saw it gone (a Pod gone from the API is not a process
-	// gone: it may have been force-deleted, or its Node object deleted).
+	// kubelet of the node it ran on is Ready and its heartbeat advanced, since
+	// the operator first saw the Pod gone, by the Pod's termination grace
+	// period plus one heartbeat interval (a Pod gone from the API is not a
+	// process gone: it may have been force-deleted, or its Node object deleted).
 	PodGone bool
 	// Peers are the other sites' sidecars.
 	Peers []PeerAdoption
@@ -144,7 +148,8 @@ func LeaseDeadline(ev Evidence) (time.Time, bool) {
 //     from then on. A site runs one Pod at a time (its Deployment recreates),
 //     so an older Pod had gone before the newest one started.
 //   - Its Pod went away without having been seen holding the current
-//     generation: from when it was seen gone (none when that is unknown).
+//     generation: from when its kubelet was known to have stopped the
+//     containers (none while that is unknown).
 //   - Otherwise there is none: a live sidecar that was not seen holding the
 //     current generation may keep renewing the old primary's lease, for
 //     instance on an island with it that the operator cannot reach.
