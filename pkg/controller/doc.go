@@ -46,7 +46,8 @@
 // (viewkeys.go) keeps in a Secret of the operator's namespace; ViewKeys also
 // publishes the accepted public keys to every group namespace. A sidecar's
 // report counts as fence evidence only when it echoes a view this process
-// served at or after the failure was first seen (failover.Report.ObservedAfter),
+// served at or after the failure was first seen, by the views' sequence
+// numbers rather than any clock (registry_seq.go, failover.Report.ObservedAfter),
 // and the Registry ends a run of reports when the sidecar process changes
 // (a new boot id, or a container restart in the Pod listing).
 //

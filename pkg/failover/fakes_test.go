@@ -206,7 +206,7 @@ func (w *world) pass() Pass {
 	st := &g.Status
 	settings := SettingsFor(g, Settings{DrainTimeout: 3 * time.Second, CallTimeout: time.Second})
 	evidence := func(n string) Evidence {
-		ev := Evidence{Site: n, Operator: "op1", Now: w.now, Active: st.ActiveSite, FailingSince: t0, Report: w.reports[n],
+		ev := Evidence{Site: n, Operator: "op1", Now: w.now, Active: st.ActiveSite, FailingSince: t0, FailingSeq: 100, Report: w.reports[n],
 			LastContact: t0, LeaseTimeout: settings.LeaseTimeout, PeerCheckInterval: settings.PeerCheckInterval}
 		for _, p := range w.order {
 			if gen, ok := w.sidecars[p]; p != n && ok {
