@@ -67,6 +67,8 @@ type world struct {
 	// twoWriters records the writable sites each time a promotion left more than one.
 	twoWriters [][]string
 	sidecars   map[string]int64 // live sidecars and the generation they hold
+	// onPromote, when set, is called as each Promote statement starts.
+	onPromote func(site string)
 }
 
 // addSite adds a third site c, replicating from a.
@@ -120,6 +122,9 @@ func (w *world) Promote(_ context.Context, n string) (gtid.Set, error) {
 	s, err := w.site(n)
 	if err != nil {
 		return gtid.Set{}, err
+	}
+	if w.onPromote != nil {
+		w.onPromote(n)
 	}
 	w.promotes[n]++
 	s.writable, s.source = true, ""
@@ -178,6 +183,26 @@ func (w *world) PersistStatus(_ context.Context, g *v1alpha1.MysqlFailoverGroup)
 		w.steps = append(w.steps, "done")
 	}
 	return nil
+}
+
+// errConflict is the fake API server's answer to a write whose optimistic
+// lock names an older resourceVersion.
+var errConflict = errors.New("fake: conflict: the object has been modified")
+
+// PersistStatusExclusive writes only when g still has the persisted
+// resourceVersion: no other writer wrote since g was read.
+func (w *world) PersistStatusExclusive(ctx context.Context, g *v1alpha1.MysqlFailoverGroup) error {
+	if g.ResourceVersion != w.persisted.ResourceVersion {
+		return errConflict
+	}
+	return w.PersistStatus(ctx, g)
+}
+
+// otherWriter writes the persisted status as another operator process
+// would (a new leader taking over): a new resourceVersion, and a condition.
+func (w *world) otherWriter() {
+	w.persisted.ResourceVersion += "'"
+	w.persisted.Status.ObservedGeneration++
 }
 
 // Publisher and Notifier
