@@ -106,3 +106,43 @@ func TestPlannedDeposedLeaderDoesNotPromote(t *testing.T) {
 		t.Fatalf("after the race: block %+v, promotes %d", b, w.promotes["b"])
 	}
 }
+
+// TestNewLeaderFencesAClaimedSite: an operator claims b and dies before
+// its Promote statement reaches b (or is deposed, and the statement may
+// still come). The next operator finds c fresher and moves the failover
+// to c: it must first fence b, which the persisted claim marks a possible
+// writer, and only then promote c (path 6's handling, reused).
+func TestNewLeaderFencesAClaimedSite(t *testing.T) {
+	w := newWorld(t)
+	w.addSite("c")
+	primaryCrashed(w)
+	w.now = t0.Add(3 * time.Second) // past a's lease deadline
+	w.sites["b"].promoteLost = true
+	if _, err := NewEmergency(w.env()).Advance(t.Context(), w.pass()); !errors.Is(err, ErrPromote) {
+		t.Fatalf("first operator: want ErrPromote, got %v", err)
+	}
+	if !MaybeWritable(&w.persisted.Status, "b") || w.sites["b"].writable {
+		t.Fatalf("want b claimed and still read-only: %+v", w.persisted.Status.Sites)
+	}
+	w.sites["b"].promoteLost = false
+	w.sites["c"].executed = w.sites["a"].executed // c turns out fresher
+	fencedFirst := true
+	w.onPromote = func(site string) {
+		if site == "c" && MaybeWritable(&w.persisted.Status, "b") {
+			fencedFirst = false
+		}
+	}
+	e := NewEmergency(w.env()) // the next operator process
+	for i := 0; i < 6; i++ {
+		w.now = w.now.Add(time.Second)
+		if _, err := runAsLoop(t, w, e); err != nil {
+			t.Logf("pass %d: %v", i, err)
+		}
+	}
+	if !fencedFirst {
+		t.Fatal("c was promoted while b's claim was standing")
+	}
+	if st := w.persisted.Status; st.ActiveSite != "c" || st.Failover != nil || !HeldReadOnly(&st, "b") {
+		t.Fatalf("want the failover done to c with b held read-only: %+v", st)
+	}
+}

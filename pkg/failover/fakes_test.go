@@ -29,6 +29,9 @@ type fakeSite struct {
 	// promoteTimesOut: Promote makes it writable but answers an error, as a
 	// statement that ran after the client's deadline.
 	promoteTimesOut bool
+	// promoteLost: the operator dies as Promote is sent; the statement
+	// never reaches mysqld.
+	promoteLost bool
 	writable        bool
 	executed        gtid.Set
 	source          string
@@ -125,6 +128,9 @@ func (w *world) Promote(_ context.Context, n string) (gtid.Set, error) {
 	}
 	if w.onPromote != nil {
 		w.onPromote(n)
+	}
+	if s.promoteLost {
+		return gtid.Set{}, errors.New("fake: the operator died before the statement was sent")
 	}
 	w.promotes[n]++
 	s.writable, s.source = true, ""
