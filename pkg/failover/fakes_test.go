@@ -32,9 +32,9 @@ type fakeSite struct {
 	// promoteLost: the operator dies as Promote is sent; the statement
 	// never reaches mysqld.
 	promoteLost bool
-	writable        bool
-	executed        gtid.Set
-	source          string
+	writable    bool
+	executed    gtid.Set
+	source      string
 }
 
 var errDown = errors.New("fake: site unreachable")
