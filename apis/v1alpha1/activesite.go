@@ -16,15 +16,26 @@ type ActiveSiteView struct {
 	Generation int64     `json:"generation"`
 	ObservedAt time.Time `json:"observedAt"`
 	// Operator identifies the operator process that served the view: random
-	// per process start. A sidecar echoes it (with ObservedAt) in its reports,
-	// so the operator can tell what a report describes without comparing
-	// clocks of different machines.
+	// per process start. A sidecar echoes it (with Seq) in its reports, so
+	// the operator can tell what a report describes without comparing
+	// clocks, neither of different machines nor of one across a step.
 	Operator string `json:"operator,omitempty"`
 	// KeyID names the public key that verifies Signature (pkg/protocol.KeyID).
 	KeyID string `json:"keyID,omitempty"`
 	// Signature is the operator's Ed25519 signature over every field above
 	// (pkg/protocol.Payload). A sidecar relays it unchanged.
 	Signature []byte `json:"signature,omitempty"`
+	// Seq numbers the views one operator process serves, strictly
+	// increasing (1, 2, ...): it means something only to the process named
+	// by Operator, which alone reads it back from a sidecar's report echo.
+	// It is served alongside the view and deliberately not signed
+	// (pkg/protocol.Payload leaves it out): adding it to the signed bytes
+	// would make every sidecar older than it reject the operator's views and
+	// fence; no sidecar decides anything on it (adoption reads Generation
+	// and ObservedAt); the echo only takes Seq from a view heard directly
+	// from the operator over its TLS connection, never from a peer's relay;
+	// and the operator refuses an echo of a Seq it has not served yet.
+	Seq int64 `json:"seq,omitempty"`
 	// Source says where the view came from as the operator served it:
 	// "operator". It is not signed, and a sidecar that relays the view keeps
 	// where it learned it in its own state rather than rewriting it.
@@ -53,12 +64,18 @@ const (
 	// QueryBoot is a random id of the reporting sidecar process, new at
 	// every start: the operator never counts one process's adoption for another.
 	QueryBoot = "boot"
-	// QueryViewOperator and QueryViewObservedAt echo the Operator and
-	// ObservedAt (RFC 3339 with nanoseconds) of the last view the sidecar
-	// received directly from the operator before the mysqld read that the
-	// report describes. The operator counts the report as evidence of a
-	// state observed after a moment of its own clock only through them.
-	QueryViewOperator   = "viewOperator"
+	// QueryViewOperator and QueryViewSeq echo the Operator and Seq (decimal)
+	// of the last view the sidecar received directly from the operator
+	// before the mysqld read that the report describes. The operator counts
+	// the report as evidence of a state observed after a moment of its own
+	// (a sequence mark) only through them: no clock is compared.
+	QueryViewOperator = "viewOperator"
+	QueryViewSeq      = "viewSeq"
+	// QueryViewObservedAt echoes that view's ObservedAt (RFC 3339 with
+	// nanoseconds). Sidecars before QueryViewSeq echoed only it; an operator
+	// with QueryViewSeq parses it but never counts it as evidence (a wall
+	// clock can step), and sidecars still send it so that an operator before
+	// QueryViewSeq keeps accepting their reports.
 	QueryViewObservedAt = "viewObservedAt"
 )
 

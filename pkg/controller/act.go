@@ -121,11 +121,13 @@ func (l *groupLoop) reassert(ctx context.Context, p failover.Pass, site string) 
 	if err := p.MayMakeWritable(ctx, time.Time{}); err != nil {
 		return fmt.Errorf("re-assert %s: %w", site, err) // the next pass observes again
 	}
-	if rec := failover.SiteRecord(&g.Status, site); rec.Fenced {
-		rec.Fenced = false // persisted before the site can write
-		if err := l.patcher.PersistStatus(ctx, g); err != nil {
-			return err
-		}
+	// Claimed (persisted exclusively) before the site can write: no other
+	// operator process wrote the group since this pass read it.
+	wctx, wcancel := context.WithTimeout(ctx, p.Settings.CallTimeout)
+	err := failover.Claim(wctx, l.patcher, g, site)
+	wcancel()
+	if err != nil {
+		return fmt.Errorf("re-assert %s: %w", site, err)
 	}
 	cctx, cancel := context.WithTimeout(ctx, p.Settings.CallTimeout)
 	defer cancel()

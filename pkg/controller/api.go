@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -81,8 +82,7 @@ type activeRequest struct {
 func (a *API) activeSite(w http.ResponseWriter, req *http.Request) {
 	ar, err := parseActiveRequest(req)
 	if err != nil {
-		a.refuseMalformed(req, ar, err)
-		writeError(w, err)
+		a.refuse(w, req, ar, RejectMalformed, err)
 		return
 	}
 	view, sites, err := a.lookup(ar.group)
@@ -102,6 +102,10 @@ func (a *API) activeSite(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	if ar.site != "" && !a.checkReport(w, req, ar, sites) {
+		return
+	}
+	if err := a.checkEcho(ar.report); err != nil {
+		a.refuse(w, req, ar, RejectForgedEcho, err)
 		return
 	}
 	if !a.evidence(req) {
@@ -176,34 +180,70 @@ func parseActiveRequest(req *http.Request) (activeRequest, error) {
 	if ar.site != "" {
 		ar.report = rep
 	} else if q.Has(v1alpha1.QueryGeneration) || q.Has(v1alpha1.QueryFenced) || q.Has(v1alpha1.QueryMysqld) ||
-		q.Has(v1alpha1.QueryBoot) || q.Has(v1alpha1.QueryViewOperator) || q.Has(v1alpha1.QueryViewObservedAt) {
+		q.Has(v1alpha1.QueryBoot) || q.Has(v1alpha1.QueryViewOperator) || q.Has(v1alpha1.QueryViewSeq) ||
+		q.Has(v1alpha1.QueryViewObservedAt) {
 		return ar, fmt.Errorf("%w: a report needs %s", ErrBadRequest, v1alpha1.QuerySite)
 	}
 	return ar, nil
 }
 
-// maxIDLen bounds the boot and operator ids a report may carry.
-const maxIDLen = 64
+// maxIDLen bounds the boot and operator ids a report may carry, and
+// maxSeqLen the digits of an echoed Seq (an int64 has at most 19).
+const (
+	maxIDLen  = 64
+	maxSeqLen = 19
+)
 
 // parseEcho reads the report's boot id and its echo of the operator's last
-// view (viewOperator, viewObservedAt in RFC 3339), which must come together.
+// view: viewOperator with viewSeq (a positive decimal int64), or, from a
+// sidecar older than viewSeq, viewOperator with viewObservedAt (RFC 3339);
+// a sidecar sends all three to stay readable by an operator older than
+// viewSeq. viewObservedAt is checked but kept nowhere: a wall clock can
+// step, so it is never evidence (registry_seq.go).
 func parseEcho(q url.Values, rep *failover.Report) error {
 	rep.Boot, rep.ViewOperator = q.Get(v1alpha1.QueryBoot), q.Get(v1alpha1.QueryViewOperator)
 	if len(rep.Boot) > maxIDLen || len(rep.ViewOperator) > maxIDLen {
 		return fmt.Errorf("%w: %s or %s longer than %d", ErrBadRequest, v1alpha1.QueryBoot, v1alpha1.QueryViewOperator, maxIDLen)
 	}
-	at := q.Get(v1alpha1.QueryViewObservedAt)
-	if (at == "") != (rep.ViewOperator == "") {
-		return fmt.Errorf("%w: %s and %s go together", ErrBadRequest, v1alpha1.QueryViewOperator, v1alpha1.QueryViewObservedAt)
+	seq, at := q.Get(v1alpha1.QueryViewSeq), q.Get(v1alpha1.QueryViewObservedAt)
+	if (seq == "" && at == "") != (rep.ViewOperator == "") {
+		return fmt.Errorf("%w: %s goes with %s or %s", ErrBadRequest, v1alpha1.QueryViewOperator,
+			v1alpha1.QueryViewSeq, v1alpha1.QueryViewObservedAt)
+	}
+	if seq != "" {
+		n, err := parseSeq(seq)
+		if err != nil {
+			return fmt.Errorf("%w: %s: %w", ErrBadRequest, v1alpha1.QueryViewSeq, err)
+		}
+		rep.ViewSeq = n
 	}
 	if at != "" {
-		t, err := time.Parse(time.RFC3339Nano, at)
-		if err != nil {
+		if len(at) > maxIDLen {
+			return fmt.Errorf("%w: %s longer than %d", ErrBadRequest, v1alpha1.QueryViewObservedAt, maxIDLen)
+		}
+		if _, err := time.Parse(time.RFC3339Nano, at); err != nil {
 			return fmt.Errorf("%w: %s=%q: %w", ErrBadRequest, v1alpha1.QueryViewObservedAt, at, err)
 		}
-		rep.ViewObservedAt = t
 	}
 	return nil
+}
+
+// parseSeq reads an echoed Seq: 1 to 19 decimal digits (no sign, no
+// spaces) that make a positive int64.
+func parseSeq(s string) (int64, error) {
+	if len(s) > maxSeqLen {
+		return 0, fmt.Errorf("%d characters, at most %d", len(s), maxSeqLen)
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return 0, fmt.Errorf("%q is not a decimal number", s)
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("%q is not a sequence number (1 to %d)", s, int64(math.MaxInt64))
+	}
+	return n, nil
 }
 
 // lookup returns the group's published view and its sites: only on the

@@ -67,7 +67,9 @@ func TestActiveSiteAPI(t *testing.T) {
 		{"sidecar report of mysqld down", "namespace=shop&group=carts&site=a&generation=7&mysqld=down", http.StatusOK, "b", 7},
 		{"sidecar report with boot id and echo", "namespace=shop&group=carts&site=a&generation=7&fenced=true&mysqld=up" +
 			"&boot=b1&viewOperator=op1&viewObservedAt=2026-04-20T13:59:59.5Z", http.StatusOK, "b", 7},
-		{"echo without its time", "namespace=shop&group=carts&site=a&viewOperator=op1", http.StatusBadRequest, "", 0},
+		{"sidecar report with a sequence echo", "namespace=shop&group=carts&site=a&generation=7&fenced=true&mysqld=up" +
+			"&boot=b1&viewOperator=op1&viewSeq=12&viewObservedAt=2026-04-20T13:59:59.5Z", http.StatusOK, "b", 7},
+		{"echo without its seq or time", "namespace=shop&group=carts&site=a&viewOperator=op1", http.StatusBadRequest, "", 0},
 		{"echo time without the operator", "namespace=shop&group=carts&site=a&viewObservedAt=2026-04-20T13:59:59Z", http.StatusBadRequest, "", 0},
 		{"echo time not RFC 3339", "namespace=shop&group=carts&site=a&viewOperator=o&viewObservedAt=yesterday", http.StatusBadRequest, "", 0},
 		{"a boot id without a site", "namespace=shop&group=carts&boot=b1", http.StatusBadRequest, "", 0},
@@ -101,7 +103,7 @@ func TestActiveSiteAPI(t *testing.T) {
 				t.Fatal(err)
 			}
 			if v.ActiveSite != c.active || v.Generation != c.gen || !v.ObservedAt.Equal(t0) || v.Source != v1alpha1.SourceOperator ||
-				v.Operator != api.Registry.OperatorID() {
+				v.Operator != api.Registry.OperatorID() || v.Seq != 1 {
 				t.Fatalf("view %+v", v)
 			}
 			if err := testKeys.Verify(v); err != nil {
@@ -138,7 +140,7 @@ func TestActiveSiteRecordsReports(t *testing.T) {
 	}
 	get("site=a&generation=7&fenced=true&mysqld=up&boot=b2&viewOperator=op1&viewObservedAt=2026-04-20T14:00:00.5Z")
 	sv = reg.sidecar(key, "a")
-	if r := sv.report; r.Boot != "b2" || r.ViewOperator != "op1" || !r.ViewObservedAt.Equal(t0.Add(500*time.Millisecond)) ||
+	if r := sv.report; r.Boot != "b2" || r.ViewOperator != "op1" || r.ViewSeq != 0 ||
 		sv.heldBoot != "b2" || !sv.heldSince.Equal(t0.Add(time.Second)) {
 		t.Fatalf("report with boot id and echo %+v, run from %s by %q", r, sv.heldSince, sv.heldBoot)
 	}

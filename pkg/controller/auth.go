@@ -71,11 +71,11 @@ func NewReportAuth(trust func() (*x509.CertPool, error), reader client.Reader, r
 	reg prometheus.Registerer, log logr.Logger) *ReportAuth {
 	a := &ReportAuth{trust: trust, reader: reader, recorder: rec, now: time.Now, log: log,
 		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricRejectedReports,
-			Help: "Sidecar reports refused, by reason: they did not prove the site they name, or were malformed."}, []string{"reason"}),
+			Help: "Sidecar reports refused, by reason: they did not prove the site they name, or could not be read, or echoed a view never served."}, []string{"reason"}),
 		sites: map[siteKey]bool{}, groups: map[types.NamespacedName]bool{}, lastEvent: map[string]time.Time{},
 		lastLog: map[types.NamespacedName]time.Time{}}
 	for _, r := range []string{RejectNoCertificate, RejectUntrusted, RejectWrongIdentity, RejectPlaintext, RejectStatusUnknown,
-		RejectMalformed} {
+		RejectMalformed, RejectForgedEcho} {
 		a.rejected.WithLabelValues(r)
 	}
 	if reg != nil {

@@ -1,11 +1,15 @@
 package controller
 
 import (
+	"context"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/failover"
 )
 
 // guard refuses a write after the pass found the authority moved, and a
@@ -25,13 +29,28 @@ func (p *statusPatcher) guard(g *v1alpha1.MysqlFailoverGroup) error {
 // authorityMoved reports whether the status another writer left (fresh)
 // changed the authority this writer based its change on (base): the
 // generation, the active site, the emergency failover in flight or its
-// step, the planned failover's phase, or the last failover. Writing on top
-// would undo that writer's step, so the write is abandoned instead.
+// step, the planned failover's phase, the last failover, or a site newly
+// marked maybe-writable (another process's claim before it makes the site
+// writable, failover/claim.go). Writing on top would undo that writer's
+// step, or erase the mark that makes this one fence the site first, so the
+// write is abandoned instead.
 func authorityMoved(base, fresh *v1alpha1.MysqlFailoverGroupStatus) bool {
 	return base.TopologyGeneration != fresh.TopologyGeneration || base.ActiveSite != fresh.ActiveSite ||
 		!equality.Semantic.DeepEqual(base.Failover, fresh.Failover) ||
 		plannedPhase(base) != plannedPhase(fresh) ||
-		!equality.Semantic.DeepEqual(base.LastFailover, fresh.LastFailover)
+		!equality.Semantic.DeepEqual(base.LastFailover, fresh.LastFailover) ||
+		newlyMaybeWritable(base, fresh)
+}
+
+// newlyMaybeWritable reports whether fresh marks a site maybe-writable that
+// base does not.
+func newlyMaybeWritable(base, fresh *v1alpha1.MysqlFailoverGroupStatus) bool {
+	for _, s := range fresh.Sites {
+		if s.MaybeWritable && !failover.MaybeWritable(base, s.Name) {
+			return true
+		}
+	}
+	return false
 }
 
 func plannedPhase(st *v1alpha1.MysqlFailoverGroupStatus) v1alpha1.PlannedFailoverPhase {
@@ -39,4 +58,33 @@ func plannedPhase(st *v1alpha1.MysqlFailoverGroupStatus) v1alpha1.PlannedFailove
 		return ""
 	}
 	return st.PlannedFailover.Phase
+}
+
+// PersistStatusExclusive writes g.Status with the optimistic lock on the
+// base, the status this pass read or last wrote itself, and nothing else:
+// it refuses when a write of this pass already wrote over another writer's
+// change (foreign), and a conflict abandons the pass (ErrAuthorityMoved)
+// instead of re-reading. It writes even when nothing changed: a patch that
+// carries only the resourceVersion still fails on a newer object. It
+// implements failover.Persister's claim before a site is made writable.
+func (p *statusPatcher) PersistStatusExclusive(ctx context.Context, g *v1alpha1.MysqlFailoverGroup) error {
+	if err := p.guard(g); err != nil {
+		return err
+	}
+	if p.base == nil || p.foreign {
+		return fmt.Errorf("status of %s/%s: another writer changed it during this pass: %w",
+			g.Namespace, g.Name, ErrAuthorityMoved)
+	}
+	patch := client.MergeFromWithOptions(p.base, client.MergeFromWithOptimisticLock{})
+	err := p.c.Status().Patch(ctx, g, patch)
+	switch {
+	case err == nil:
+		p.base = g.DeepCopy()
+		return nil
+	case apierrors.IsConflict(err):
+		p.abandoned = true
+		return fmt.Errorf("patch status of %s/%s: another writer changed it since this pass read it: %w",
+			g.Namespace, g.Name, ErrAuthorityMoved)
+	}
+	return fmt.Errorf("patch status of %s/%s: %w", g.Namespace, g.Name, err)
 }

@@ -50,7 +50,8 @@
 // (viewkeys.go) keeps in a Secret of the operator's namespace; ViewKeys also
 // publishes the accepted public keys to every group namespace. A sidecar's
 // report counts as fence evidence only when it echoes a view this process
-// served at or after the failure was first seen (failover.Report.ObservedAfter),
+// served at or after the failure was first seen, by the views' sequence
+// numbers rather than any clock (registry_seq.go, failover.Report.ObservedAfter),
 // and the Registry ends a run of reports when the sidecar process may have
 // changed (a new boot id, or a Pod listing that differs from the previous
 // one: a new Pod UID, or a sidecar restart count or start that changed).

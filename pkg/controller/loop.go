@@ -37,6 +37,7 @@ type groupLoop struct {
 	podsNow    map[string][]time.Time // each site's Pods' "absent since" (observePods), nil when unknown
 	waitSince  map[string]time.Time   // when a gated action first waited, by action
 	maybeSince map[string]time.Time   // when this operator first saw a site's maybeWritable mark
+	marks      seqMarks               // the same moments on the view sequence (failmark.go)
 	// Pods and their nodes (podgone.go): the last listing, the Pods seen gone
 	// with their node's heartbeat then, and since when their kubelets stopped them.
 	podNodes       map[string]map[types.UID]podNode
@@ -128,6 +129,7 @@ func (l *groupLoop) pass(ctx context.Context) (time.Duration, bool) {
 	l.op.registry.Publish(g)
 	l.conns.refresh(ctx, g)
 	l.observe(ctx, g, l.probeTimeout(interval))
+	l.noteFailures(g)
 	p, err := l.buildPass(g)
 	if err != nil {
 		l.log.Error(err, "decide")

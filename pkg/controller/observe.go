@@ -235,6 +235,7 @@ func (l *groupLoop) evidence(g *v1alpha1.MysqlFailoverGroup, site string, s fail
 	ev := failover.Evidence{Site: site, Now: l.op.clock.Now(), Active: g.Status.ActiveSite, Operator: reg.OperatorID(),
 		LeaseTimeout: s.LeaseTimeout, PeerCheckInterval: s.PeerCheckInterval, LastContact: reg.Started()}
 	ev.FailingSince = l.evidenceSince(g, site)
+	ev.FailingSeq = l.evidenceSeq(g, site)
 	ev.PodGone = l.podGone(site, ev.FailingSince)
 	sv := reg.sidecar(l.key, site)
 	ev.Report = sv.report

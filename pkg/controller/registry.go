@@ -27,6 +27,8 @@ type Registry struct {
 	operator string
 	// signer signs every view served; nil until the signing key is loaded.
 	signer atomic.Pointer[protocol.Signer]
+	// seq is the Seq of the last view served (registry_seq.go).
+	seq atomic.Int64
 
 	mu    sync.Mutex
 	views map[types.NamespacedName]published
@@ -159,7 +161,7 @@ func (r *Registry) View(key types.NamespacedName) (v1alpha1.ActiveSiteView, []st
 // stamped with the time and this process's id (not yet signed).
 func (r *Registry) Serve(view v1alpha1.ActiveSiteView, site string, rep *failover.Report) v1alpha1.ActiveSiteView {
 	now := r.now()
-	view.ObservedAt, view.Operator = now, r.operator
+	view.ObservedAt, view.Operator, view.Seq = now, r.operator, r.seq.Add(1)
 	if site == "" {
 		return view
 	}

@@ -30,6 +30,10 @@ type statusPatcher struct {
 	read v1alpha1.MysqlFailoverGroupStatus
 	// abandoned is set when a write of this pass found the authority moved.
 	abandoned bool
+	// foreign is set when a write of this pass met another writer's change
+	// and wrote again on top: the base is no longer what the pass decided
+	// on, so no claim may be written on it (PersistStatusExclusive).
+	foreign bool
 }
 
 // maxConflictRetries bounds re-reads after conflicts in one write.
@@ -39,7 +43,7 @@ const maxConflictRetries = 3
 func (p *statusPatcher) reset(g *v1alpha1.MysqlFailoverGroup) {
 	p.base = g.DeepCopy()
 	p.read = *g.Status.DeepCopy()
-	p.abandoned = false
+	p.abandoned, p.foreign = false, false
 }
 
 // PersistStatus writes g.Status unless it equals the base's.
@@ -75,7 +79,7 @@ func (p *statusPatcher) PersistStatus(ctx context.Context, g *v1alpha1.MysqlFail
 			*g = *fresh
 			return fmt.Errorf("patch status of %s/%s: %w", g.Namespace, g.Name, ErrAuthorityMoved)
 		}
-		p.base = fresh.DeepCopy()
+		p.base, p.foreign = fresh.DeepCopy(), true
 		fresh.Status = *want.DeepCopy()
 		*g = *fresh
 	}

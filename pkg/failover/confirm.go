@@ -24,23 +24,26 @@ type Report struct {
 	MysqldDown bool
 	// Boot is the reporting sidecar process's random id, new at every start.
 	Boot string
-	// ViewOperator and ViewObservedAt echo the last view the sidecar
-	// received directly from an operator before the mysqld read this report
-	// describes: that operator's process id and its own clock's observedAt.
-	// Both are empty when the sidecar had heard no operator before the read.
-	ViewOperator   string
-	ViewObservedAt time.Time
+	// ViewOperator and ViewSeq echo the last view the sidecar received
+	// directly from an operator before the mysqld read this report
+	// describes: that operator's process id and the sequence number it
+	// stamped on the view. Both are empty when the sidecar had heard no
+	// operator before the read, and ViewSeq is zero from a sidecar that
+	// predates it (its echo of the view's wall-clock time is never evidence).
+	ViewOperator string
+	ViewSeq      int64
 }
 
 // ObservedAfter reports whether the mysqld read r describes was made after
-// since, a moment of operator's clock. When r arrived says nothing about
-// that (a slow report describes the read at the start of the sidecar's
-// tick), so r must echo a view that operator itself served at or after
-// since: the sidecar received that view before the read. Only one clock,
-// the operator's, is compared. A zero since (no failure) is never after.
-func (r Report) ObservedAfter(operator string, since time.Time) bool {
-	return operator != "" && r.ViewOperator == operator && !since.IsZero() && !r.ViewObservedAt.IsZero() &&
-		!r.ViewObservedAt.Before(since)
+// the moment of operator's process that mark stands for: mark is the
+// sequence number of the first view that process served from then on
+// (zero: no failure, never after). When r arrived says nothing about that
+// (a slow report describes the read at the start of the sidecar's tick), so
+// r must echo a view that operator itself served at or after the mark: the
+// sidecar received that view before the read. No clock is compared, not
+// even the operator's own, which may step (NTP, a resumed VM).
+func (r Report) ObservedAfter(operator string, mark int64) bool {
+	return operator != "" && r.ViewOperator == operator && mark > 0 && r.ViewSeq >= mark
 }
 
 // PeerAdoption is what the operator knows of another site's sidecar: whether
@@ -78,6 +81,11 @@ type Evidence struct {
 	// FailingSince is when this operator first observed the site's current
 	// failure; zero when it is not failing.
 	FailingSince time.Time
+	// FailingSeq stands for the same moment on this operator's view
+	// sequence (Report.ObservedAfter): the Seq of the first view it served
+	// after it first observed the failure (or, when later, the site's
+	// maybe-writable mark); zero when it is not failing.
+	FailingSeq int64
 	// Report is the sidecar's latest report, nil when it sent none to this operator.
 	Report *Report
 	// LastContact is the last time this operator served the site's sidecar a
@@ -105,7 +113,7 @@ func ConfirmFence(ev Evidence) (bool, string) {
 	if ev.PodGone {
 		return true, ConfirmedByPodGone
 	}
-	if r := ev.Report; r != nil && r.ObservedAfter(ev.Operator, ev.FailingSince) && (r.Fenced || r.MysqldDown) {
+	if r := ev.Report; r != nil && r.ObservedAfter(ev.Operator, ev.FailingSeq) && (r.Fenced || r.MysqldDown) {
 		return true, ConfirmedBySidecarReport
 	}
 	if deadline, ok := LeaseDeadline(ev); ok && ev.Now.After(deadline) {

@@ -8,7 +8,7 @@ import (
 func TestConfirmFence(t *testing.T) {
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
 	base := func() Evidence {
-		return Evidence{Site: "a", Active: "b", Operator: "op1", Now: at(1), FailingSince: at(0), LastContact: at(0),
+		return Evidence{Site: "a", Active: "b", Operator: "op1", Now: at(1), FailingSince: at(0), FailingSeq: 10, LastContact: at(0),
 			LeaseTimeout: 1500 * time.Millisecond, PeerCheckInterval: 500 * time.Millisecond}
 	}
 	cases := []struct {
@@ -20,40 +20,47 @@ func TestConfirmFence(t *testing.T) {
 		{"no evidence before the deadline", func(*Evidence) {}, false, ""},
 		{"pod gone", func(ev *Evidence) { ev.PodGone = true }, true, ConfirmedByPodGone},
 		{"report of mysqld down after the failure", func(ev *Evidence) {
-			ev.Report = &Report{At: at(0.5), MysqldDown: true, ViewOperator: "op1", ViewObservedAt: at(0.2)}
+			ev.Report = &Report{At: at(0.5), MysqldDown: true, ViewOperator: "op1", ViewSeq: 12}
 		}, true, ConfirmedBySidecarReport},
 		{"report of fenced after the failure", func(ev *Evidence) {
-			ev.Report = &Report{At: at(0.5), Fenced: true, ViewOperator: "op1", ViewObservedAt: at(0.2)}
+			ev.Report = &Report{At: at(0.5), Fenced: true, ViewOperator: "op1", ViewSeq: 12}
 		}, true, ConfirmedBySidecarReport},
-		{"a read after a view served exactly when the failure was seen counts", func(ev *Evidence) {
-			ev.Report = &Report{At: at(0.5), Fenced: true, ViewOperator: "op1", ViewObservedAt: at(0)}
+		{"a read after the first view served once the failure was seen counts", func(ev *Evidence) {
+			ev.Report = &Report{At: at(0.5), Fenced: true, ViewOperator: "op1", ViewSeq: 10}
 		}, true, ConfirmedBySidecarReport},
 		{"report of fenced before the failure does not count", func(ev *Evidence) {
-			ev.Report = &Report{At: at(-0.5), Fenced: true, ViewOperator: "op1", ViewObservedAt: at(-0.7)}
+			ev.Report = &Report{At: at(-0.5), Fenced: true, ViewOperator: "op1", ViewSeq: 3}
 		}, false, ""},
 		// Issue 13, path 7: the report arrives after the failure was seen,
 		// but it describes a mysqld read made before (it echoes a view the
 		// operator served before the failure): a re-assert may have undone
 		// that fence since.
 		{"a late report describing a read before the failure does not count", func(ev *Evidence) {
-			ev.Report = &Report{At: at(0.5), Fenced: true, ViewOperator: "op1", ViewObservedAt: at(-0.1)}
+			ev.Report = &Report{At: at(0.5), Fenced: true, ViewOperator: "op1", ViewSeq: 9}
+		}, false, ""},
+		// The operator's wall clock stepped back between serving the view
+		// the report echoes and first seeing the failure: by the clock the
+		// view looks served after the failure. The sequence says before.
+		{"a view served before the failure, across a clock step back, does not count", func(ev *Evidence) {
+			ev.Report = &Report{At: at(0.5), Fenced: true, ViewOperator: "op1", ViewSeq: 9}
+			ev.FailingSince = at(-10) // the stepped-back clock's reading
 		}, false, ""},
 		{"a report echoing another operator process's view does not count", func(ev *Evidence) {
-			ev.Report = &Report{At: at(0.5), Fenced: true, ViewOperator: "op0", ViewObservedAt: at(0.2)}
+			ev.Report = &Report{At: at(0.5), Fenced: true, ViewOperator: "op0", ViewSeq: 12}
 		}, false, ""},
 		{"a report without an echo (an older sidecar, or none heard) does not count", func(ev *Evidence) {
 			ev.Report = &Report{At: at(0.5), Fenced: true}
 		}, false, ""},
 		{"an echo cannot stand in for an operator without an id", func(ev *Evidence) {
 			ev.Operator = ""
-			ev.Report = &Report{At: at(0.5), Fenced: true, ViewObservedAt: at(0.2)}
+			ev.Report = &Report{At: at(0.5), Fenced: true, ViewSeq: 12}
 		}, false, ""},
 		{"report of up and writable does not count", func(ev *Evidence) {
-			ev.Report = &Report{At: at(0.5), ViewOperator: "op1", ViewObservedAt: at(0.2)}
+			ev.Report = &Report{At: at(0.5), ViewOperator: "op1", ViewSeq: 12}
 		}, false, ""},
 		{"a report while the site is not failing does not count", func(ev *Evidence) {
-			ev.FailingSince = time.Time{}
-			ev.Report = &Report{At: at(0.5), Fenced: true, ViewOperator: "op1", ViewObservedAt: at(0.2)}
+			ev.FailingSince, ev.FailingSeq = time.Time{}, 0
+			ev.Report = &Report{At: at(0.5), Fenced: true, ViewOperator: "op1", ViewSeq: 12}
 		}, false, ""},
 		{"exactly at the deadline is not past it", func(ev *Evidence) { ev.Now = at(2) }, false, ""},
 		{"past last contact + leaseTimeout + peerCheckInterval", func(ev *Evidence) { ev.Now = at(2.01) }, true, ConfirmedByLease},

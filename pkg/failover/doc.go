@@ -24,10 +24,13 @@
 //
 // Execution safety: every step that makes a site writable first asks
 // Pass.MayMakeWritable (the caller's gate: a fresh snapshot, leadership
-// held) and waits for the next pass when it says no. A promotion or unfence
-// that fails may have taken effect: the site is marked maybe-writable in
-// status (MarkMaybeWritable), which Decide treats as a possible writer until
-// a SQL fence clears it (RecordFenced).
+// held) and waits for the next pass when it says no. Then it claims the
+// site (claim.go): the maybe-writable mark is persisted with an optimistic
+// lock on the status the pass decided on, and the statement runs only when
+// that write lands, so a process paused after the gate cannot act after
+// another operator process wrote. A promotion or unfence that fails may have
+// taken effect: the mark stays (MarkMaybeWritable), and Decide treats the
+// site as a possible writer until a SQL fence clears it (RecordFenced).
 //
 // The package does no Kubernetes or SQL I/O of its own: it acts through the
 // interfaces in ports.go (DB, Router, Persister, Publisher, Notifier, Clock),

@@ -152,11 +152,18 @@ func (e *Emergency) publish(ctx context.Context, p Pass, it *v1alpha1.FailoverIn
 // that a step holding it across writes goes on changing the group's intent
 // (as Planned.persist does for its block).
 func (e *Emergency) persist(ctx context.Context, p Pass) error {
+	return e.persistWith(ctx, p, e.env.Persister.PersistStatus)
+}
+
+// persistWith is persist through write: PersistStatus, or
+// PersistStatusExclusive for a claim.
+func (e *Emergency) persistWith(ctx context.Context, p Pass,
+	write func(context.Context, *v1alpha1.MysqlFailoverGroup) error) error {
 	cctx, cancel := context.WithTimeout(ctx, p.Settings.CallTimeout)
 	defer cancel()
 	st := &p.Group.Status
 	held := st.Failover
-	err := e.env.Persister.PersistStatus(cctx, p.Group)
+	err := write(cctx, p.Group)
 	if now := st.Failover; held != nil && now != nil && now != held {
 		*held = *now
 		st.Failover = held

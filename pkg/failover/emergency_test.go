@@ -53,12 +53,12 @@ func TestEmergencyOnePass(t *testing.T) {
 		{"old primary answering SQL is fenced by SQL", primarySeenDownButSQLAnswers, ConfirmedBySQL},
 		{"crashed primary confirmed by its sidecar's mysqld-down report", func(w *world) {
 			primaryCrashed(w)
-			w.reports["a"] = &Report{At: t0.Add(time.Second), ViewOperator: "op1", ViewObservedAt: t0.Add(time.Second), MysqldDown: true}
+			w.reports["a"] = &Report{At: t0.Add(time.Second), ViewOperator: "op1", ViewSeq: 101, MysqldDown: true}
 			w.now = t0.Add(time.Second)
 		}, ConfirmedBySidecarReport},
 		{"partitioned primary whose sidecar reports itself fenced", func(w *world) {
 			primaryPartitioned(w)
-			w.reports["a"] = &Report{At: t0.Add(time.Second), ViewOperator: "op1", ViewObservedAt: t0.Add(time.Second), Fenced: true}
+			w.reports["a"] = &Report{At: t0.Add(time.Second), ViewOperator: "op1", ViewSeq: 101, Fenced: true}
 			w.sites["a"].writable = false
 			w.now = t0.Add(time.Second)
 		}, ConfirmedBySidecarReport},
@@ -105,9 +105,9 @@ func TestEmergencyWaits(t *testing.T) {
 			func(w *world) { w.now = t0.Add(2001 * time.Millisecond); w.sites["a"].writable = false }, ConfirmedByLease},
 		{"a sidecar report from before the failure does not confirm", func(w *world) {
 			primaryPartitioned(w)
-			w.reports["a"] = &Report{At: t0.Add(-time.Second), ViewOperator: "op1", ViewObservedAt: t0.Add(-time.Second), Fenced: true}
+			w.reports["a"] = &Report{At: t0.Add(-time.Second), ViewOperator: "op1", ViewSeq: 99, Fenced: true}
 		}, v1alpha1.StepFencing, func(w *world) {
-			w.reports["a"] = &Report{At: t0.Add(time.Second), ViewOperator: "op1", ViewObservedAt: t0.Add(time.Second), Fenced: true}
+			w.reports["a"] = &Report{At: t0.Add(time.Second), ViewOperator: "op1", ViewSeq: 101, Fenced: true}
 			w.sites["a"].writable = false
 		}, ConfirmedBySidecarReport},
 		{"peer sidecar not yet on the new generation holds the lease deadline", func(w *world) {
@@ -158,7 +158,7 @@ func TestEmergencyDoesNotStart(t *testing.T) {
 		{"replica lost", func(w *world) { w.sites["b"].up = false }},
 		{"cooldown after an earlier failover", func(w *world) {
 			primaryCrashed(w)
-			w.reports["a"] = &Report{At: t0, ViewOperator: "op1", ViewObservedAt: t0, MysqldDown: true}
+			w.reports["a"] = &Report{At: t0, ViewOperator: "op1", ViewSeq: 100, MysqldDown: true}
 			w.persisted.Status.LastFailover = &v1alpha1.FailoverRecord{Time: metav1.NewTime(t0.Add(-10 * time.Second)),
 				From: "b", To: "a", Kind: v1alpha1.KindPlanned}
 		}},

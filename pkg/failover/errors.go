@@ -20,6 +20,11 @@ var (
 	// pass: its snapshot is too old (the operator was paused) or the
 	// operator does not hold leadership now. The next pass observes again.
 	ErrMayNotMakeWritable = errors.New("failover: may not make a site writable now")
+	// ErrClaim means the maybe-writable mark could not be persisted, with
+	// the optimistic lock, before a statement making a site writable: another
+	// writer changed the group since the pass read it (or the write failed),
+	// so the statement did not run. The next pass reads and decides again.
+	ErrClaim = errors.New("failover: could not claim the site before making it writable")
 )
 
 // ErrDrainPending is what DB.DrainRelayLog returns when the relay log is not

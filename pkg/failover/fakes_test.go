@@ -29,9 +29,12 @@ type fakeSite struct {
 	// promoteTimesOut: Promote makes it writable but answers an error, as a
 	// statement that ran after the client's deadline.
 	promoteTimesOut bool
-	writable        bool
-	executed        gtid.Set
-	source          string
+	// promoteLost: the operator dies as Promote is sent; the statement
+	// never reaches mysqld.
+	promoteLost bool
+	writable    bool
+	executed    gtid.Set
+	source      string
 }
 
 var errDown = errors.New("fake: site unreachable")
@@ -67,6 +70,8 @@ type world struct {
 	// twoWriters records the writable sites each time a promotion left more than one.
 	twoWriters [][]string
 	sidecars   map[string]int64 // live sidecars and the generation they hold
+	// onPromote, when set, is called as each Promote statement starts.
+	onPromote func(site string)
 }
 
 // addSite adds a third site c, replicating from a.
@@ -120,6 +125,12 @@ func (w *world) Promote(_ context.Context, n string) (gtid.Set, error) {
 	s, err := w.site(n)
 	if err != nil {
 		return gtid.Set{}, err
+	}
+	if w.onPromote != nil {
+		w.onPromote(n)
+	}
+	if s.promoteLost {
+		return gtid.Set{}, errors.New("fake: the operator died before the statement was sent")
 	}
 	w.promotes[n]++
 	s.writable, s.source = true, ""
@@ -180,6 +191,26 @@ func (w *world) PersistStatus(_ context.Context, g *v1alpha1.MysqlFailoverGroup)
 	return nil
 }
 
+// errConflict is the fake API server's answer to a write whose optimistic
+// lock names an older resourceVersion.
+var errConflict = errors.New("fake: conflict: the object has been modified")
+
+// PersistStatusExclusive writes only when g still has the persisted
+// resourceVersion: no other writer wrote since g was read.
+func (w *world) PersistStatusExclusive(ctx context.Context, g *v1alpha1.MysqlFailoverGroup) error {
+	if g.ResourceVersion != w.persisted.ResourceVersion {
+		return errConflict
+	}
+	return w.PersistStatus(ctx, g)
+}
+
+// otherWriter writes the persisted status as another operator process
+// would (a new leader taking over): a new resourceVersion, and a condition.
+func (w *world) otherWriter() {
+	w.persisted.ResourceVersion += "'"
+	w.persisted.Status.ObservedGeneration++
+}
+
 // Publisher and Notifier
 func (w *world) Publish(g *v1alpha1.MysqlFailoverGroup) {
 	w.published = append(w.published, g.Status.TopologyGeneration)
@@ -206,7 +237,7 @@ func (w *world) pass() Pass {
 	st := &g.Status
 	settings := SettingsFor(g, Settings{DrainTimeout: 3 * time.Second, CallTimeout: time.Second})
 	evidence := func(n string) Evidence {
-		ev := Evidence{Site: n, Operator: "op1", Now: w.now, Active: st.ActiveSite, FailingSince: t0, Report: w.reports[n],
+		ev := Evidence{Site: n, Operator: "op1", Now: w.now, Active: st.ActiveSite, FailingSince: t0, FailingSeq: 100, Report: w.reports[n],
 			LastContact: t0, LeaseTimeout: settings.LeaseTimeout, PeerCheckInterval: settings.PeerCheckInterval}
 		for _, p := range w.order {
 			if gen, ok := w.sidecars[p]; p != n && ok {

@@ -268,11 +268,28 @@ func phaseKey(b *v1alpha1.PlannedFailoverStatus) string {
 // or re-reads it after a conflict); the block keeps its identity here, so
 // that a phase holding it goes on changing the group's block.
 func (m *Planned) persist(ctx context.Context, p Pass) error {
+	return m.persistWith(ctx, p, m.env.Persister.PersistStatus)
+}
+
+// claim marks site maybe-writable and persists that exclusively (claim.go):
+// only on nil may the caller make site writable.
+func (m *Planned) claim(ctx context.Context, p Pass, site string) error {
+	claim(&p.Group.Status, site)
+	if err := m.persistWith(ctx, p, m.env.Persister.PersistStatusExclusive); err != nil {
+		return fmt.Errorf("%w %s: %w", ErrClaim, site, err)
+	}
+	return nil
+}
+
+// persistWith is persist through write: PersistStatus, or
+// PersistStatusExclusive for a claim.
+func (m *Planned) persistWith(ctx context.Context, p Pass,
+	write func(context.Context, *v1alpha1.MysqlFailoverGroup) error) error {
 	cctx, cancel := context.WithTimeout(ctx, p.Settings.CallTimeout)
 	defer cancel()
 	st := &p.Group.Status
 	held := st.PlannedFailover
-	err := m.env.Persister.PersistStatus(cctx, p.Group)
+	err := write(cctx, p.Group)
 	if now := st.PlannedFailover; held != nil && now != nil && now != held {
 		*held = *now
 		st.PlannedFailover = held

@@ -156,6 +156,7 @@ func (w *pworld) PersistStatus(_ context.Context, g *v1alpha1.MysqlFailoverGroup
 	}
 	w.persisted.Status = *g.Status.DeepCopy()
 	w.persisted.ResourceVersion = fmt.Sprint(w.persists)
+	g.ResourceVersion = w.persisted.ResourceVersion
 	// As the API client does when it decodes the answer (or re-reads after
 	// a conflict), g's pointers are replaced by fresh copies.
 	g.Status = *g.Status.DeepCopy()
@@ -165,6 +166,15 @@ func (w *pworld) PersistStatus(_ context.Context, g *v1alpha1.MysqlFailoverGroup
 		}
 	}
 	return nil
+}
+
+// PersistStatusExclusive writes only when g still has the persisted
+// resourceVersion: no other writer wrote since g was read.
+func (w *pworld) PersistStatusExclusive(ctx context.Context, g *v1alpha1.MysqlFailoverGroup) error {
+	if g.ResourceVersion != w.persisted.ResourceVersion {
+		return errConflict
+	}
+	return w.PersistStatus(ctx, g)
 }
 
 // PlannedDB

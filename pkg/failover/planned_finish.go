@@ -105,12 +105,10 @@ func (m *Planned) rollback(ctx context.Context, p Pass, b *v1alpha1.PlannedFailo
 	if err := p.gate(ctx); err != nil {
 		return waiting(0, err.Error()), nil // the next pass, at once, observes again
 	}
-	// Persisted before the source can write again: it is no longer held read-only.
-	if rec := SiteRecord(st, src); rec.Fenced {
-		rec.Fenced = false
-		if err := m.persist(ctx, p); err != nil {
-			return waiting(retryPause, "rolling back"), err
-		}
+	// Claimed (persisted exclusively) before the source can write again
+	// (claim.go).
+	if err := m.claim(ctx, p, src); err != nil {
+		return waiting(retryPause, "rolling back"), err
 	}
 	cctx, cancel := m.call(ctx, p)
 	err := m.env.DB.Unfence(cctx, src)
@@ -129,6 +127,7 @@ func (m *Planned) rollback(ctx context.Context, p Pass, b *v1alpha1.PlannedFailo
 	case err != nil:
 		e.msg += fmt.Sprintf("; %s is unreachable and stays fenced: the emergency path takes over", src)
 	default:
+		RecordWritable(st, src)
 		e.msg += fmt.Sprintf("; rolled back: %s is writable again", src)
 	}
 	if r := m.env.Router; r != nil {

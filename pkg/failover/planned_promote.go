@@ -68,12 +68,10 @@ func (m *Planned) promoteTarget(ctx context.Context, p Pass, b *v1alpha1.Planned
 	if err := p.gateFresh(ctx, fresh); err != nil {
 		return waiting(0, err.Error()), false, nil // the next pass, at once, observes again
 	}
-	// Persisted before the target can write: it no longer counts as held read-only.
-	if rec := SiteRecord(&p.Group.Status, b.Target); rec.Fenced {
-		rec.Fenced = false
-		if err := m.persist(ctx, p); err != nil {
-			return waiting(retryPause, "persisting"), false, err
-		}
+	// Claimed (persisted exclusively) before the target can write: no other
+	// operator process wrote the group since this pass read it (claim.go).
+	if err := m.claim(ctx, p, b.Target); err != nil {
+		return waiting(retryPause, "claiming "+b.Target), false, err
 	}
 	cctx, cancel = m.call(ctx, p)
 	set, err := m.env.DB.Promote(cctx, b.Target)

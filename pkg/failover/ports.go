@@ -37,6 +37,13 @@ type Router interface {
 // and it updates g (resourceVersion) on success.
 type Persister interface {
 	PersistStatus(ctx context.Context, g *v1alpha1.MysqlFailoverGroup) error
+	// PersistStatusExclusive writes g.Status only if no other writer has
+	// written the group since this one last read or wrote it (an
+	// optimistic lock on the resourceVersion the pass decided on): it
+	// never re-reads and writes again on top, and it writes even when
+	// nothing changed, so that the check is made. An error means the
+	// write may not have happened, and on a conflict that it did not.
+	PersistStatusExclusive(ctx context.Context, g *v1alpha1.MysqlFailoverGroup) error
 }
 
 // Publisher serves the persisted topology view on /active-site.

@@ -93,12 +93,11 @@ func (e *Emergency) promote(ctx context.Context, p Pass, it *v1alpha1.FailoverIn
 	if err := p.gate(ctx); err != nil {
 		return err.Error(), nil
 	}
-	// Persisted before the target can write: it no longer counts as held read-only.
-	if rec := SiteRecord(st, it.To); rec.Fenced {
-		rec.Fenced = false
-		if err := e.persist(ctx, p); err != nil {
-			return "", err
-		}
+	// Claimed (persisted exclusively) before the target can write: no other
+	// operator process wrote the group since this pass read it (claim.go).
+	claim(st, it.To)
+	if err := e.persistWith(ctx, p, e.env.Persister.PersistStatusExclusive); err != nil {
+		return "", fmt.Errorf("%w %s: %w", ErrClaim, it.To, err)
 	}
 	cctx, cancel := e.call(ctx, p)
 	set, err := e.env.DB.Promote(cctx, it.To)

@@ -14,7 +14,10 @@ const PayloadVersion = "bloodraven.shipstream.io/view/v1"
 
 // Payload is the canonical byte string a view is signed over: the version
 // tag and every signed field, each preceded by its length as a 4-byte
-// big-endian integer. Source and Signature are not part of it.
+// big-endian integer. Source, Seq and Signature are not part of it: Seq is
+// the serving operator's own counter, echoed back only to that process
+// (see v1alpha1.ActiveSiteView.Seq for why it stays unsigned), and the
+// layout stays the one every released sidecar verifies.
 func Payload(v v1alpha1.ActiveSiteView) []byte {
 	fields := []string{
 		PayloadVersion,

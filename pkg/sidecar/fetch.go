@@ -31,10 +31,9 @@ type Report struct {
 	DB         DBState
 	// Boot is this sidecar process's random id.
 	Boot string
-	// ViewOperator and ViewObservedAt echo the last view received directly
-	// from the operator before the mysqld read DB comes from; empty before any.
-	ViewOperator   string
-	ViewObservedAt time.Time
+	// View echoes the last view received directly from the operator before
+	// the mysqld read DB comes from; empty before any.
+	View Echo
 }
 
 // query renders the report as the query of GET /active-site. A mysqld in an
@@ -56,9 +55,14 @@ func (r Report) query(namespace, group string) url.Values {
 	if r.Boot != "" {
 		q.Set(v1alpha1.QueryBoot, r.Boot)
 	}
-	if r.ViewOperator != "" && !r.ViewObservedAt.IsZero() {
-		q.Set(v1alpha1.QueryViewOperator, r.ViewOperator)
-		q.Set(v1alpha1.QueryViewObservedAt, r.ViewObservedAt.UTC().Format(time.RFC3339Nano))
+	// The operator counts the echo by its Seq; an operator from before Seq
+	// reads viewObservedAt instead, and refuses viewOperator without it.
+	if e := r.View; e.Operator != "" && !e.ObservedAt.IsZero() {
+		q.Set(v1alpha1.QueryViewOperator, e.Operator)
+		q.Set(v1alpha1.QueryViewObservedAt, e.ObservedAt.UTC().Format(time.RFC3339Nano))
+		if e.Seq > 0 {
+			q.Set(v1alpha1.QueryViewSeq, strconv.FormatInt(e.Seq, 10))
+		}
 	}
 	return q
 }

@@ -137,7 +137,7 @@ type Loop struct {
 	// hasView is false until a valid view has been heard.
 	hasView bool
 	// opView is the last valid view heard directly from the operator (zero
-	// before any): reports echo its Operator and ObservedAt.
+	// before any): reports echo its Operator and Seq (and ObservedAt).
 	opView v1alpha1.ActiveSiteView
 	bootAt time.Time
 	// lastContact is the last contact that renewed the lease, zero before any.
@@ -177,10 +177,22 @@ func (l *Loop) Relay() (v1alpha1.ActiveSiteView, bool) {
 	return l.view, true
 }
 
-// OperatorEcho is the Operator and ObservedAt of the last valid view heard
-// directly from the operator; empty before any. A report describes a mysqld
-// read made after receiving it.
-func (l *Loop) OperatorEcho() (string, time.Time) { return l.opView.Operator, l.opView.ObservedAt }
+// OperatorEcho is the last valid view heard directly from the operator as a
+// report echoes it: its Operator, Seq and ObservedAt; empty before any. A
+// report describes a mysqld read made after receiving it. Seq is never taken
+// from a peer's relay: only the operator that stamped it reads it back.
+func (l *Loop) OperatorEcho() Echo {
+	return Echo{Operator: l.opView.Operator, Seq: l.opView.Seq, ObservedAt: l.opView.ObservedAt}
+}
+
+// Echo is what a report says of the operator's last view before its read.
+type Echo struct {
+	Operator string
+	// Seq is the view's sequence number; zero from an operator before it.
+	Seq int64
+	// ObservedAt is sent for operators before Seq, which read only it.
+	ObservedAt time.Time
+}
 
 // Floor is the lowest generation this loop may adopt: the highest it has
 // seen, or the Settings' floor of an earlier process.

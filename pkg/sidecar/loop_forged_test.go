@@ -101,16 +101,24 @@ func TestLoopFloor(t *testing.T) {
 	}
 	d := l.Tick(Observation{Now: t0, DB: DBReadOnly, Peers: []PeerReply{peer("pdx", op(view("iad", 4, 0)))}})
 	checkStep(t, 0, l, step{ignored: []error{ErrOlderView}}, d)
-	d = l.Tick(Observation{Now: t0.Add(time.Second), DB: DBReadOnly, Peers: []PeerReply{peer("pdx", op(view("pdx", 5, 0)))}})
+	// A peer's relay carries a Seq (unsigned): the echo never takes it.
+	relayed := view("pdx", 5, 0)
+	relayed.Seq = 999
+	d = l.Tick(Observation{Now: t0.Add(time.Second), DB: DBReadOnly, Peers: []PeerReply{peer("pdx", op(relayed))}})
 	checkStep(t, 1, l, step{active: "pdx", gen: 5, source: "peer/pdx", adopted: true}, d)
 	if _, ok := l.Relay(); ok {
 		t.Fatal("relays a peer's view before the operator answered")
 	}
-	l.Tick(Observation{Now: t0.Add(2 * time.Second), DB: DBReadOnly, Operator: op(view("pdx", 5, time.Second))})
+	if e := l.OperatorEcho(); e != (Echo{}) {
+		t.Fatalf("echo of a peer's relay %+v", e)
+	}
+	served := view("pdx", 5, time.Second)
+	served.Seq = 3
+	l.Tick(Observation{Now: t0.Add(2 * time.Second), DB: DBReadOnly, Operator: op(served)})
 	if v, ok := l.Relay(); !ok || v.Generation != 5 || TestKeys.Verify(v) != nil {
 		t.Fatalf("relay after the operator: %+v %v", v, ok)
 	}
-	if op, at := l.OperatorEcho(); op != "test-op" || !at.Equal(t0.Add(time.Second)) {
-		t.Fatalf("echo %q %s", op, at)
+	if e := l.OperatorEcho(); e.Operator != "test-op" || e.Seq != 3 || !e.ObservedAt.Equal(t0.Add(time.Second)) {
+		t.Fatalf("echo %+v", e)
 	}
 }

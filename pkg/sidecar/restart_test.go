@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -77,9 +78,9 @@ func TestRestartedSidecarKeepsItsFloor(t *testing.T) {
 }
 
 // TestReportsEchoTheOperatorsLastView is issue 13's path 7 at the sidecar:
-// each report carries the boot id and echoes the operator id and observedAt
-// of the last view received from the operator before that tick's mysqld
-// read, never one of the same tick.
+// each report carries the boot id and echoes the operator id and Seq (and,
+// for operators before Seq, observedAt) of the last view received from the
+// operator before that tick's mysqld read, never one of the same tick.
 func TestReportsEchoTheOperatorsLastView(t *testing.T) {
 	var (
 		mu      sync.Mutex
@@ -90,9 +91,12 @@ func TestReportsEchoTheOperatorsLastView(t *testing.T) {
 		now := time.Now()
 		mu.Lock()
 		queries, served = append(queries, r.URL.Query()), append(served, now)
+		seq := int64(len(served)) * 10
 		mu.Unlock()
-		_ = json.NewEncoder(w).Encode(sidecar.Sign(v1alpha1.ActiveSiteView{Namespace: "shop", Group: "orders",
-			ActiveSite: "iad", Generation: 4, ObservedAt: now, Operator: "op-7"}))
+		v := sidecar.Sign(v1alpha1.ActiveSiteView{Namespace: "shop", Group: "orders",
+			ActiveSite: "iad", Generation: 4, ObservedAt: now, Operator: "op-7"})
+		v.Seq = seq // served alongside, unsigned
+		_ = json.NewEncoder(w).Encode(v)
 	}))
 	defer opSrv.Close()
 	r := newTestRunner(t, &fakeDB{}, opSrv.URL)
@@ -102,13 +106,15 @@ func TestReportsEchoTheOperatorsLastView(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	boot := queries[0].Get(v1alpha1.QueryBoot)
-	if boot == "" || queries[0].Has(v1alpha1.QueryViewOperator) || queries[0].Has(v1alpha1.QueryViewObservedAt) {
+	if boot == "" || queries[0].Has(v1alpha1.QueryViewOperator) || queries[0].Has(v1alpha1.QueryViewObservedAt) ||
+		queries[0].Has(v1alpha1.QueryViewSeq) {
 		t.Fatalf("first report %v: want a boot id and no echo", queries[0])
 	}
 	for i := 1; i < 3; i++ {
 		q := queries[i]
 		at, err := time.Parse(time.RFC3339Nano, q.Get(v1alpha1.QueryViewObservedAt))
-		if err != nil || q.Get(v1alpha1.QueryViewOperator) != "op-7" || !at.Equal(served[i-1]) || q.Get(v1alpha1.QueryBoot) != boot {
+		if err != nil || q.Get(v1alpha1.QueryViewOperator) != "op-7" || !at.Equal(served[i-1]) || q.Get(v1alpha1.QueryBoot) != boot ||
+			q.Get(v1alpha1.QueryViewSeq) != strconv.Itoa(i*10) {
 			t.Fatalf("report %d %v: want op-7 and the view served at %s (%v)", i, q, served[i-1].Format(time.RFC3339Nano), err)
 		}
 	}

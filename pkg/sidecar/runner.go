@@ -236,7 +236,7 @@ func (r *Runner) Tick(ctx context.Context) {
 	// view received before it, never one received during this tick.
 	rep := Report{Site: r.cfg.Site, Boot: r.boot}
 	r.mu.Lock()
-	rep.ViewOperator, rep.ViewObservedAt = r.loop.OperatorEcho()
+	rep.View = r.loop.OperatorEcho()
 	echoGen := r.loop.opView.Generation
 	r.mu.Unlock()
 	db := r.readDB(ctx)

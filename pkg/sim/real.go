@@ -158,19 +158,29 @@ type RealConfirmer struct{}
 // Confirm implements FenceConfirmer.
 func (RealConfirmer) Confirm(ev Evidence) (bool, string) {
 	fe := failover.Evidence{Site: ev.Site, Now: ev.Now, Active: ev.Active, Operator: simOperator, FailingSince: ev.FailingSince,
-		LastContact: ev.LastContact, PodGone: ev.PodGone,
+		FailingSeq: simSeq(ev.FailingSince), LastContact: ev.LastContact, PodGone: ev.PodGone,
 		LeaseTimeout: ev.LeaseTimeout, PeerCheckInterval: ev.PeerCheckInterval}
 	if ev.ObservedSafeAt.After(ev.UnfencedAt) {
 		// The sidecar read mysqld after receiving a view the operator served
 		// at ObservedSafeAt (the sim's report is about that read).
 		fe.Report = &failover.Report{At: ev.ObservedSafeAt, Generation: ev.Generation, Fenced: true,
-			ViewOperator: simOperator, ViewObservedAt: ev.ObservedSafeAt}
+			ViewOperator: simOperator, ViewSeq: simSeq(ev.ObservedSafeAt)}
 	}
 	for _, p := range ev.Peers {
 		fe.Peers = append(fe.Peers, failover.PeerAdoption{Site: p.Site, PodGone: p.PodGone, GoneAt: p.GoneAt,
 			Adopted: p.Adopted, At: p.At})
 	}
 	return failover.ConfirmFence(fe)
+}
+
+// simSeq numbers the sim operator's views by the simulated time they were
+// served at: its clock never steps, so the order is the operator's serving
+// order. The zero time (no failure) is no mark.
+func simSeq(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
 }
 
 // UseRealCode makes a Config run pkg/sidecar's Loop, pkg/failover's fence

@@ -102,6 +102,12 @@ func (g *emergencyGlue) PersistStatus(_ context.Context, grp *v1alpha1.MysqlFail
 	return nil
 }
 
+// PersistStatusExclusive implements failover.Persister: the sim's operator
+// is the only writer of its Status, so nothing can conflict.
+func (g *emergencyGlue) PersistStatusExclusive(ctx context.Context, grp *v1alpha1.MysqlFailoverGroup) error {
+	return g.PersistStatus(ctx, grp)
+}
+
 func (g *emergencyGlue) persistIntent(it *v1alpha1.FailoverIntent) {
 	s := g.c.Status
 	cur := s.Intent

@@ -119,6 +119,12 @@ func (g *plannedGlue) PersistStatus(_ context.Context, grp *v1alpha1.MysqlFailov
 	return nil
 }
 
+// PersistStatusExclusive implements failover.Persister: the sim's operator
+// is the only writer of its Status, so nothing can conflict.
+func (g *plannedGlue) PersistStatusExclusive(ctx context.Context, grp *v1alpha1.MysqlFailoverGroup) error {
+	return g.PersistStatus(ctx, grp)
+}
+
 // mirror is the block as the model's PlannedState.
 func mirror(b *v1alpha1.PlannedFailoverStatus, generation int64) *PlannedState {
 	p := &PlannedState{Phase: b.Phase, Target: b.Target, Source: b.SourcePrimary, Reason: b.Reason}

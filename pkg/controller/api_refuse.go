@@ -1,0 +1,48 @@
+package controller
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/shipstream/bloodraven/pkg/failover"
+)
+
+// Reasons a report is refused for what it says rather than who sent it;
+// values of MetricRejectedReports' reason label too.
+const (
+	// RejectMalformed: a request the API cannot read (400), such as an echo
+	// whose sequence number is negative, too long or not a number, or a
+	// generation outside 0..topology.MaxGeneration.
+	RejectMalformed = "malformed"
+	// RejectForgedEcho: a report echoing a view of this operator process
+	// numbered higher than any it has served (400): no sidecar received it.
+	RejectForgedEcho = "forged-echo"
+)
+
+// checkEcho refuses a report that echoes a Seq this process never served
+// under its own id. An echo of another process's view is not checked: it
+// is never evidence (failover.Report.ObservedAfter).
+func (a *API) checkEcho(rep *failover.Report) error {
+	if rep == nil || rep.ViewOperator != a.Registry.OperatorID() || rep.ViewSeq == 0 || a.Registry.Served(rep.ViewSeq) {
+		return nil
+	}
+	return fmt.Errorf("%w: echo of view %d, this operator served none above %d", ErrBadRequest,
+		rep.ViewSeq, a.Registry.SeqMark()-1)
+}
+
+// refuse answers a refused request, after counting it (with a ReportAuth)
+// and, for a group this operator knows, logging it and raising an Event
+// (rate-limited, ReportAuth.reject). A group it does not know is only
+// counted: its name came from the request, and keeping per-group state for
+// every name anyone sends would let them grow the operator's memory.
+func (a *API) refuse(w http.ResponseWriter, req *http.Request, ar activeRequest, reason string, err error) {
+	if a.Auth != nil {
+		_, _, published := a.Registry.View(ar.group)
+		if published || len(a.Registry.knownSites(ar.group)) > 0 {
+			a.Auth.reject(req.Context(), ar.group, ar.site, reason, err)
+		} else {
+			a.Auth.rejected.WithLabelValues(reason).Inc()
+		}
+	}
+	writeError(w, err)
+}
