@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/tools/events"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/failover"
 	"github.com/shipstream/bloodraven/pkg/gtid"
 	"github.com/shipstream/bloodraven/pkg/mysql"
 	"github.com/shipstream/bloodraven/pkg/topology"
@@ -103,5 +104,34 @@ func TestAccountLossInABlockedPass(t *testing.T) {
 	l.markHistory(g, d)
 	if lf.TransactionsLost == nil || *lf.TransactionsLost != 503 || lf.LostGtidSet != "0-1:308-810" {
 		t.Fatalf("lastFailover %+v: want 503 lost, 0-1:308-810", lf)
+	}
+}
+
+// Review of issue 13: the debouncer keeps a recovering site unreachable for
+// recoveryThreshold answers, and an unreachable site whose lease deadline
+// passed counts as confirmed fenced. A site this pass saw writable must be
+// shown writable, so Decide fences it rather than promoting past it.
+func TestSiteSeenWritableIsAWriter(t *testing.T) {
+	l := testLoop()
+	g := testGroup("orders", "a", 2)
+	d, err := topology.NewDebouncer(3, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if _, _, err := d.Observe(t0.Add(time.Duration(i)*time.Second), topology.ProbeFailed); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := d.Observe(t0.Add(3*time.Second), topology.ProbeWritable); err != nil {
+		t.Fatal(err)
+	}
+	l.deb = map[string]*topology.Debouncer{"a": d}
+	l.obs = map[string]observation{"a": {status: mysql.Status{}, at: t0.Add(3 * time.Second)}}
+	l.answered = map[string]bool{"a": true}
+	confirmed := func(string) failover.Evidence { return failover.Evidence{Site: "a", PodGone: true} }
+	v := l.siteView(g, v1alpha1.Site{Name: "a"}, confirmed)
+	if v.State != v1alpha1.StateWritable || v.FenceConfirmed {
+		t.Fatalf("site seen writable shown %s, fence confirmed %v", v.State, v.FenceConfirmed)
 	}
 }

@@ -182,9 +182,13 @@ func (l *groupLoop) podGone(site string, failingSince time.Time) bool {
 
 // siteView is a site as Decide sees it.
 func (l *groupLoop) siteView(g *v1alpha1.MysqlFailoverGroup, s v1alpha1.Site, ev func(string) failover.Evidence) topology.SiteView {
-	d := l.deb[s.Name]
-	v := topology.SiteView{Name: s.Name, Role: s.Role, State: shownState(d.State(), l.answeredOnce(g, s.Name)),
-		Stale: l.obs[s.Name].err != nil}
+	d, o := l.deb[s.Name], l.obs[s.Name]
+	var fresh topology.Probe
+	if !o.at.IsZero() {
+		fresh = o.probe()
+	}
+	state := topology.WithFreshProbe(shownState(d.State(), l.answeredOnce(g, s.Name)), fresh)
+	v := topology.SiteView{Name: s.Name, Role: s.Role, State: state, Stale: o.err != nil}
 	for _, rec := range g.Status.Sites {
 		if rec.Name == s.Name {
 			v.Diverged = rec.DivergentGtid != ""

@@ -133,3 +133,16 @@ func (d *Debouncer) LastSuccess() time.Time { return d.lastSuccess }
 func (d *Debouncer) FailingSince() (time.Time, bool) {
 	return d.failingFrom, d.failures > 0
 }
+
+// WithFreshProbe is the state Decide sees for a site: the debounced state,
+// except that a site this pass's probe saw writable is writable now. The
+// debouncer holds a recovering site unreachable for recoveryThreshold
+// answers, which is right for letting it back in, but a site seen writing
+// may write: it must count as a writer to fence, never as an unreachable
+// site whose fence a lease deadline has confirmed.
+func WithFreshProbe(debounced v1alpha1.SiteState, fresh Probe) v1alpha1.SiteState {
+	if fresh == ProbeWritable {
+		return v1alpha1.StateWritable
+	}
+	return debounced
+}

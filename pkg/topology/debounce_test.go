@@ -144,3 +144,31 @@ func TestDebouncerErrors(t *testing.T) {
 		}
 	})
 }
+
+// A writable answer is acted on at once: the debouncer keeps a recovering
+// site unreachable for recoveryThreshold answers, but a site seen writable
+// in this pass may write now, so it must count as a writer, never as an
+// unreachable site whose fence the lease deadline confirmed (review of
+// issue 13: the operator promoted past a site it saw writing).
+func TestWithFreshProbe(t *testing.T) {
+	cases := []struct {
+		name      string
+		debounced v1alpha1.SiteState
+		fresh     Probe
+		want      v1alpha1.SiteState
+	}{
+		{"recovering site seen writable", v1alpha1.StateUnreachable, ProbeWritable, v1alpha1.StateWritable},
+		{"unknown site seen writable", v1alpha1.StateUnknown, ProbeWritable, v1alpha1.StateWritable},
+		{"read-only site seen writable", v1alpha1.StateReadOnly, ProbeWritable, v1alpha1.StateWritable},
+		{"recovering site seen read-only stays unreachable", v1alpha1.StateUnreachable, ProbeReadOnly, v1alpha1.StateUnreachable},
+		{"writable site that failed once stays writable", v1alpha1.StateWritable, ProbeFailed, v1alpha1.StateWritable},
+		{"no probe this pass", v1alpha1.StateUnreachable, 0, v1alpha1.StateUnreachable},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := WithFreshProbe(c.debounced, c.fresh); got != c.want {
+				t.Fatalf("WithFreshProbe(%s, %v) = %s, want %s", c.debounced, c.fresh, got, c.want)
+			}
+		})
+	}
+}
