@@ -55,9 +55,13 @@ func (l *groupLoop) afterEmergency(g *v1alpha1.MysqlFailoverGroup, out failover.
 	}
 }
 
-// adoptAuthority persists the site Decide resolved when no active site is recorded.
+// adoptAuthority persists the site Decide resolved when no active site is
+// recorded, at a new generation: one generation names one site, or peers
+// that hold the old one would count as having adopted the new view, and a
+// sidecar relaying the old view would keep the old site's lease alive.
 func (l *groupLoop) adoptAuthority(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, site string) error {
 	g.Status.ActiveSite = site
+	g.Status.TopologyGeneration++
 	if err := l.patcher.PersistStatus(ctx, g); err != nil {
 		return err
 	}

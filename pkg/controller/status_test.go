@@ -3,6 +3,7 @@ package controller
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -118,5 +119,31 @@ func TestStatusPatcherReappliesOverUnrelatedChanges(t *testing.T) {
 	}
 	if got := readGroup(t, cl).Status; got.TopologyGeneration != 6 || got.ActiveSite != "b" {
 		t.Fatalf("got %+v", got)
+	}
+}
+
+// Review of issue 13: a group whose status lost its active site but kept
+// generation G adopted a new authority at the same G. A generation must
+// name one site: peers that reported holding G counted as having adopted
+// the new view, and a sidecar still relaying (G, old site) kept the old
+// site's lease alive. Adopting an authority raises the generation.
+func TestAdoptAuthorityRaisesTheGeneration(t *testing.T) {
+	g := testGroup("orders", "", 7)
+	cl := fakeStatusClient(t, g)
+	l := testLoop()
+	l.key = client.ObjectKeyFromObject(g)
+	l.op.registry = NewRegistry(func() time.Time { return t0 })
+	l.patcher = &statusPatcher{c: cl, reader: cl}
+	cur := readGroup(t, cl)
+	l.patcher.reset(cur)
+	if err := l.adoptAuthority(t.Context(), cur, "b"); err != nil {
+		t.Fatal(err)
+	}
+	st := readGroup(t, cl).Status
+	if st.ActiveSite != "b" || st.TopologyGeneration != 8 {
+		t.Fatalf("adopted %q at generation %d, want b at 8", st.ActiveSite, st.TopologyGeneration)
+	}
+	if v, _, ok := l.op.registry.View(l.key); !ok || v.Generation != 8 || v.ActiveSite != "b" {
+		t.Fatalf("published %+v (%v), want b at 8", v, ok)
 	}
 }
