@@ -7,6 +7,7 @@ import (
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
 	"github.com/shipstream/bloodraven/pkg/gtid"
+	"github.com/shipstream/bloodraven/pkg/topology"
 )
 
 // promoting makes the target the primary with the emergency sequence's
@@ -20,8 +21,8 @@ import (
 // carries on from there.
 func (m *Planned) promoting(ctx context.Context, p Pass, b *v1alpha1.PlannedFailoverStatus) (PlannedOutcome, error) {
 	if p.Group.Status.ActiveSite != b.Target {
-		if b.Reason == v1alpha1.ReasonTargetLacksFencedSet {
-			return m.rollbackNamed(ctx, p, b, b.Message) // the source was named again before a restart
+		if rollingBack(b.Reason) {
+			return m.rollbackNamed(ctx, p, b, b.Reason, b.Message) // the source was named again before a restart
 		}
 		return m.lagCaughtUp(ctx, p, b)
 	}
@@ -44,6 +45,11 @@ func (m *Planned) promoteTarget(ctx context.Context, p Pass, b *v1alpha1.Planned
 	if to, _ := p.Input.Site(b.Target); to.State == v1alpha1.StateWritable {
 		return m.promoted(ctx, p, b, fenced, to.Executed) // promoted before a restart
 	}
+	if to, _ := p.Input.Site(b.Target); to.Diverged || to.AdminFenced {
+		out, err := m.rollbackNamed(ctx, p, b, v1alpha1.ReasonTargetUnhealthy,
+			fmt.Sprintf("%s became %s after the request was accepted: it is never made writable", b.Target, unfit(to)))
+		return out, false, err
+	}
 	if why, pause := m.notYet(p, b); why != "" {
 		return m.retry(ctx, p, b, pause, why)
 	}
@@ -61,8 +67,12 @@ func (m *Planned) promoteTarget(ctx context.Context, p Pass, b *v1alpha1.Planned
 	case err != nil:
 		return m.retry(ctx, p, b, retryPause, fmt.Sprintf("reading %s's GTIDs: %v", b.Target, err))
 	case !have.Contains(fenced):
-		out, err := m.rollbackNamed(ctx, p, b, fmt.Sprintf("%s no longer holds %s's fenced set: it lacks %s",
+		out, err := m.rollbackNamed(ctx, p, b, v1alpha1.ReasonTargetLacksFencedSet, fmt.Sprintf("%s no longer holds %s's fenced set: it lacks %s",
 			b.Target, b.SourcePrimary, fenced.Subtract(have)))
+		return out, false, err
+	case !gtid.Lacks(fenced, have).IsEmpty():
+		out, err := m.rollbackNamed(ctx, p, b, v1alpha1.ReasonTargetUnhealthy, fmt.Sprintf("%s holds transactions %s never had: %s",
+			b.Target, b.SourcePrimary, gtid.Lacks(fenced, have)))
 		return out, false, err
 	}
 	if err := p.gateFresh(ctx, fresh); err != nil {
@@ -208,4 +218,18 @@ func (m *Planned) resuming(ctx context.Context, p Pass, b *v1alpha1.PlannedFailo
 		m.env.Notifier.FailoverCompleted(p.Group, v1alpha1.KindPlanned)
 	}
 	return out, err
+}
+
+// rollingBack tells whether a block's reason is a rollback's, set once the
+// source was named active again (rollbackNamed resumes it after a restart).
+func rollingBack(reason string) bool {
+	return reason == v1alpha1.ReasonTargetLacksFencedSet || reason == v1alpha1.ReasonTargetUnhealthy
+}
+
+// unfit words why a target may not be made writable any more.
+func unfit(s topology.SiteView) string {
+	if s.Diverged {
+		return "diverged"
+	}
+	return "fenced by an administrator"
 }

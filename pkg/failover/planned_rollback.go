@@ -9,7 +9,9 @@ import (
 
 // rollbackNamed rolls back a request whose target was already named active
 // but never made writable, because it no longer holds the fenced source's
-// set (promoting it would lose acknowledged writes). In order, each step
+// set (promoting it would lose acknowledged writes), or became unfit
+// (diverged, fenced by an administrator, holding transactions the source
+// never had). reason is the block's and the ending's reason. In order, each step
 // persisted before the next:
 //  1. the target is fenced by SQL, so that a promotion that may have taken
 //     effect unseen cannot leave it writable;
@@ -20,7 +22,7 @@ import (
 //     would fence the source right back;
 //  4. rollback unfences the source, restores its role labels and ends the
 //     request Failed. DNS never moved.
-func (m *Planned) rollbackNamed(ctx context.Context, p Pass, b *v1alpha1.PlannedFailoverStatus, why string) (PlannedOutcome, error) {
+func (m *Planned) rollbackNamed(ctx context.Context, p Pass, b *v1alpha1.PlannedFailoverStatus, reason, why string) (PlannedOutcome, error) {
 	st, src := &p.Group.Status, b.SourcePrimary
 	if st.ActiveSite == b.Target && b.Target != src {
 		cctx, cancel := m.call(ctx, p)
@@ -34,7 +36,7 @@ func (m *Planned) rollbackNamed(ctx context.Context, p Pass, b *v1alpha1.Planned
 		st.TopologyGeneration++
 		st.ActiveSite = src
 		m.enter(b, b.Phase, why)
-		b.Reason = v1alpha1.ReasonTargetLacksFencedSet
+		b.Reason = reason
 		if err := m.persist(ctx, p); err != nil {
 			return waiting(retryPause, "naming "+src+" active again"), err
 		}
@@ -46,7 +48,7 @@ func (m *Planned) rollbackNamed(ctx context.Context, p Pass, b *v1alpha1.Planned
 				st.TopologyGeneration)), nil
 		}
 	}
-	return m.rollback(ctx, p, b, ending{phase: v1alpha1.PhaseFailed, reason: v1alpha1.ReasonTargetLacksFencedSet,
+	return m.rollback(ctx, p, b, ending{phase: v1alpha1.PhaseFailed, reason: reason,
 		msg:    fmt.Sprintf("%s; generation %d names %s active again", b.Message, st.TopologyGeneration, src),
 		result: PlannedResultFailedOther, event: v1alpha1.EventPlannedFailoverFailed})
 }

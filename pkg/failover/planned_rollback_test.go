@@ -75,3 +75,39 @@ func TestPlannedTargetLostTheFencedSetRollsBack(t *testing.T) {
 		})
 	}
 }
+
+// Review of issue 13: the target was validated when the request started,
+// and never again. A target found diverged later (an errant write on the
+// replica, marked by the operator mid-flight), or holding transactions the
+// fenced source never had, must not be promoted: the planned failover
+// rolls back and the source is named active again.
+func TestPlannedTargetDivergedMidFlightRollsBack(t *testing.T) {
+	cases := []struct {
+		name   string
+		break_ func(w *pworld)
+	}{
+		{"marked diverged", func(w *pworld) { w.persisted.Status.Sites[1].DivergentGtid = uuidB + ":1" }},
+		{"holds an errant transaction", func(w *pworld) {
+			w.sites["b"].executed = w.sites["b"].executed.Union(gtid.MustParseSet(uuidB + ":1"))
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w := newPWorld(t)
+			w.annotate("b")
+			w.untilPhase(v1alpha1.PhasePromoting, 50)
+			c.break_(w)
+			w.run(100)
+			st := w.persisted.Status
+			if w.world.promotes["b"] > 0 {
+				t.Fatalf("b promoted %d times", w.world.promotes["b"])
+			}
+			if got := w.writers(); !slices.Equal(got, []string{"a"}) || w.maxWriters > 1 {
+				t.Fatalf("writers %v (max %d)", got, w.maxWriters)
+			}
+			if st.ActiveSite != "a" || st.PlannedFailover.Phase != v1alpha1.PhaseFailed {
+				t.Fatalf("status after the rollback: active %q phase %s", st.ActiveSite, st.PlannedFailover.Phase)
+			}
+		})
+	}
+}
