@@ -29,17 +29,37 @@ func (p *statusPatcher) guard(g *v1alpha1.MysqlFailoverGroup) error {
 // authorityMoved reports whether the status another writer left (fresh)
 // changed the authority this writer based its change on (base): the
 // generation, the active site, the emergency failover in flight or its
-// step, the planned failover's phase, the last failover, or a site newly
+// step, the planned failover's phase, the last failover, a site newly
 // marked maybe-writable (another process's claim before it makes the site
-// writable, failover/claim.go). Writing on top would undo that writer's
-// step, or erase the mark that makes this one fence the site first, so the
-// write is abandoned instead.
+// writable, failover/claim.go) or newly marked diverged. Writing on top
+// would undo that writer's step, or erase a mark that keeps a site from
+// writing (fence it first; never promote or rejoin it), so the write is
+// abandoned instead.
 func authorityMoved(base, fresh *v1alpha1.MysqlFailoverGroupStatus) bool {
 	return base.TopologyGeneration != fresh.TopologyGeneration || base.ActiveSite != fresh.ActiveSite ||
 		!equality.Semantic.DeepEqual(base.Failover, fresh.Failover) ||
 		plannedPhase(base) != plannedPhase(fresh) ||
 		!equality.Semantic.DeepEqual(base.LastFailover, fresh.LastFailover) ||
-		newlyMaybeWritable(base, fresh)
+		newlyMaybeWritable(base, fresh) || newlyDiverged(base, fresh)
+}
+
+// newlyDiverged reports whether fresh marks a site diverged that base does not.
+func newlyDiverged(base, fresh *v1alpha1.MysqlFailoverGroupStatus) bool {
+	for _, s := range fresh.Sites {
+		if s.DivergentGtid != "" && !markedDiverged(base, s.Name) {
+			return true
+		}
+	}
+	return false
+}
+
+func markedDiverged(st *v1alpha1.MysqlFailoverGroupStatus, site string) bool {
+	for _, s := range st.Sites {
+		if s.Name == site {
+			return s.DivergentGtid != ""
+		}
+	}
+	return false
 }
 
 // newlyMaybeWritable reports whether fresh marks a site maybe-writable that

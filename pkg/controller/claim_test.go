@@ -120,3 +120,29 @@ func TestWriteKeepsAnotherWritersClaim(t *testing.T) {
 		t.Fatal("the deposed leader's claim was overwritten")
 	}
 }
+
+// Review of issue 13: a conflict retry re-applied this writer's whole
+// status over another writer's divergence mark, so the diverged site could
+// be promoted or rejoined. A site newly marked diverged is the authority
+// moving: the write is abandoned and the mark stays.
+func TestWriteKeepsAnotherWritersDivergenceMark(t *testing.T) {
+	cl := fakeStatusClient(t, testGroup("orders", "a", 5))
+	stale := &statusPatcher{c: cl, reader: cl}
+	g := readGroup(t, cl)
+	stale.reset(g)
+
+	other := &statusPatcher{c: cl, reader: cl}
+	og := readGroup(t, cl)
+	other.reset(og)
+	failover.SiteRecord(&og.Status, "b").DivergentGtid = "0-2:5"
+	if err := other.PersistStatus(t.Context(), og); err != nil {
+		t.Fatal(err)
+	}
+	failover.RecordFenced(&g.Status, "a")
+	if err := stale.PersistStatus(t.Context(), g); !errors.Is(err, ErrAuthorityMoved) {
+		t.Fatalf("want ErrAuthorityMoved, got %v", err)
+	}
+	if got := failover.SiteRecord(&readGroup(t, cl).Status, "b").DivergentGtid; got != "0-2:5" {
+		t.Fatalf("b's divergence mark is %q after the stale write", got)
+	}
+}
