@@ -58,6 +58,11 @@ type Options struct {
 	// BackoffInitial and BackoffMax bound the container restart delay
 	// (defaults 1s and 10s; the real kubelet uses 10s and 5m).
 	BackoffInitial, BackoffMax time.Duration
+	// VolumeRefresh is how often the kubelet rewrites a running Pod's
+	// ConfigMap, Secret, downward API and projected volumes from their
+	// sources (default 5 s; the real kubelet takes up to about a minute;
+	// negative: never).
+	VolumeRefresh time.Duration
 	// Verbose is passed to the supervisor (its log, StateDir/supervisor.log,
 	// always has Pod events and errors).
 	Verbose bool

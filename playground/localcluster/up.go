@@ -87,6 +87,7 @@ func (c *Cluster) supervisorConfig() (string, error) {
 		ClusterID: c.ID, StateDir: c.StateDir, Sites: o.Sites, KubeBinDir: o.KubeBinDir(),
 		Zone: o.Zone, Images: o.Images, OperatorSelector: o.OperatorSelector, CRDs: o.CRDs,
 		WatchStdin: !o.Detach, BackoffInitial: o.BackoffInitial, BackoffMax: o.BackoffMax, Verbose: o.Verbose,
+		VolumeRefresh: o.VolumeRefresh,
 	}
 	if !o.NoDNS {
 		crd, err := dnsEndpointCRD(&o)

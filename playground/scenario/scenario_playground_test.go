@@ -76,3 +76,4 @@ func TestScenarioFrozenSite(t *testing.T)                { run(t, "frozen-site")
 func TestScenarioErrantFormerPrimary(t *testing.T)       { run(t, "errant-former-primary") }
 func TestScenarioSidecarRestartIsland(t *testing.T)      { run(t, "sidecar-restart-island") }
 func TestScenarioLongRollbackFence(t *testing.T)         { run(t, "long-rollback-fence") }
+func TestScenarioKeyRotation(t *testing.T)               { run(t, "key-rotation") }

@@ -29,6 +29,10 @@ type Config struct {
 
 	BackoffInitial time.Duration // first restart delay; doubles up to BackoffMax
 	BackoffMax     time.Duration
+	// VolumeRefresh is how often a running Pod's ConfigMap, Secret,
+	// downward API and projected volumes are read again and their changed
+	// files rewritten (default 5 s; negative: never).
+	VolumeRefresh time.Duration
 	// CreatedDirs records mount points made on the host (see podexec).
 	CreatedDirs string
 	// OnNetworkChange is called after a Pod got or lost its IP.
@@ -45,6 +49,9 @@ func (c *Config) defaults() error {
 	}
 	if c.BackoffMax == 0 {
 		c.BackoffMax = 10 * time.Second
+	}
+	if c.VolumeRefresh == 0 {
+		c.VolumeRefresh = 5 * time.Second
 	}
 	if c.ClusterDomain == "" {
 		c.ClusterDomain = "cluster.local"

@@ -25,6 +25,7 @@ type podRun struct {
 	pod       *corev1.Pod // spec and metadata as last given by the API
 	sb        *sandbox
 	volumes   map[string]string
+	tokens    tokens // of projected volumes; has its own lock
 	init      []*container
 	main      []*container
 	phase     corev1.PodPhase
@@ -63,11 +64,16 @@ func shortUID(pod *corev1.Pod) string {
 }
 
 // run drives the Pod: sandbox, volumes, init containers, then containers.
+// Once the volumes are made, they are refreshed until the containers end.
 func (r *podRun) run(seq int) {
 	defer close(r.runDone)
 	if !r.prepare(seq) {
 		return
 	}
+	rctx, stopRefresh := context.WithCancel(r.ctx)
+	refreshDone := make(chan struct{})
+	go func() { defer close(refreshDone); r.refreshVolumes(rctx) }()
+	defer func() { stopRefresh(); <-refreshDone }()
 	for _, c := range r.init {
 		if !c.runToCompletion(r.ctx) {
 			if r.ctx.Err() == nil {
@@ -121,7 +127,7 @@ func (r *podRun) tryPrepare(seq int) error {
 	r.mu.Lock()
 	pod := r.pod.DeepCopy()
 	r.mu.Unlock()
-	vols, err := r.pr.prepareVolumes(ctx, pod, r.dir)
+	vols, err := r.pr.prepareVolumes(ctx, pod, r.dir, &r.tokens)
 	if err != nil {
 		return err
 	}

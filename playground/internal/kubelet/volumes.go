@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,11 +22,11 @@ import (
 var errNotReady = errors.New("volume not ready")
 
 // prepareVolumes makes every volume of the Pod on the host and returns the
-// host path of each by volume name.
-func (pr *Provider) prepareVolumes(ctx context.Context, pod *corev1.Pod, dir string) (map[string]string, error) {
+// host path of each by volume name. Service-account tokens are kept in tc.
+func (pr *Provider) prepareVolumes(ctx context.Context, pod *corev1.Pod, dir string, tc *tokens) (map[string]string, error) {
 	paths := map[string]string{}
 	for _, v := range pod.Spec.Volumes {
-		p, err := pr.prepareVolume(ctx, pod, v, filepath.Join(dir, "volumes", v.Name))
+		p, err := pr.prepareVolume(ctx, pod, v, filepath.Join(dir, "volumes", v.Name), tc)
 		if err != nil {
 			return nil, fmt.Errorf("volume %q: %w", v.Name, err)
 		}
@@ -33,7 +35,7 @@ func (pr *Provider) prepareVolumes(ctx context.Context, pod *corev1.Pod, dir str
 	return paths, nil
 }
 
-func (pr *Provider) prepareVolume(ctx context.Context, pod *corev1.Pod, v corev1.Volume, dir string) (string, error) {
+func (pr *Provider) prepareVolume(ctx context.Context, pod *corev1.Pod, v corev1.Volume, dir string, tc *tokens) (string, error) {
 	switch {
 	case v.EmptyDir != nil:
 		return dir, os.MkdirAll(dir, 0o777)
@@ -42,16 +44,17 @@ func (pr *Provider) prepareVolume(ctx context.Context, pod *corev1.Pod, v corev1
 	case v.PersistentVolumeClaim != nil:
 		return pr.claimPath(ctx, pod.Namespace, v.PersistentVolumeClaim.ClaimName)
 	}
-	files, mode, err := pr.volumeFiles(ctx, pod, v)
+	files, mode, err := pr.volumeFiles(ctx, pod, v, tc)
 	if err != nil {
 		return "", err
 	}
-	return dir, writeFiles(dir, files, mode)
+	_, err = syncFiles(dir, files, mode)
+	return dir, err
 }
 
 // volumeFiles returns the files of a ConfigMap, Secret, downward API or
 // projected volume.
-func (pr *Provider) volumeFiles(ctx context.Context, pod *corev1.Pod, v corev1.Volume) (map[string][]byte, int32, error) {
+func (pr *Provider) volumeFiles(ctx context.Context, pod *corev1.Pod, v corev1.Volume, tc *tokens) (map[string][]byte, int32, error) {
 	switch {
 	case v.ConfigMap != nil:
 		f, err := pr.configMapFiles(ctx, pod.Namespace, v.ConfigMap.Name, v.ConfigMap.Items, v.ConfigMap.Optional)
@@ -63,7 +66,7 @@ func (pr *Provider) volumeFiles(ctx context.Context, pod *corev1.Pod, v corev1.V
 		f, err := downwardFiles(pod, v.DownwardAPI.Items)
 		return f, modeOr(v.DownwardAPI.DefaultMode), err
 	case v.Projected != nil:
-		f, err := pr.projectedFiles(ctx, pod, v.Projected.Sources)
+		f, err := pr.projectedFiles(ctx, pod, v.Name, v.Projected.Sources, tc)
 		return f, modeOr(v.Projected.DefaultMode), err
 	}
 	return nil, 0, fmt.Errorf("unsupported volume type (supported: emptyDir, hostPath, persistentVolumeClaim, configMap, secret, downwardAPI, projected)")
@@ -183,22 +186,27 @@ func fieldValue(pod *corev1.Pod, path string) (string, error) {
 	return "", fmt.Errorf("unsupported downward API field %q", path)
 }
 
+// kvLines renders a map one key a line, sorted, so that the same labels
+// always make the same file (a refresh rewrites only what changed).
 func kvLines(m map[string]string) string {
 	var b strings.Builder
-	for k, v := range m {
-		fmt.Fprintf(&b, "%s=%q\n", k, v)
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		fmt.Fprintf(&b, "%s=%q\n", k, m[k])
 	}
 	return b.String()
 }
 
-func (pr *Provider) projectedFiles(ctx context.Context, pod *corev1.Pod, sources []corev1.VolumeProjection) (map[string][]byte, error) {
+func (pr *Provider) projectedFiles(ctx context.Context, pod *corev1.Pod, vol string, sources []corev1.VolumeProjection, tc *tokens) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	for _, src := range sources {
 		var files map[string][]byte
 		var err error
 		switch {
 		case src.ServiceAccountToken != nil:
-			files, err = pr.tokenFile(ctx, pod, src.ServiceAccountToken)
+			p := src.ServiceAccountToken
+			var tok []byte
+			tok, err = tc.get(vol+"/"+p.Path, func() ([]byte, time.Time, error) { return pr.token(ctx, pod, p) })
+			files = map[string][]byte{p.Path: tok}
 		case src.ConfigMap != nil:
 			files, err = pr.configMapFiles(ctx, pod.Namespace, src.ConfigMap.Name, src.ConfigMap.Items, src.ConfigMap.Optional)
 		case src.Secret != nil:
@@ -216,8 +224,9 @@ func (pr *Provider) projectedFiles(ctx context.Context, pod *corev1.Pod, sources
 	return out, nil
 }
 
-// tokenFile asks the API server for a service-account token bound to the Pod.
-func (pr *Provider) tokenFile(ctx context.Context, pod *corev1.Pod, p *corev1.ServiceAccountTokenProjection) (map[string][]byte, error) {
+// token asks the API server for a service-account token bound to the Pod,
+// and returns it with its expiry.
+func (pr *Provider) token(ctx context.Context, pod *corev1.Pod, p *corev1.ServiceAccountTokenProjection) ([]byte, time.Time, error) {
 	sa := pod.Spec.ServiceAccountName
 	if sa == "" {
 		sa = "default"
@@ -232,23 +241,11 @@ func (pr *Provider) tokenFile(ctx context.Context, pod *corev1.Pod, p *corev1.Se
 	}
 	tr, err := pr.cfg.Client.CoreV1().ServiceAccounts(pod.Namespace).CreateToken(ctx, sa, req, metav1.CreateOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("token for %s/%s: %w: %w", pod.Namespace, sa, errNotReady, err)
+		return nil, time.Time{}, fmt.Errorf("token for %s/%s: %w: %w", pod.Namespace, sa, errNotReady, err)
 	}
-	return map[string][]byte{p.Path: []byte(tr.Status.Token)}, nil
-}
-
-func writeFiles(dir string, files map[string][]byte, mode int32) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("volume folder: %w", err)
+	expires := tr.Status.ExpirationTimestamp.Time
+	if expires.IsZero() {
+		expires = time.Now().Add(time.Duration(exp) * time.Second)
 	}
-	for name, data := range files {
-		p := filepath.Join(dir, filepath.Clean("/"+name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return fmt.Errorf("volume folder: %w", err)
-		}
-		if err := os.WriteFile(p, data, os.FileMode(mode)&0o777); err != nil {
-			return fmt.Errorf("volume file %s: %w", name, err)
-		}
-	}
-	return nil
+	return []byte(tr.Status.Token), expires, nil
 }

@@ -36,6 +36,7 @@ type Config struct {
 	WatchStdin       bool           `json:"watchStdin"`
 	BackoffInitial   time.Duration  `json:"backoffInitial"`
 	BackoffMax       time.Duration  `json:"backoffMax"`
+	VolumeRefresh    time.Duration  `json:"volumeRefresh"` // see kubelet.Config
 	Verbose          bool           `json:"verbose"`
 }
 

@@ -42,7 +42,7 @@ func (s *Supervisor) nodeConfig(st site) kubelet.Config {
 		CoreNetNS: s.cfg.ClusterID, NetNSBase: s.cfg.ClusterID, StateDir: s.cfg.path("nodes", st.name),
 		Images: s.cfg.Images, Client: s.client, DNSServer: ClusterDNSIP, ClusterDomain: "cluster.local",
 		APIHost: KubernetesIP, APIPort: "443",
-		BackoffInitial: s.cfg.BackoffInitial, BackoffMax: s.cfg.BackoffMax,
+		BackoffInitial: s.cfg.BackoffInitial, BackoffMax: s.cfg.BackoffMax, VolumeRefresh: s.cfg.VolumeRefresh,
 		CreatedDirs: createdDirsFile, OnNetworkChange: s.networkChanged, Logf: s.logf,
 	}
 }
