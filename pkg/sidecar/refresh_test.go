@@ -125,6 +125,7 @@ func TestRunnerRefresh(t *testing.T) {
 		send     func(t *testing.T, url string)
 		settle   time.Duration
 		min, max int64
+		burst    bool // sent at once: a slow send may span more gaps
 	}{
 		{name: "one request ticks well before the period", send: func(t *testing.T, url string) { postRefresh(t, url) },
 			settle: 500 * time.Millisecond, min: 1, max: 1},
@@ -134,7 +135,7 @@ func TestRunnerRefresh(t *testing.T) {
 				wg.Go(func() { postRefresh(t, url) })
 			}
 			wg.Wait()
-		}, settle: 500 * time.Millisecond, min: 1, max: 2},
+		}, settle: 500 * time.Millisecond, min: 1, max: 2, burst: true},
 		{name: "a flood for one second ticks at most once per gap", send: func(t *testing.T, url string) {
 			var wg sync.WaitGroup
 			stop := time.Now().Add(time.Second)
@@ -152,12 +153,18 @@ func TestRunnerRefresh(t *testing.T) {
 			op := &countingOperator{delay: 30 * time.Millisecond}
 			op.gen.Store(4)
 			r, url := runRefreshing(t, op)
-			before := op.requests.Load()
+			before, start := op.requests.Load(), time.Now()
 			tc.send(t, url)
+			// A loaded machine spreads a burst over more than one gap (100 ms),
+			// and each gap may make one more tick: allow those, no more.
+			extra := int64(0)
+			if tc.burst {
+				extra = max(0, int64(time.Since(start)/(100*time.Millisecond))-1)
+			}
 			time.Sleep(tc.settle)
 			got := op.requests.Load() - before
-			if got < tc.min || got > tc.max {
-				t.Fatalf("operator asked %d more times, want %d to %d", got, tc.min, tc.max)
+			if max := tc.max + extra; got < tc.min || got > max {
+				t.Fatalf("operator asked %d more times in %s, want %d to %d", got, time.Since(start).Round(time.Millisecond), tc.min, max)
 			}
 			if m := op.maxSeen.Load(); m != 1 {
 				t.Fatalf("%d ticks gathered at once, want 1", m)
