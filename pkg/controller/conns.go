@@ -28,7 +28,7 @@ type siteConn struct {
 type conns struct {
 	resolver Resolver
 	open     Opener
-	// promoted hears every site a Promote made writable; nil: nobody.
+	// promoted hears every site a Promote or Unfence made writable; nil: nobody.
 	promoted func(site string)
 	mu       sync.Mutex
 	sites    map[string]*siteConn

@@ -106,11 +106,17 @@ func (l *groupLoop) ensureDebouncers(g *v1alpha1.MysqlFailoverGroup) {
 // listing that did not show it, zero for a Pod in this loop's first
 // listing: it did not exist then, so it was created later. Its
 // creationTimestamp, on the API server's clock, is never compared with
-// this operator's.
+// this operator's. The listing is read from the API server itself, never
+// from the informer cache: a cache lagging by more than a poll would show
+// a Pod absent after a failure although it existed (and wrote) before it.
 func (l *groupLoop) observePods(ctx context.Context, g *v1alpha1.MysqlFailoverGroup) {
 	start := l.op.clock.Now()
 	var pods corev1.PodList
-	err := l.op.client.List(ctx, &pods, client.InNamespace(g.Namespace), client.MatchingLabels{v1alpha1.LabelGroup: g.Name})
+	reader := l.op.reader
+	if reader == nil {
+		reader = l.op.client
+	}
+	err := reader.List(ctx, &pods, client.InNamespace(g.Namespace), client.MatchingLabels{v1alpha1.LabelGroup: g.Name})
 	if err != nil {
 		l.podsNow = nil // unknown: nothing counts as gone
 		return
@@ -163,9 +169,8 @@ func sidecarOf(p corev1.Pod) podRef {
 // was absent from a listing that started after the failure was first seen
 // (observePods; this operator's clock only). Its mysqld booted fenced and
 // was never made writable: that needs a pass that probed it before the
-// failure, whose listing (started after that probe, at least a poll
-// before this one) would have shown it, unless the informer's cache lagged
-// by more than a poll interval.
+// failure, whose listing (read from the API server, started after that
+// probe, at least a poll before this one) would have shown it.
 // And the kubelet of each node a gone Pod ran on has stopped its
 // containers (podgone.go): a Pod gone from the API is not a process gone.
 func (l *groupLoop) podGone(site string, failingSince time.Time) bool {

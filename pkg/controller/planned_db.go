@@ -23,6 +23,9 @@ func (c *conns) Unfence(ctx context.Context, site string) error {
 	if err := sc.inst.Unfence(ctx); err != nil {
 		return fmt.Errorf("unfence %s: %w", site, err)
 	}
+	if c.promoted != nil {
+		c.promoted(site) // its sidecar releases its write hold at once
+	}
 	return nil
 }
 

@@ -50,8 +50,11 @@ func (r *Runner) keepHold(ctx context.Context) {
 	}
 	r.mu.Lock()
 	db, cur := r.st.db, r.hold.h
-	// A read that failed proves nothing: a hold in place stays.
-	want := db == DBReadOnly && !r.hold.replicating || cur != nil && db == DBUnknown
+	// A read that failed proves nothing: a hold in place stays while this
+	// sidecar's own rule fences, and goes otherwise (a primary the operator
+	// made writable must not stay held while its reads time out).
+	keep := cur != nil && db == DBUnknown && r.loop.Check(time.Now(), DBWritable).Fence
+	want := db == DBReadOnly && !r.hold.replicating || keep
 	r.mu.Unlock()
 	if cur != nil {
 		actx, cancel := context.WithTimeout(ctx, r.cfg.StatusTimeout)
