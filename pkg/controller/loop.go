@@ -43,6 +43,7 @@ type groupLoop struct {
 	podNodes       map[string]map[types.UID]podNode
 	goneNodes      map[string]map[types.UID]goneWatch
 	kubeletStopped map[string]time.Time
+	provenAt       map[string]time.Time // the last time a site's gone Pods were proven stopped
 	// podAbsent is each listed Pod's "absent since", podListedAt the start
 	// of the last successful listing (observePods).
 	podAbsent   map[types.UID]time.Time
@@ -61,7 +62,8 @@ func newGroupLoop(op *Operator, key types.NamespacedName) *groupLoop {
 		deb:     map[string]*topology.Debouncer{}, last: map[string]observation{},
 		seenPod: map[string]bool{}, answered: map[string]bool{}, waitSince: map[string]time.Time{},
 		maybeSince: map[string]time.Time{}, podNodes: map[string]map[types.UID]podNode{},
-		goneNodes: map[string]map[types.UID]goneWatch{}, kubeletStopped: map[string]time.Time{}}
+		goneNodes: map[string]map[types.UID]goneWatch{}, kubeletStopped: map[string]time.Time{},
+		provenAt: map[string]time.Time{}}
 	if op.nudge != nil {
 		l.conns.promoted = func(site string) { op.nudge(key, site) }
 	}

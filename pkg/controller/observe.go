@@ -254,7 +254,8 @@ func (l *groupLoop) evidence(g *v1alpha1.MysqlFailoverGroup, site string, s fail
 	for _, p := range g.Spec.Sites {
 		if p.Name != site {
 			pv := reg.sidecar(l.key, p.Name)
-			ev.Peers = append(ev.Peers, pv.peer(p.Name, g.Status.TopologyGeneration, l.stoppedAt(p.Name)))
+			ev.Peers = append(ev.Peers, pv.peer(p.Name, g.Status.TopologyGeneration, l.stoppedAt(p.Name),
+				l.provenAt[p.Name], l.gonePending(p.Name)))
 		}
 	}
 	return ev

@@ -78,6 +78,8 @@ type goneWatch struct {
 	node string
 	then nodeBeat
 	wait time.Duration
+	// seen is when this operator first saw the Pod gone (its own clock).
+	seen time.Time
 }
 
 // readBeat reads node's heartbeat straight from the API server.
@@ -119,23 +121,38 @@ func (l *groupLoop) trackGonePods(ctx context.Context, site string, now map[type
 			watch = map[types.UID]goneWatch{}
 			l.goneNodes[site] = watch
 		}
-		w := goneWatch{node: p.node, wait: p.stopWait()} // no node: never confirmed by a kubelet
+		w := goneWatch{node: p.node, wait: p.stopWait(), seen: l.op.clock.Now()}
 		if p.node != "" {
 			w.then = l.readBeat(ctx, p.node)
 		}
 		watch[uid] = w
 	}
 	l.podNodes[site] = now
-	if len(now) > 0 && l.failingSince(site).IsZero() {
-		delete(l.goneNodes, site)
-		watch = nil
-	}
+	stopped := len(watch) > 0 && l.kubeletsStopped(ctx, watch)
 	switch {
-	case len(watch) == 0 || !l.kubeletsStopped(ctx, watch):
+	case !stopped:
 		delete(l.kubeletStopped, site)
 	case l.kubeletStopped[site].IsZero():
 		l.kubeletStopped[site] = l.op.clock.Now()
+		if l.provenAt == nil {
+			l.provenAt = map[string]time.Time{}
+		}
+		l.provenAt[site] = l.kubeletStopped[site]
 	}
+	// A site that answers again with a Pod listed starts afresh, but only
+	// once its gone Pods are proven stopped: until then one of them may
+	// still run a sidecar that serves old views (gonePending).
+	if len(now) > 0 && l.failingSince(site).IsZero() && (len(watch) == 0 || stopped) {
+		delete(l.goneNodes, site)
+	}
+}
+
+// gonePending reports whether a Pod of site went away and its kubelet is
+// not yet known to have stopped it, or whether this pass could not list
+// the Pods: its sidecar may still serve views, whatever a replacement Pod's
+// sidecar reports.
+func (l *groupLoop) gonePending(site string) bool {
+	return l.podsNow == nil || len(l.goneNodes[site]) > 0 && l.kubeletStopped[site].IsZero()
 }
 
 // kubeletsStopped reports whether, for every watched Pod, its node exists,
@@ -143,9 +160,26 @@ func (l *groupLoop) trackGonePods(ctx context.Context, site string, now map[type
 // when the Pod was first seen gone (which must have shown a heartbeat).
 func (l *groupLoop) kubeletsStopped(ctx context.Context, watch map[types.UID]goneWatch) bool {
 	cur := map[string]nodeBeat{}
-	for _, w := range watch {
-		if w.node == "" || !w.then.found || w.then.beat.IsZero() {
-			return false
+	stopped := true
+	for uid, w := range watch {
+		if w.node == "" {
+			// Never scheduled when last listed: no kubelet ran it, unless it
+			// was bound within that last poll; its wait, on this operator's
+			// clock, covers a kubelet that saw the deletion then.
+			if l.op.clock.Now().Sub(w.seen) < w.wait {
+				stopped = false
+			}
+			continue
+		}
+		if !w.then.found || w.then.beat.IsZero() {
+			// The first read failed: take the first good one as the
+			// baseline (later, so more conservative) and wait from there.
+			if b := l.readBeat(ctx, w.node); b.found && !b.beat.IsZero() {
+				w.then = b
+				watch[uid] = w
+			}
+			stopped = false
+			continue
 		}
 		b, ok := cur[w.node]
 		if !ok {
@@ -153,10 +187,10 @@ func (l *groupLoop) kubeletsStopped(ctx context.Context, watch map[types.UID]gon
 			cur[w.node] = b
 		}
 		if !b.found || !b.ready || b.beat.Sub(w.then.beat) < w.wait {
-			return false
+			stopped = false
 		}
 	}
-	return true
+	return stopped
 }
 
 // stoppedAt is since when (this operator's clock) the kubelets of site's

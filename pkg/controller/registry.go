@@ -239,9 +239,16 @@ type sidecarView struct {
 // did not list the Pods): a Pod gone from the API may still run a sidecar
 // that serves views, so the site counts as gone, and serves nothing, only
 // from then on.
-func (sv sidecarView) peer(site string, gen int64, stopped time.Time) failover.PeerAdoption {
-	p := failover.PeerAdoption{Site: site, GoneAt: sv.podGoneAt, Adopted: sv.held && sv.heldGen >= gen, At: sv.heldSince}
-	if sv.podSeen && sv.podCount == 0 && !stopped.IsZero() {
+//
+// A report of the site's newest sidecar counts as adoption only while the
+// site runs at most one Pod and no Pod of it that went away is still unproven
+// stopped (pending): a replaced Pod may still run, force-deleted or
+// stuck on a partitioned node, and relay the old view. It counts from the
+// later of the report and the last proof (proven).
+func (sv sidecarView) peer(site string, gen int64, stopped, proven time.Time, pending bool) failover.PeerAdoption {
+	p := failover.PeerAdoption{Site: site, GoneAt: sv.podGoneAt,
+		Adopted: sv.held && sv.heldGen >= gen && sv.podCount <= 1 && !pending, At: later(sv.heldSince, proven)}
+	if sv.podSeen && sv.podCount == 0 && !stopped.IsZero() && !pending {
 		p.PodGone, p.GoneAt = true, stopped
 	}
 	return p
@@ -289,3 +296,11 @@ func siteNames(g *v1alpha1.MysqlFailoverGroup) []string {
 }
 
 func hasSite(sites []string, site string) bool { return slices.Contains(sites, site) }
+
+// later is the later of a and b.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}

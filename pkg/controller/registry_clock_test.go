@@ -69,7 +69,7 @@ func TestRegistryRunEndsWithoutCrossClock(t *testing.T) {
 				}
 				reg.sawPods(key, "fra", o.pods)
 			}
-			got := reg.sidecar(key, "fra").peer("fra", 4, time.Time{})
+			got := reg.sidecar(key, "fra").peer("fra", 4, time.Time{}, time.Time{}, false)
 			if !got.Adopted {
 				got.At = time.Time{}
 			}

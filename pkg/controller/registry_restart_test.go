@@ -57,7 +57,7 @@ func TestRegistryRestartedSidecar(t *testing.T) {
 				}
 				reg.sawPods(key, "fra", o.pods)
 			}
-			got := reg.sidecar(key, "fra").peer("fra", 4, time.Time{})
+			got := reg.sidecar(key, "fra").peer("fra", 4, time.Time{}, time.Time{}, false)
 			if !got.Adopted {
 				got.At = time.Time{}
 			}
@@ -94,7 +94,7 @@ func TestPath1ThreeSites(t *testing.T) {
 		return failover.Evidence{Site: "iad", Active: "pdx", Operator: reg.OperatorID(), Now: at(s), FailingSince: at(0),
 			LastContact: at(0), LeaseTimeout: 20 * time.Second, PeerCheckInterval: 5 * time.Second,
 			Peers: []failover.PeerAdoption{{Site: "pdx", Adopted: true, At: at(1)},
-				reg.sidecar(key, "fra").peer("fra", 4, time.Time{})}}
+				reg.sidecar(key, "fra").peer("fra", 4, time.Time{}, time.Time{}, false)}}
 	}
 	// Before the fix the deadline was 5 + 20 + 5 = 30 s, from the old process's report.
 	if ok, by := failover.ConfirmFence(evidence(600)); ok {

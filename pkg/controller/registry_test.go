@@ -89,7 +89,7 @@ func TestRegistryPeerAdoption(t *testing.T) {
 			if c.listed {
 				stopped = now
 			}
-			got := reg.sidecar(key, "fra").peer("fra", 4, stopped)
+			got := reg.sidecar(key, "fra").peer("fra", 4, stopped, time.Time{}, false)
 			c.want.Site = "fra"
 			if !got.Adopted {
 				got.At = time.Time{} // meaningless without adoption

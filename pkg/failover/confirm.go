@@ -153,8 +153,11 @@ func LeaseDeadline(ev Evidence) (time.Time, bool) {
 // that holds the current generation serves a view naming another site, and
 // a sidecar whose Pod is gone serves nothing.
 //   - The sidecar of its newest Pod was seen holding the current generation:
-//     from then on. A site runs one Pod at a time (its Deployment recreates),
-//     so an older Pod had gone before the newest one started.
+//     from then on. The operator says so (Adopted) only while the site
+//     lists at most one Pod and every Pod of it that went away is proven
+//     stopped by its kubelet, and from the later of the two: a replaced Pod
+//     may still run (force-deleted, or on a partitioned node) and relay the
+//     old view.
 //   - Its Pod went away without having been seen holding the current
 //     generation: from when its kubelet was known to have stopped the
 //     containers (none while that is unknown).

@@ -1,0 +1,54 @@
+package controller
+
+import (
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/failover"
+	"github.com/shipstream/bloodraven/pkg/topology"
+)
+
+// Review of this session's Pod-gone change: c's Pod c1 is force-deleted on
+// a node whose kubelet never beats again (its sidecar may still run and
+// relay a's old view to a); the Deployment's c2 reports the current
+// generation. c's adoption must not give a a lease deadline before c1's
+// kubelet is known to have stopped it.
+func TestReplacementPodAdoptionWaitsForTheKubelet(t *testing.T) {
+	nodeClock := t0.Add(-3 * time.Hour)
+	cl := nodeWorld(t, true, nodeClock)
+	now := t0
+	clock := failover.ClockFunc(func() time.Time { return now })
+	reg := NewRegistry(clock.Now)
+	deb, _ := topology.NewDebouncer(1, 1)
+	if _, _, err := deb.Observe(t0, topology.ProbeFailed); err != nil {
+		t.Fatal(err)
+	}
+	l := newPodGoneLoop(cl, clock, reg)
+	l.deb["a"] = deb
+	g := testGroup("orders", "b", 4)
+	g.Spec.Sites = append(g.Spec.Sites, v1alpha1.Site{Name: "c"})
+	l.key = types.NamespacedName{Namespace: g.Namespace, Name: g.Name}
+	list := func(pods map[types.UID]podNode) {
+		var refs []podRef
+		for uid := range pods {
+			refs = append(refs, podRef{UID: uid})
+		}
+		reg.sawPods(l.key, "c", refs)
+		l.trackGonePods(t.Context(), "c", pods)
+		l.podsNow = map[string][]time.Time{}
+	}
+	list(map[types.UID]podNode{"c1": {node: "n1"}})
+	now = t0.Add(5 * time.Second)
+	list(map[types.UID]podNode{"c2": {node: "n2"}}) // c1 force-deleted, c2 created
+	now = t0.Add(6 * time.Second)
+	v := v1alpha1.ActiveSiteView{Namespace: g.Namespace, Group: g.Name, ActiveSite: "b", Generation: 4}
+	reg.Serve(v, "c", &failover.Report{Generation: 4, Boot: "c2-boot"})
+	reg.Serve(v, "b", &failover.Report{Generation: 4, Boot: "b-boot"})
+	ev := l.evidence(g, "a", failover.Settings{LeaseTimeout: 10 * time.Second, PeerCheckInterval: time.Second})
+	if d, ok := failover.LeaseDeadline(ev); ok {
+		t.Fatalf("a's lease deadline %v although c1's kubelet never confirmed c1 stopped", d)
+	}
+}
