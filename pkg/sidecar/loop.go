@@ -264,7 +264,7 @@ func (l *Loop) hear(now time.Time, peer string, r Reply, d *Decision) {
 	l.lastContact = later(l.lastContact, now)
 	if peer == "" {
 		l.lastOperator, l.awaitingOperator = later(l.lastOperator, now), false
-		if !l.opView.ObservedAt.After(r.View.ObservedAt) || l.opView.Operator != r.View.Operator {
+		if laterServed(l.opView, r.View) {
 			l.opView = r.View
 		}
 	} else {
@@ -358,4 +358,19 @@ func later(a, b time.Time) time.Time {
 		return b
 	}
 	return a
+}
+
+// laterServed reports whether the operator served v after cur, the view it
+// replaces as the one a report echoes: another operator process's view
+// always replaces it; the same process's, by its sequence number when both
+// carry one (the operator's wall clock may step back), or else by
+// observedAt (an operator from before sequence numbers).
+func laterServed(cur, v v1alpha1.ActiveSiteView) bool {
+	switch {
+	case cur.Operator != v.Operator:
+		return true
+	case cur.Seq > 0 && v.Seq > 0:
+		return v.Seq >= cur.Seq
+	}
+	return !cur.ObservedAt.After(v.ObservedAt)
 }
