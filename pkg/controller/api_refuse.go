@@ -35,14 +35,24 @@ func (a *API) checkEcho(rep *failover.Report) error {
 // (rate-limited, ReportAuth.reject). A group it does not know is only
 // counted: its name came from the request, and keeping per-group state for
 // every name anyone sends would let them grow the operator's memory.
+//
+// Only a request that proves, with its certificate, the site it names gets
+// the log line and Event: anyone who can reach the port can send malformed
+// requests, and must not be able to flood a group's Events or logs.
 func (a *API) refuse(w http.ResponseWriter, req *http.Request, ar activeRequest, reason string, err error) {
 	if a.Auth != nil {
-		_, _, published := a.Registry.View(ar.group)
-		if published || len(a.Registry.knownSites(ar.group)) > 0 {
-			a.Auth.reject(req.Context(), ar.group, ar.site, reason, err)
-		} else {
-			a.Auth.rejected.WithLabelValues(reason).Inc()
+		_, sites, published := a.Registry.View(ar.group)
+		if !published {
+			sites = a.Registry.knownSites(ar.group)
 		}
+		if len(sites) > 0 && req.TLS != nil && hasSite(sites, ar.site) {
+			if _, derr := a.Auth.decide(req, ar.group, ar.site, sites); derr == nil {
+				a.Auth.reject(req.Context(), ar.group, ar.site, reason, err)
+				writeError(w, err)
+				return
+			}
+		}
+		a.Auth.rejected.WithLabelValues(reason).Inc()
 	}
 	writeError(w, err)
 }

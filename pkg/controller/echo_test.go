@@ -11,6 +11,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
 	"github.com/shipstream/bloodraven/pkg/failover"
@@ -161,5 +162,31 @@ func TestEchoRefused(t *testing.T) {
 				t.Fatalf("%s refusals counted %v, want 1", c.reason, n)
 			}
 		})
+	}
+}
+
+// Review of this session's refusals: anyone who reaches the API port can
+// send malformed reports. For a request that proves no site they are
+// counted, and raise no Event (a flood of them must not fill the group's
+// Events); the group here is published, so a proven report would raise one.
+func TestUnprovenMalformedReportRaisesNoEvent(t *testing.T) {
+	api, reg, _ := newTestAPI(t)
+	g := testGroup("carts", "a", 7)
+	cl := fakeStatusClient(t, g)
+	rec := events.NewFakeRecorder(8)
+	api.Auth = NewReportAuth(nil, cl, rec, nil, logr.Discard())
+	if code, _ := get(t, api, "namespace=shop&group=carts"); code != http.StatusOK {
+		t.Fatalf("first view: %d", code)
+	}
+	for range 3 {
+		if code, _ := get(t, api, "namespace=shop&group=carts&site=a&generation=7&viewOperator="+reg.OperatorID()+"&viewSeq=-1"); code != http.StatusBadRequest {
+			t.Fatalf("malformed report answered %d", code)
+		}
+	}
+	if n := testutil.ToFloat64(api.Auth.Rejected().WithLabelValues(RejectMalformed)); n != 3 {
+		t.Fatalf("%v malformed refusals counted, want 3", n)
+	}
+	if len(rec.Events) != 0 {
+		t.Fatalf("an unproven request raised an Event: %s", <-rec.Events)
 	}
 }
