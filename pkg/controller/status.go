@@ -79,7 +79,11 @@ func (p *statusPatcher) PersistStatus(ctx context.Context, g *v1alpha1.MysqlFail
 			*g = *fresh
 			return fmt.Errorf("patch status of %s/%s: %w", g.Namespace, g.Name, ErrAuthorityMoved)
 		}
-		p.base, p.foreign = fresh.DeepCopy(), true
+		// A change outside status (an annotation, the spec) is no other
+		// status writer: only a different status makes this pass's
+		// writes land on top of someone else's.
+		p.foreign = p.foreign || !equality.Semantic.DeepEqual(base.Status, fresh.Status)
+		p.base = fresh.DeepCopy()
 		fresh.Status = *want.DeepCopy()
 		*g = *fresh
 	}
