@@ -3,6 +3,8 @@ package scenario
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
@@ -158,9 +160,19 @@ func lossInsideCooldown(ctx context.Context, g *Group, l *Load, r *Result) error
 	if err := g.WaitActive(ctx, b, 2, 2*time.Minute); err != nil {
 		return err
 	}
-	// site-a's mysqld comes back (fenced) and replicates from site-b.
-	if _, err := g.Wait(ctx, "site-a back as a replica", time.Minute, replicating(a)); err != nil {
+	// site-a's mysqld comes back (fenced) and replicates from site-b, unless
+	// it committed a write site-b never received before it died (replication
+	// is asynchronous): then it is marked diverged and kept out, and site-b's
+	// outage below is blocked for want of a candidate as well as by the
+	// cooldown.
+	back, err := g.Wait(ctx, "site-a back as a replica or marked diverged", time.Minute, replicatingOrDiverged(a))
+	if err != nil {
 		return err
+	}
+	reasons := []string{"Cooldown"}
+	if diverged(back, a) {
+		r.Notef("%s came back diverged (an unreplicated write when it was killed): the cooldown is not the only block", a)
+		reasons = append(reasons, "NoEligibleCandidate")
 	}
 	podB, _, err := g.Pod(ctx, b)
 	if err != nil {
@@ -170,8 +182,8 @@ func lossInsideCooldown(ctx context.Context, g *Group, l *Load, r *Result) error
 	if err := e.C.Kill(ctx, g.NS, podB, "mysqld"); err != nil {
 		return err
 	}
-	mg, err := g.Wait(ctx, "FailoverBlocked/Cooldown", 30*time.Second, func(mg *v1alpha1.MysqlFailoverGroup) error {
-		if c, ok := condition(mg, "FailoverBlocked"); ok && c.Status == "True" && c.Reason == "Cooldown" {
+	mg, err := g.Wait(ctx, "FailoverBlocked/"+strings.Join(reasons, "|"), 30*time.Second, func(mg *v1alpha1.MysqlFailoverGroup) error {
+		if c, ok := condition(mg, "FailoverBlocked"); ok && c.Status == "True" && slices.Contains(reasons, c.Reason) {
 			return nil
 		}
 		return fmt.Errorf("conditions %v", mg.Status.Conditions)
@@ -194,6 +206,26 @@ func lossInsideCooldown(ctx context.Context, g *Group, l *Load, r *Result) error
 	}
 	r.finish(ctx, l, *mg.Status.LastFailover.TransactionsLost)
 	return nil
+}
+
+// replicatingOrDiverged says a site is a clean replica, or marked diverged.
+func replicatingOrDiverged(site string) func(*v1alpha1.MysqlFailoverGroup) error {
+	return func(mg *v1alpha1.MysqlFailoverGroup) error {
+		if diverged(mg, site) {
+			return nil
+		}
+		return replicating(site)(mg)
+	}
+}
+
+// diverged says status marks site diverged.
+func diverged(mg *v1alpha1.MysqlFailoverGroup, site string) bool {
+	for _, s := range mg.Status.Sites {
+		if s.Name == site && s.DivergentGtid != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // replicating says a site is a clean, replicating read-only site.
