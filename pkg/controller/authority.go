@@ -40,33 +40,14 @@ func authorityMoved(base, fresh *v1alpha1.MysqlFailoverGroupStatus) bool {
 		!equality.Semantic.DeepEqual(base.Failover, fresh.Failover) ||
 		plannedPhase(base) != plannedPhase(fresh) ||
 		!equality.Semantic.DeepEqual(base.LastFailover, fresh.LastFailover) ||
-		newlyMaybeWritable(base, fresh) || newlyDiverged(base, fresh)
+		newlyMarked(base, fresh, func(s v1alpha1.SiteStatus) bool { return s.MaybeWritable }) ||
+		newlyMarked(base, fresh, func(s v1alpha1.SiteStatus) bool { return s.DivergentGtid != "" })
 }
 
-// newlyDiverged reports whether fresh marks a site diverged that base does not.
-func newlyDiverged(base, fresh *v1alpha1.MysqlFailoverGroupStatus) bool {
+// newlyMarked reports whether fresh marks a site (mark) that base does not.
+func newlyMarked(base, fresh *v1alpha1.MysqlFailoverGroupStatus, mark func(v1alpha1.SiteStatus) bool) bool {
 	for _, s := range fresh.Sites {
-		if s.DivergentGtid != "" && !markedDiverged(base, s.Name) {
-			return true
-		}
-	}
-	return false
-}
-
-func markedDiverged(st *v1alpha1.MysqlFailoverGroupStatus, site string) bool {
-	for _, s := range st.Sites {
-		if s.Name == site {
-			return s.DivergentGtid != ""
-		}
-	}
-	return false
-}
-
-// newlyMaybeWritable reports whether fresh marks a site maybe-writable that
-// base does not.
-func newlyMaybeWritable(base, fresh *v1alpha1.MysqlFailoverGroupStatus) bool {
-	for _, s := range fresh.Sites {
-		if s.MaybeWritable && !failover.MaybeWritable(base, s.Name) {
+		if mark(s) && !mark(failover.SiteStatusOf(base, s.Name)) {
 			return true
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/failover"
 	"github.com/shipstream/bloodraven/pkg/gtid"
 	"github.com/shipstream/bloodraven/pkg/mysql"
 	"github.com/shipstream/bloodraven/pkg/topology"
@@ -39,12 +40,7 @@ func (l *groupLoop) markErrant(g *v1alpha1.MysqlFailoverGroup, d topology.Decisi
 
 // recordedServerID is the site's source id as status last recorded it.
 func recordedServerID(st *v1alpha1.MysqlFailoverGroupStatus, site string) string {
-	for _, s := range st.Sites {
-		if s.Name == site {
-			return s.ServerID
-		}
-	}
-	return ""
+	return failover.SiteStatusOf(st, site).ServerID
 }
 
 // candidacy fills what Decide needs to judge a replica whose SQL thread

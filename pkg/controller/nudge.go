@@ -126,18 +126,7 @@ func (n *nudger) published(view v1alpha1.ActiveSiteView, sites []string) {
 	}
 	n.last[key] = cur
 	for _, site := range sites {
-		k := siteKey{group: key, site: site}
-		slot := n.sites[k]
-		if slot == nil {
-			slot = &nudgeSlot{}
-			n.sites[k] = slot
-		}
-		if slot.busy {
-			slot.again = true
-			continue
-		}
-		slot.busy = true
-		go n.run(k, slot)
+		n.due(siteKey{group: key, site: site})
 	}
 }
 
@@ -145,9 +134,14 @@ func (n *nudger) published(view v1alpha1.ActiveSiteView, sites []string) {
 // so that the sidecar reads its mysqld writable and releases its write hold
 // (pkg/sidecar, hold.go) without waiting for its next periodic tick.
 func (n *nudger) site(group types.NamespacedName, site string) {
-	k := siteKey{group: group, site: site}
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	n.due(siteKey{group: group, site: site})
+}
+
+// due makes one more nudge of k due: it starts k's sender, or tells the
+// running one to send again. The caller holds n.mu.
+func (n *nudger) due(k siteKey) {
 	slot := n.sites[k]
 	if slot == nil {
 		slot = &nudgeSlot{}

@@ -17,12 +17,7 @@ import (
 // MaybeWritable reports whether status records that site may have been made
 // writable by an operation whose outcome is unknown.
 func MaybeWritable(st *v1alpha1.MysqlFailoverGroupStatus, site string) bool {
-	for _, s := range st.Sites {
-		if s.Name == site {
-			return s.MaybeWritable
-		}
-	}
-	return false
+	return SiteStatusOf(st, site).MaybeWritable
 }
 
 // MarkMaybeWritable records that an operation making site writable failed

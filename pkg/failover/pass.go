@@ -86,6 +86,17 @@ func SiteRecord(st *v1alpha1.MysqlFailoverGroupStatus, site string) *v1alpha1.Si
 	return &st.Sites[len(st.Sites)-1]
 }
 
+// SiteStatusOf is a copy of site's record in st, the zero record when st has
+// none; unlike SiteRecord it never adds one.
+func SiteStatusOf(st *v1alpha1.MysqlFailoverGroupStatus, site string) v1alpha1.SiteStatus {
+	for _, s := range st.Sites {
+		if s.Name == site {
+			return s
+		}
+	}
+	return v1alpha1.SiteStatus{}
+}
+
 // HeldReadOnly reports whether Bloodraven holds site read-only: it was last
 // observed read-only (or fenced by SQL) and has not been made writable since.
 // Such a site is confirmed unable to write even while unreachable, because
