@@ -65,8 +65,7 @@ func plannedPhase(st *v1alpha1.MysqlFailoverGroupStatus) v1alpha1.PlannedFailove
 // base, the status this pass read or last wrote itself, and nothing else:
 // it refuses when a write of this pass already wrote over another writer's
 // change (foreign), and a conflict abandons the pass (ErrAuthorityMoved)
-// when the status moved; a conflict caused only by a change outside status
-// (an annotation, the spec) is retried on the new object. It writes even when nothing changed: a patch that
+// instead of re-reading. It writes even when nothing changed: a patch that
 // carries only the resourceVersion still fails on a newer object. It
 // implements failover.Persister's claim before a site is made writable.
 func (p *statusPatcher) PersistStatusExclusive(ctx context.Context, g *v1alpha1.MysqlFailoverGroup) error {
@@ -77,29 +76,16 @@ func (p *statusPatcher) PersistStatusExclusive(ctx context.Context, g *v1alpha1.
 		return fmt.Errorf("status of %s/%s: another writer changed it during this pass: %w",
 			g.Namespace, g.Name, ErrAuthorityMoved)
 	}
-	for range maxConflictRetries {
-		patch := client.MergeFromWithOptions(p.base, client.MergeFromWithOptimisticLock{})
-		err := p.c.Status().Patch(ctx, g, patch)
-		if err == nil {
-			p.base = g.DeepCopy()
-			return nil
-		}
-		if !apierrors.IsConflict(err) {
-			return fmt.Errorf("patch status of %s/%s: %w", g.Namespace, g.Name, err)
-		}
-		// The object moved. Only a change of its status is another writer;
-		// one outside it (an annotation, the spec) is retried on top.
-		fresh := &v1alpha1.MysqlFailoverGroup{}
-		if rerr := p.reader.Get(ctx, client.ObjectKeyFromObject(g), fresh); rerr != nil ||
-			!equality.Semantic.DeepEqual(p.base.Status, fresh.Status) {
-			p.abandoned = true
-			return fmt.Errorf("patch status of %s/%s: another writer changed it since this pass read it: %w",
-				g.Namespace, g.Name, ErrAuthorityMoved)
-		}
-		want := g.Status
-		p.base = fresh.DeepCopy()
-		*g = *fresh
-		g.Status = want
+	patch := client.MergeFromWithOptions(p.base, client.MergeFromWithOptimisticLock{})
+	err := p.c.Status().Patch(ctx, g, patch)
+	switch {
+	case err == nil:
+		p.base = g.DeepCopy()
+		return nil
+	case apierrors.IsConflict(err):
+		p.abandoned = true
+		return fmt.Errorf("patch status of %s/%s: another writer changed it since this pass read it: %w",
+			g.Namespace, g.Name, ErrAuthorityMoved)
 	}
-	return fmt.Errorf("patch status of %s/%s: %w", g.Namespace, g.Name, ErrConflict)
+	return fmt.Errorf("patch status of %s/%s: %w", g.Namespace, g.Name, err)
 }

@@ -79,11 +79,7 @@ func (p *statusPatcher) PersistStatus(ctx context.Context, g *v1alpha1.MysqlFail
 			*g = *fresh
 			return fmt.Errorf("patch status of %s/%s: %w", g.Namespace, g.Name, ErrAuthorityMoved)
 		}
-		// A change outside status (an annotation, the spec) is no other
-		// status writer: only a different status makes this pass's
-		// writes land on top of someone else's.
-		p.foreign = p.foreign || !equality.Semantic.DeepEqual(base.Status, fresh.Status)
-		p.base = fresh.DeepCopy()
+		p.base, p.foreign = fresh.DeepCopy(), true
 		fresh.Status = *want.DeepCopy()
 		*g = *fresh
 	}
