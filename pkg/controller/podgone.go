@@ -78,8 +78,6 @@ type goneWatch struct {
 	node string
 	then nodeBeat
 	wait time.Duration
-	// seen is when this operator first saw the Pod gone (its own clock).
-	seen time.Time
 }
 
 // readBeat reads node's heartbeat straight from the API server.
@@ -121,7 +119,7 @@ func (l *groupLoop) trackGonePods(ctx context.Context, site string, now map[type
 			watch = map[types.UID]goneWatch{}
 			l.goneNodes[site] = watch
 		}
-		w := goneWatch{node: p.node, wait: p.stopWait(), seen: l.op.clock.Now()}
+		w := goneWatch{node: p.node, wait: p.stopWait()} // no node: never confirmed by a kubelet
 		if p.node != "" {
 			w.then = l.readBeat(ctx, p.node)
 		}
@@ -163,13 +161,9 @@ func (l *groupLoop) kubeletsStopped(ctx context.Context, watch map[types.UID]gon
 	stopped := true
 	for uid, w := range watch {
 		if w.node == "" {
-			// Never scheduled when last listed: no kubelet ran it, unless it
-			// was bound within that last poll; its wait, on this operator's
-			// clock, covers a kubelet that saw the deletion then.
-			if l.op.clock.Now().Sub(w.seen) < w.wait {
-				stopped = false
-			}
-			continue
+			// No node when last listed: it may have been bound and started
+			// since, and no kubelet can vouch that it stopped.
+			return false
 		}
 		if !w.then.found || w.then.beat.IsZero() {
 			// The first read failed: take the first good one as the

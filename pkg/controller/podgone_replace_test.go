@@ -52,3 +52,24 @@ func TestReplacementPodAdoptionWaitsForTheKubelet(t *testing.T) {
 		t.Fatalf("a's lease deadline %v although c1's kubelet never confirmed c1 stopped", d)
 	}
 }
+
+// Review of this session's Pod-gone change: a Pod listed without a node
+// may have been bound and started within the last poll, then cut off with
+// its node and force-deleted. No kubelet vouches that it stopped, so
+// however long this operator waits on its own clock, it never counts as
+// stopped: its site stays pending.
+func TestPodWithoutANodeNeverCountsStopped(t *testing.T) {
+	cl := nodeWorld(t, true, t0)
+	now := t0
+	clock := failover.ClockFunc(func() time.Time { return now })
+	l := newPodGoneLoop(cl, clock, NewRegistry(clock.Now))
+	l.trackGonePods(t.Context(), "c", map[types.UID]podNode{"c1": {}})
+	l.podsNow = map[string][]time.Time{}
+	for _, after := range []time.Duration{time.Second, 10 * time.Minute} {
+		now = t0.Add(after)
+		l.trackGonePods(t.Context(), "c", map[types.UID]podNode{})
+		if !l.gonePending("c") || !l.stoppedAt("c").IsZero() {
+			t.Fatalf("%s after a node-less Pod went away: pending %v, stopped at %v", after, l.gonePending("c"), l.stoppedAt("c"))
+		}
+	}
+}
