@@ -104,7 +104,7 @@ helm-check: $(CONTROLLER_GEN)
 SEEDS ?= 2000
 STEPS ?= 600
 sim:
-	go run ./pkg/sim/cmd/simulate -seeds=$(SEEDS) -steps=$(STEPS) $(if $(SEED),-seed=$(SEED)) $(if $(SCHEDULE),-schedule=$(SCHEDULE)) $(if $(REAL),-real)
+	go run ./cmd/simulate -seeds=$(SEEDS) -steps=$(STEPS) $(if $(SEED),-seed=$(SEED)) $(if $(SCHEDULE),-schedule=$(SCHEDULE)) $(if $(REAL),-real)
 
 # Switchover by SQL between two real MariaDB servers under four writers; prints
 # switchover-{writable,window}-{p50,p99} in ms. BLOODRAVEN_BENCH_ROUNDS=n for more rounds.

@@ -20,7 +20,7 @@ import (
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
 	"github.com/shipstream/bloodraven/pkg/plugin"
-	"github.com/shipstream/bloodraven/pkg/testbed"
+	"github.com/shipstream/bloodraven/internal/testbed"
 )
 
 // writeKubeconfig writes a kubeconfig for cfg with two contexts: "default"

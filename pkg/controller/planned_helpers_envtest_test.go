@@ -20,7 +20,7 @@ import (
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
 	"github.com/shipstream/bloodraven/pkg/controller"
 	"github.com/shipstream/bloodraven/pkg/mysql"
-	"github.com/shipstream/bloodraven/pkg/testbed"
+	"github.com/shipstream/bloodraven/internal/testbed"
 )
 
 // annotate sets the planned-failover annotation; remove with value nil.

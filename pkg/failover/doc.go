@@ -34,7 +34,7 @@
 //
 // The package does no Kubernetes or SQL I/O of its own: it acts through the
 // interfaces in ports.go (DB, Router, Persister, Publisher, Notifier, Clock),
-// which pkg/controller implements for real and pkg/sim for the simulation.
+// which pkg/controller implements for real and internal/sim for the simulation.
 // Time always comes from the Clock or from arguments.
 //
 // Planned is the planned-failover state machine behind the annotation

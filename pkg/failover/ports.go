@@ -10,7 +10,7 @@ import (
 
 // DB is what the sequence does to the sites' mysqld, by site name. Every call
 // must end by its context's deadline. pkg/controller implements it over
-// pkg/mysql; pkg/sim over its model.
+// pkg/mysql; internal/sim over its model.
 type DB interface {
 	// Fence stops application writes on site and kills application
 	// connections; nil means the site is verified read-only.

@@ -17,7 +17,7 @@ import (
 
 	"github.com/shipstream/bloodraven/pkg/gtid"
 	"github.com/shipstream/bloodraven/pkg/mysql"
-	"github.com/shipstream/bloodraven/pkg/testbed"
+	"github.com/shipstream/bloodraven/internal/testbed"
 )
 
 func init() {

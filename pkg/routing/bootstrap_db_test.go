@@ -16,7 +16,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
-	"github.com/shipstream/bloodraven/pkg/testbed"
+	"github.com/shipstream/bloodraven/internal/testbed"
 )
 
 // bootSite starts one MariaDB with Bloodraven's enforced settings and an

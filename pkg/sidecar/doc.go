@@ -38,5 +38,5 @@
 // /status and /metrics with chi, and POST /peer/refresh, which makes Run tick
 // early (coalesced and rate-limited by a clock-free schedule; refresh.go).
 //
-// pkg/sim drives the same Loop with its logical clock.
+// internal/sim drives the same Loop with its logical clock.
 package sidecar

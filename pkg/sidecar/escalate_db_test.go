@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/shipstream/bloodraven/pkg/sidecar"
-	"github.com/shipstream/bloodraven/pkg/testbed"
+	"github.com/shipstream/bloodraven/internal/testbed"
 )
 
 // bigRows is how many rows the stuck UPDATE changes.

@@ -13,7 +13,7 @@ import (
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
 	"github.com/shipstream/bloodraven/pkg/sidecar"
-	"github.com/shipstream/bloodraven/pkg/testbed"
+	"github.com/shipstream/bloodraven/internal/testbed"
 )
 
 // twoSites starts iad (the writable primary, re-asserted after its sidecar

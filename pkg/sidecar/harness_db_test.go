@@ -26,7 +26,7 @@ import (
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
 	"github.com/shipstream/bloodraven/pkg/mysql"
 	"github.com/shipstream/bloodraven/pkg/sidecar"
-	"github.com/shipstream/bloodraven/pkg/testbed"
+	"github.com/shipstream/bloodraven/internal/testbed"
 )
 
 func init() {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shipstream/bloodraven/pkg/testbed"
+	"github.com/shipstream/bloodraven/internal/testbed"
 )
 
 // newDBA makes a user-created account holding READ_ONLY ADMIN on site 0

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/shipstream/bloodraven/pkg/sidecar"
-	"github.com/shipstream/bloodraven/pkg/sim"
+	"github.com/shipstream/bloodraven/internal/sim"
 )
 
 // twin runs the real Loop (through the sim's RealSidecar) and the sim's own

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/shipstream/bloodraven/pkg/sim"
+	"github.com/shipstream/bloodraven/internal/sim"
 )
 
 func main() {

@@ -88,7 +88,7 @@ func scheduleFor(cfg Config) Schedule {
 
 // ReplayCommand is how to run this seed again, alone and with its trace.
 func (r Result) ReplayCommand() string {
-	return fmt.Sprintf("make sim SEED=%d STEPS=%d   (or: go test ./pkg/sim -run TestSimReplay -v -sim.seed=%d -sim.steps=%d)",
+	return fmt.Sprintf("make sim SEED=%d STEPS=%d   (or: go test ./internal/sim -run TestSimReplay -v -sim.seed=%d -sim.steps=%d)",
 		r.Config.Seed, r.Config.Steps, r.Config.Seed, r.Config.Steps)
 }
 

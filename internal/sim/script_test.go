@@ -15,7 +15,7 @@ import (
 // TestScripts runs the replayable scripts in testdata/scripts: each builds
 // a world, fires faults by hand, steps it and prints what happened, and the
 // output is compared with the golden text under each command. Regenerate
-// the golden text with: go test ./pkg/sim -run TestScripts -rewrite
+// the golden text with: go test ./internal/sim -run TestScripts -rewrite
 //
 // Commands (see docs/simulation.md):
 //
