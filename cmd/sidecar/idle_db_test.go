@@ -20,9 +20,9 @@ import (
 	"time"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/internal/testbed"
 	"github.com/shipstream/bloodraven/pkg/pki"
 	"github.com/shipstream/bloodraven/pkg/protocol"
-	"github.com/shipstream/bloodraven/internal/testbed"
 )
 
 // clockTicks is USER_HZ, the unit of utime and stime in /proc/<pid>/stat.

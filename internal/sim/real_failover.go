@@ -26,7 +26,7 @@ type RealEmergency struct {
 func NewRealEmergency() *RealEmergency {
 	g := &emergencyGlue{}
 	return &RealEmergency{glue: g, e: failover.NewEmergency(failover.Env{DB: g, Persister: g,
-		Publisher: g, Notifier: g, Clock: failover.ClockFunc(func() time.Time { return g.c.Now })})}
+		Publisher: g, Notifier: g, Clock: g})}
 }
 
 // realAdoptionWait bounds the wait for the target's sidecar, as in the operator
@@ -165,6 +165,12 @@ func (g *emergencyGlue) ReplicateFrom(_ context.Context, site, source string) er
 }
 
 // Publish implements failover.Publisher: the sim serves Status itself.
+// Now and Since tell the cycle's time: the glue is the sequences' clock.
+func (g *emergencyGlue) Now() time.Time { return g.c.Now }
+
+// Since implements clock.PassiveClock.
+func (g *emergencyGlue) Since(t time.Time) time.Duration { return g.c.Now.Sub(t) }
+
 func (g *emergencyGlue) Publish(*v1alpha1.MysqlFailoverGroup) {}
 
 // Event implements failover.Notifier.

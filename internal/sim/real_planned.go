@@ -31,9 +31,8 @@ type RealPlanned struct {
 // NewRealPlanned returns a RealPlanned for one run.
 func NewRealPlanned() *RealPlanned {
 	g := &plannedGlue{emergencyGlue: &emergencyGlue{}}
-	clock := failover.ClockFunc(func() time.Time { return g.c.Now })
 	return &RealPlanned{glue: g, m: failover.NewPlanned(failover.PlannedEnv{DB: g, Persister: g, Publisher: g,
-		Notifier: g, Annotator: g, Clock: clock})}
+		Notifier: g, Annotator: g, Clock: g})}
 }
 
 // Step implements PlannedSequencer.

@@ -23,10 +23,8 @@ func (l *groupLoop) act(ctx context.Context, p failover.Pass) {
 	st := &g.Status
 	var err error
 	switch {
-	case l.op.planned != nil && l.op.planned.Holds(g):
-		err = l.op.planned.Step(ctx, p)
 	case failover.PlannedInFlight(st):
-		// A planned failover owns the topology; its state machine is not wired yet.
+		// A planned failover owns the topology: only plannedAct acts on it.
 	case d.Kind == topology.KindFenceExtraWriters || d.Kind == topology.KindSplitBrain:
 		err = l.fenceExtras(ctx, p)
 	case st.Failover != nil || failover.Starts(d):

@@ -9,7 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
-	"github.com/shipstream/bloodraven/pkg/failover"
 	"github.com/shipstream/bloodraven/pkg/mysql"
 	"github.com/shipstream/bloodraven/pkg/topology"
 )
@@ -17,7 +16,7 @@ import (
 func testLoop() *groupLoop {
 	m := NewMetrics(nil)
 	op := &Operator{metrics: m, notifier: &notifier{metrics: m}, log: logr.Discard(),
-		clock: failover.ClockFunc(func() time.Time { return t0 })}
+		clock: clockAt(func() time.Time { return t0 })}
 	return &groupLoop{op: op, log: logr.Discard()}
 }
 

@@ -57,7 +57,7 @@
 // one: a new Pod UID, or a sidecar restart count or start that changed).
 //
 // Seams: Resolver maps (group, site) to a mysql.Config (default: the per-site
-// Service); Router is pkg/routing's Router; PlannedStepper can override the
-// planned guard; SidecarURL maps a site to the sidecar it nudges. Everything
+// Service); Router is pkg/routing's Router; Clock tells the time and runs the
+// timers (k8s.io/utils/clock; the simulation steps its own); SidecarURL maps a site to the sidecar it nudges. Everything
 // is wired by New, which cmd/operator calls.
 package controller

@@ -27,9 +27,9 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/internal/testbed"
 	"github.com/shipstream/bloodraven/pkg/controller"
 	"github.com/shipstream/bloodraven/pkg/routing"
-	"github.com/shipstream/bloodraven/internal/testbed"
 )
 
 // cp is the control plane every test of the package shares.

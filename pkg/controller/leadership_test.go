@@ -57,7 +57,7 @@ func TestMayMakeWritable(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			now := t0
-			clock := failover.ClockFunc(func() time.Time { return now })
+			clock := clockAt(func() time.Time { return now })
 			op := &Operator{clock: clock}
 			if c.lock != nil {
 				op.leader = LockLeadership{Lock: c.lock, Now: clock.Now}

@@ -92,7 +92,7 @@ func (l *groupLoop) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-l.wake:
-		case <-time.After(wait):
+		case <-l.op.clock.After(wait):
 		}
 	}
 }
@@ -212,9 +212,6 @@ func (l *groupLoop) buildPass(g *v1alpha1.MysqlFailoverGroup) (failover.Pass, er
 
 // plannedHolds reports whether a planned failover owns the topology.
 func (l *groupLoop) plannedHolds(g *v1alpha1.MysqlFailoverGroup) bool {
-	if l.op.planned != nil {
-		return l.op.planned.Holds(g)
-	}
 	return failover.PlannedInFlight(&g.Status)
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
@@ -23,15 +24,6 @@ import (
 type Router interface {
 	failover.Router
 	Converge(ctx context.Context, g *v1alpha1.MysqlFailoverGroup) error
-}
-
-// PlannedStepper is where the planned-failover state machine plugs in.
-// While Holds is true for a group, the poll loop still observes and records,
-// Decide blocks automatic failovers and re-assertions (PlannedInFlight), and
-// the loop's one operation per pass is Step.
-type PlannedStepper interface {
-	Holds(g *v1alpha1.MysqlFailoverGroup) bool
-	Step(ctx context.Context, p failover.Pass) error
 }
 
 // Options are the operator-wide settings.
@@ -85,10 +77,10 @@ type Deps struct {
 	Registerer prometheus.Registerer
 	// Registry is shared with the API; nil makes one.
 	Registry *Registry
-	Planned  PlannedStepper
 	Open     Opener
-	Clock    failover.Clock
-	Log      logr.Logger
+	// Clock tells the time and runs the loops' timers; nil is the wall clock.
+	Clock clock.Clock
+	Log   logr.Logger
 
 	// SidecarURL is where each site's sidecar is nudged; nil means DefaultSidecarURL.
 	SidecarURL SidecarURL
@@ -115,10 +107,9 @@ type Operator struct {
 	registry *Registry
 	notifier *notifier
 	metrics  *Metrics
-	planned  PlannedStepper
 	auth     *ReportAuth
 	open     Opener
-	clock    failover.Clock
+	clock    clock.Clock
 	leader   Leadership
 	opts     Options
 	log      logr.Logger
@@ -141,7 +132,7 @@ func New(d Deps, opts Options) (*Operator, error) {
 		return nil, errors.New("controller: Client, Reader and Resolver are required")
 	}
 	if d.Clock == nil {
-		d.Clock = failover.ClockFunc(time.Now)
+		d.Clock = clock.RealClock{}
 	}
 	if d.Open == nil {
 		d.Open = mysql.Open
@@ -158,7 +149,7 @@ func New(d Deps, opts Options) (*Operator, error) {
 		nudge = n.site
 	}
 	return &Operator{nudge: nudge, client: d.Client, reader: d.Reader, resolver: d.Resolver, router: d.Router,
-		registry: d.Registry, notifier: &notifier{rec: d.Recorder, metrics: m}, metrics: m, planned: d.Planned, auth: d.Auth,
+		registry: d.Registry, notifier: &notifier{rec: d.Recorder, metrics: m}, metrics: m, auth: d.Auth,
 		open: d.Open, clock: d.Clock, leader: d.Leadership, opts: opts.withDefaults(), log: d.Log,
 		started: make(chan struct{}), loops: map[types.NamespacedName]*loopHandle{}}, nil
 }

@@ -18,9 +18,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/internal/testbed"
 	"github.com/shipstream/bloodraven/pkg/controller"
 	"github.com/shipstream/bloodraven/pkg/mysql"
-	"github.com/shipstream/bloodraven/internal/testbed"
 )
 
 // annotate sets the planned-failover annotation; remove with value nil.

@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
-	"github.com/shipstream/bloodraven/pkg/failover"
 	"github.com/shipstream/bloodraven/pkg/topology"
 )
 
@@ -62,7 +61,7 @@ func podGoneAcrossClocks(t *testing.T, apiClock time.Time, second string, want b
 			Spec: coordinationv1.LeaseSpec{RenewTime: &renew}}}
 	cl := fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).Build()
 	now := t0
-	clock := failover.ClockFunc(func() time.Time { return now })
+	clock := clockAt(func() time.Time { return now })
 	l := newPodGoneLoop(cl, clock, NewRegistry(clock.Now))
 	l.op.client = cl
 	g := testGroup("orders", "b", 3)

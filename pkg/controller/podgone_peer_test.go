@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
@@ -23,7 +24,7 @@ func TestPeerPodGoneWaitsForTheKubelet(t *testing.T) {
 	nodeClock := t0.Add(-3 * time.Hour) // the node's clock, far from the operator's
 	cl := nodeWorld(t, true, nodeClock)
 	now := t0
-	clock := failover.ClockFunc(func() time.Time { return now })
+	clock := clockAt(func() time.Time { return now })
 	reg := NewRegistry(clock.Now)
 	deb, _ := topology.NewDebouncer(1, 1)
 	if _, _, err := deb.Observe(t0, topology.ProbeFailed); err != nil {
@@ -67,8 +68,8 @@ func TestPeerPodGoneWaitsForTheKubelet(t *testing.T) {
 }
 
 // newPodGoneLoop is a group loop with just what the pod-gone checks read.
-func newPodGoneLoop(cl client.Client, clock failover.ClockFunc, reg *Registry) *groupLoop {
-	return &groupLoop{op: &Operator{reader: cl, clock: clock, registry: reg},
+func newPodGoneLoop(cl client.Client, clk clock.Clock, reg *Registry) *groupLoop {
+	return &groupLoop{op: &Operator{reader: cl, clock: clk, registry: reg},
 		deb: map[string]*topology.Debouncer{}, seenPod: map[string]bool{}, maybeSince: map[string]time.Time{},
 		podNodes: map[string]map[types.UID]podNode{}, goneNodes: map[string]map[types.UID]goneWatch{},
 		kubeletStopped: map[string]time.Time{}}

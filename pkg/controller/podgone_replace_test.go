@@ -20,7 +20,7 @@ func TestReplacementPodAdoptionWaitsForTheKubelet(t *testing.T) {
 	nodeClock := t0.Add(-3 * time.Hour)
 	cl := nodeWorld(t, true, nodeClock)
 	now := t0
-	clock := failover.ClockFunc(func() time.Time { return now })
+	clock := clockAt(func() time.Time { return now })
 	reg := NewRegistry(clock.Now)
 	deb, _ := topology.NewDebouncer(1, 1)
 	if _, _, err := deb.Observe(t0, topology.ProbeFailed); err != nil {
@@ -61,7 +61,7 @@ func TestReplacementPodAdoptionWaitsForTheKubelet(t *testing.T) {
 func TestPodWithoutANodeNeverCountsStopped(t *testing.T) {
 	cl := nodeWorld(t, true, t0)
 	now := t0
-	clock := failover.ClockFunc(func() time.Time { return now })
+	clock := clockAt(func() time.Time { return now })
 	l := newPodGoneLoop(cl, clock, NewRegistry(clock.Now))
 	l.trackGonePods(t.Context(), "c", map[types.UID]podNode{"c1": {}})
 	l.podsNow = map[string][]time.Time{}

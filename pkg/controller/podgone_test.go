@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
-	"github.com/shipstream/bloodraven/pkg/failover"
 	"github.com/shipstream/bloodraven/pkg/topology"
 )
 
@@ -95,7 +94,7 @@ func TestPodGoneWaitsForTheKubelet(t *testing.T) {
 			if _, _, err := deb.Observe(t0, topology.ProbeFailed); err != nil {
 				t.Fatal(err)
 			}
-			l := &groupLoop{op: &Operator{reader: cl, clock: failover.ClockFunc(func() time.Time { return now })},
+			l := &groupLoop{op: &Operator{reader: cl, clock: clockAt(func() time.Time { return now })},
 				deb: map[string]*topology.Debouncer{"a": deb}, seenPod: map[string]bool{"a": true},
 				podNodes: map[string]map[types.UID]podNode{}, goneNodes: map[string]map[types.UID]goneWatch{},
 				kubeletStopped: map[string]time.Time{}}
@@ -124,7 +123,7 @@ func TestPodGoneWaitsForTheKubelet(t *testing.T) {
 // confirms by Pod gone.
 func TestPodGoneNodeDeleted(t *testing.T) {
 	cl := nodeWorld(t, true, t0)
-	l := &groupLoop{op: &Operator{reader: cl, clock: failover.ClockFunc(func() time.Time { return t0 })},
+	l := &groupLoop{op: &Operator{reader: cl, clock: clockAt(func() time.Time { return t0 })},
 		deb: map[string]*topology.Debouncer{}, seenPod: map[string]bool{"a": true},
 		podNodes: map[string]map[types.UID]podNode{}, goneNodes: map[string]map[types.UID]goneWatch{}, kubeletStopped: map[string]time.Time{}}
 	l.trackGonePods(t.Context(), "a", map[types.UID]podNode{"p1": {node: "gone-node"}})
@@ -165,7 +164,7 @@ func TestPodGoneWaitsForTheGracePeriod(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			cl := nodeWorld(t, true, nodeClock)
-			l := newPodGoneLoop(cl, failover.ClockFunc(func() time.Time { return t0 }), NewRegistry(func() time.Time { return t0 }))
+			l := newPodGoneLoop(cl, clockAt(func() time.Time { return t0 }), NewRegistry(func() time.Time { return t0 }))
 			l.seenPod["a"] = true
 			l.trackGonePods(t.Context(), "a", map[types.UID]podNode{"p1": {node: "n1", grace: c.grace, deletionGrace: c.delete}})
 			l.podsNow = map[string][]time.Time{}
@@ -185,7 +184,7 @@ func TestPodGoneWaitsForTheGracePeriod(t *testing.T) {
 func TestPodGoneEachPodFromItsOwnDeletion(t *testing.T) {
 	nodeClock := t0.Add(-time.Hour)
 	cl := nodeWorld(t, true, nodeClock)
-	l := newPodGoneLoop(cl, failover.ClockFunc(func() time.Time { return t0 }), NewRegistry(func() time.Time { return t0 }))
+	l := newPodGoneLoop(cl, clockAt(func() time.Time { return t0 }), NewRegistry(func() time.Time { return t0 }))
 	l.seenPod["a"] = true
 	l.podsNow = map[string][]time.Time{}
 	l.trackGonePods(t.Context(), "a", map[types.UID]podNode{"p1": {node: "n1"}, "p2": {node: "n1"}})

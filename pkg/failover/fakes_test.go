@@ -225,6 +225,8 @@ func (w *world) DNSFlipped(*v1alpha1.MysqlFailoverGroup)                        
 
 func (w *world) Now() time.Time { return w.now }
 
+func (w *world) Since(t time.Time) time.Duration { return w.now.Sub(t) }
+
 func (w *world) env() Env {
 	return Env{DB: w, Router: w, Persister: w, Publisher: w, Notifier: w, Clock: w}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
 	"github.com/shipstream/bloodraven/pkg/gtid"
@@ -68,7 +69,7 @@ type PlannedEnv struct {
 	Publisher Publisher
 	Notifier  PlannedNotifier
 	Annotator Annotator
-	Clock     Clock
+	Clock     clock.PassiveClock
 }
 
 // PlannedOutcome says what Step did.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"k8s.io/utils/clock"
+
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
 	"github.com/shipstream/bloodraven/pkg/gtid"
 )
@@ -62,17 +64,6 @@ type Notifier interface {
 	DNSFlipped(g *v1alpha1.MysqlFailoverGroup)
 }
 
-// Clock tells the time. Tests and the simulation pass their own.
-type Clock interface {
-	Now() time.Time
-}
-
-// ClockFunc adapts a function to Clock.
-type ClockFunc func() time.Time
-
-// Now implements Clock.
-func (f ClockFunc) Now() time.Time { return f() }
-
 // Event types, as Kubernetes spells them.
 const (
 	EventNormal  = "Normal"
@@ -86,7 +77,7 @@ type Env struct {
 	Persister Persister
 	Publisher Publisher
 	Notifier  Notifier
-	Clock     Clock
+	Clock     clock.PassiveClock
 }
 
 // Settings bound the sequence. Zero fields take the defaults of withDefaults.

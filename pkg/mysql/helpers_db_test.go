@@ -15,9 +15,9 @@ import (
 
 	gomysql "github.com/go-sql-driver/mysql"
 
+	"github.com/shipstream/bloodraven/internal/testbed"
 	"github.com/shipstream/bloodraven/pkg/gtid"
 	"github.com/shipstream/bloodraven/pkg/mysql"
-	"github.com/shipstream/bloodraven/internal/testbed"
 )
 
 func init() {

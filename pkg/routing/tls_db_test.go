@@ -17,9 +17,9 @@ import (
 	gomysql "github.com/go-sql-driver/mysql"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/internal/testbed"
 	"github.com/shipstream/bloodraven/pkg/certreload"
 	"github.com/shipstream/bloodraven/pkg/mysql"
-	"github.com/shipstream/bloodraven/internal/testbed"
 )
 
 // tlsSite is one MariaDB booted the way a site's Pod boots it: enforced

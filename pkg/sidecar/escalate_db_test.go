@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shipstream/bloodraven/pkg/sidecar"
 	"github.com/shipstream/bloodraven/internal/testbed"
+	"github.com/shipstream/bloodraven/pkg/sidecar"
 )
 
 // bigRows is how many rows the stuck UPDATE changes.

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
-	"github.com/shipstream/bloodraven/pkg/sidecar"
 	"github.com/shipstream/bloodraven/internal/testbed"
+	"github.com/shipstream/bloodraven/pkg/sidecar"
 )
 
 // twoSites starts iad (the writable primary, re-asserted after its sidecar

@@ -24,9 +24,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/internal/testbed"
 	"github.com/shipstream/bloodraven/pkg/mysql"
 	"github.com/shipstream/bloodraven/pkg/sidecar"
-	"github.com/shipstream/bloodraven/internal/testbed"
 )
 
 func init() {

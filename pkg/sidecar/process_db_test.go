@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
-	"github.com/shipstream/bloodraven/pkg/sidecar"
 	"github.com/shipstream/bloodraven/internal/testbed"
+	"github.com/shipstream/bloodraven/pkg/sidecar"
 )
 
 // TestMissingSocketIsNotDown is path 10 of issue 13: the socket file of a

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shipstream/bloodraven/pkg/sidecar"
 	"github.com/shipstream/bloodraven/internal/sim"
+	"github.com/shipstream/bloodraven/pkg/sidecar"
 )
 
 // twin runs the real Loop (through the sim's RealSidecar) and the sim's own
