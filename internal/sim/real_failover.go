@@ -164,13 +164,13 @@ func (g *emergencyGlue) ReplicateFrom(_ context.Context, site, source string) er
 	return g.c.Ops.ReplicateFrom(site, source)
 }
 
-// Publish implements failover.Publisher: the sim serves Status itself.
-// Now and Since tell the cycle's time: the glue is the sequences' clock.
+// Now tells the cycle's time: the glue is the sequences' clock.
 func (g *emergencyGlue) Now() time.Time { return g.c.Now }
 
 // Since implements clock.PassiveClock.
 func (g *emergencyGlue) Since(t time.Time) time.Duration { return g.c.Now.Sub(t) }
 
+// Publish implements failover.Publisher: the sim serves Status itself.
 func (g *emergencyGlue) Publish(*v1alpha1.MysqlFailoverGroup) {}
 
 // Event implements failover.Notifier.

@@ -77,16 +77,9 @@ func newGroupLoop(op *Operator, key types.NamespacedName) *groupLoop {
 func (l *groupLoop) run(ctx context.Context) {
 	defer l.conns.close()
 	for {
-		start := l.op.clock.Now()
-		interval, stop := l.pass(ctx)
+		wait, stop := l.step(ctx)
 		if stop {
-			l.op.registry.Forget(l.key)
-			l.op.metrics.forget(l.key.Namespace, l.key.Name)
 			return
-		}
-		wait := max(interval-l.op.clock.Now().Sub(start), 10*time.Millisecond)
-		if next, ok := l.plannedNext(); ok {
-			wait = min(wait, next) // a planned failover moves on at once
 		}
 		select {
 		case <-ctx.Done():
@@ -95,6 +88,24 @@ func (l *groupLoop) run(ctx context.Context) {
 		case <-l.op.clock.After(wait):
 		}
 	}
+}
+
+// step is one pass and the wait until the next: the rest of the
+// pollInterval, or less while a planned failover moves on. A group that is
+// gone is forgotten and stops the loop.
+func (l *groupLoop) step(ctx context.Context) (time.Duration, bool) {
+	start := l.op.clock.Now()
+	interval, stop := l.pass(ctx)
+	if stop {
+		l.op.registry.Forget(l.key)
+		l.op.metrics.forget(l.key.Namespace, l.key.Name)
+		return 0, true
+	}
+	wait := max(interval-l.op.clock.Since(start), 10*time.Millisecond)
+	if next, ok := l.plannedNext(); ok {
+		wait = min(wait, next) // a planned failover moves on at once
+	}
+	return wait, false
 }
 
 // defaultPollInterval is used until the group can be read.
