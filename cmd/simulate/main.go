@@ -15,9 +15,13 @@ func main() {
 	seed := flag.Uint64("seed", 0, "replay this one seed and print its trace")
 	schedule := flag.String("schedule", "", "with -seed: file holding the schedule to replay (as a trace prints it)")
 	real := flag.Bool("real", false, "run pkg/sidecar's Loop and pkg/failover's fence confirmation instead of the models")
+	realOp := flag.Bool("realop", false, "with -real: run pkg/controller's poll loop and API instead of the model operator")
 	flag.Parse()
 	var adjust func(*sim.Config)
-	if *real {
+	switch {
+	case *real && *realOp:
+		adjust = sim.UseRealOperator
+	case *real:
 		adjust = sim.UseRealCode
 	}
 	var (

@@ -73,7 +73,10 @@ func (c *checker) afterStep() {
 	if len(ws) > 1 {
 		c.violate(InvariantOneWriter, "writable: "+strings.Join(ws, ", "))
 	}
-	active, _ := c.w.siteByName(c.w.op.st.ActiveSite)
+	active, ok := c.w.siteByName(c.w.op.persisted().ActiveSite)
+	if !ok {
+		return // no active site: the authority was lost, nobody may be a replica of it
+	}
 	for _, s := range c.w.sites {
 		if s == active || !s.pod || !s.db.up || !s.db.replicating || s.db.source != active.idx {
 			continue
@@ -91,7 +94,7 @@ func (c *checker) beforeUnfence(s *site) {
 	if back := got.Subtract(got.Subtract(c.discarded)); !back.IsEmpty() {
 		c.violate(InvariantNoRejoin, fmt.Sprintf("%s made writable holding discarded transactions %s", s.name, back))
 	}
-	p := c.w.op.st.Planned
+	p := c.w.op.persisted().Planned
 	if p == nil || p.Phase != v1alpha1.PhasePromoting || p.Target != s.name {
 		return
 	}
@@ -136,7 +139,7 @@ func (c *checker) divergenceReport(d topology.Decision) {
 	if len(d.Divergent) == 0 {
 		return
 	}
-	active, _ := c.w.siteByName(c.w.op.st.ActiveSite)
+	active, _ := c.w.siteByName(c.w.op.persisted().ActiveSite)
 	errant := func(name string) gtid.Set {
 		s, _ := c.w.siteByName(name)
 		return s.db.executed.set(c.w.uuids).Subtract(active.db.executed.set(c.w.uuids))

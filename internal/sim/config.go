@@ -56,6 +56,10 @@ type Config struct {
 	Planned   PlannedSequencer
 
 	Break Breakage
+
+	// RealOperator runs pkg/controller's poll loop and API (realop.go)
+	// instead of the model operator; it needs the real sidecar.
+	RealOperator bool
 }
 
 // ConfigForSeed derives a run's parameters from its seed: two to four sites

@@ -1,12 +1,10 @@
 package sim
 
-import "github.com/shipstream/bloodraven/pkg/gtid"
-
 // restore brings back whatever a fault took away once its time is up.
 func (w *World) restore() {
 	for _, s := range w.sites {
 		if !s.pod && w.step >= s.podBackAt {
-			s.pod, s.startedAt = true, w.now()
+			s.pod, s.startedAt, s.sidecarStarts = true, w.now(), 0
 			s.sidecar = w.cfg.Sidecar(w.sidecarSettings(s), w.now())
 			w.boot(s)
 			w.logf("pod %s rescheduled: mysqld boots fenced, sidecar without a view", s.name)
@@ -15,12 +13,12 @@ func (w *World) restore() {
 			w.boot(s)
 			w.logf("mysqld %s restarted fenced", s.name)
 		}
-		if rec := w.op.st.Site(s.name); rec.AdminFenced && w.step >= w.admin[s.idx] {
-			rec.AdminFenced = false
+		if rec := w.op.persisted().Site(s.name); rec.AdminFenced && w.step >= w.admin[s.idx] {
+			w.op.adminFence(s.name, false)
 			w.logf("administrator lifts the fence annotation on %s", s.name)
 		}
 	}
-	if !w.op.up && w.step >= w.opBackAt {
+	if !w.op.running() && w.step >= w.opBackAt {
 		w.op.restart(w.now())
 		w.logf("operator restarted: status kept, memory lost")
 	}
@@ -41,7 +39,7 @@ func (w *World) fireFaults() {
 func (w *World) node(n int) int {
 	switch {
 	case n == Primary:
-		s, _ := w.siteByName(w.op.st.ActiveSite)
+		s, _ := w.siteByName(w.op.persisted().ActiveSite)
 		return s.idx
 	case n == OperatorNode:
 		return w.operatorNode()
@@ -55,7 +53,8 @@ func (w *World) fire(f Fault) {
 	target := w.node(f.Site)
 	if f.Kind == FaultOperatorDown {
 		w.logf("fault %s", f)
-		w.op.up, w.opBackAt = false, w.step+f.Dur
+		w.op.stop()
+		w.opBackAt = w.step + f.Dur
 		return
 	}
 	if target < 0 || target == w.operatorNode() {
@@ -78,9 +77,10 @@ func (w *World) fire(f Fault) {
 	case FaultSlowReplica:
 		s.slowUntil = until
 	case FaultPlanned:
-		w.op.st.PlannedRequest = s.name
+		w.op.requestPlanned(s.name)
 	case FaultAdminFence:
-		w.op.st.Site(s.name).AdminFenced, w.admin[target] = true, until
+		w.op.adminFence(s.name, true)
+		w.admin[target] = until
 		if s.pod && s.db.up {
 			s.db.readOnly = true
 		}
@@ -90,6 +90,7 @@ func (w *World) fire(f Fault) {
 		if s.pod {
 			set := w.sidecarSettings(s)
 			set.Floor = s.sidecar.View().Generation
+			s.sidecarStarts++
 			s.sidecar = w.cfg.Sidecar(set, w.now())
 		}
 	}
@@ -110,14 +111,15 @@ func (w *World) fireLink(f Fault, a, until int) {
 // reclone is the administrator's explicit answer to divergence: copy the
 // active site's data onto a diverged site and let it replicate again.
 func (w *World) reclone(s *site) {
-	rec := w.op.st.Site(s.name)
-	active, _ := w.siteByName(w.op.st.ActiveSite)
+	st := w.op.persisted()
+	rec := st.Site(s.name)
+	active, _ := w.siteByName(st.ActiveSite)
 	if rec.Divergent.IsEmpty() || active == s || !active.writable() || !s.pod || !s.db.up || w.errantElsewhere(s, active) {
 		return
 	}
 	s.db = mysqld{up: true, readOnly: true, executed: active.db.executed.clone(), received: active.db.executed.clone(),
 		source: active.idx, replicating: true}
-	rec.Divergent = gtid.Set{}
+	w.op.clearDivergence(s.name)
 	w.check.prune()
 	w.logf("administrator recloned %s from %s", s.name, active.name)
 }

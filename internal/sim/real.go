@@ -28,25 +28,53 @@ func RealSidecar(s SidecarSettings, now time.Time) SidecarLoop {
 	if err != nil {
 		panic(fmt.Sprintf("sim config validated, yet sidecar settings are not: %v", err))
 	}
-	return realSidecar{l}
+	return &realSidecar{l: l, boot: s.Boot}
 }
 
-type realSidecar struct{ l *sidecar.Loop }
+// realSidecar is one sidecar process: its Loop and its boot id.
+type realSidecar struct {
+	l    *sidecar.Loop
+	boot string
+}
 
-func (r realSidecar) Tick(now time.Time, operator *View, peers []View, writable bool) (bool, string) {
+// report is what the real runner sends with GET /active-site: the view it
+// holds, its read of mysqld, and its echo of the operator's last view.
+func (r *realSidecar) report(writable, up bool) sidecar.Report {
+	rep := sidecar.Report{Site: s0(r.l), Boot: r.boot, View: r.l.OperatorEcho(), DB: sidecar.DBDown}
+	if v, ok := r.l.View(); ok {
+		rep.Generation = v.Generation
+	}
+	switch {
+	case writable:
+		rep.DB = sidecar.DBWritable
+	case up:
+		rep.DB = sidecar.DBReadOnly
+	}
+	return rep
+}
+
+// replyOf is the reply a view stands for: the real operator's answer or a
+// real relay as it came, else the view signed as the model operator's.
+func replyOf(v View) sidecar.Reply {
+	switch {
+	case v.reply != nil:
+		return *v.reply
+	case v.Generation > 0:
+		return sidecar.ViewReply(apiView(v))
+	}
+	return sidecar.Reply{Kind: sidecar.ReplyNoView, Err: sidecar.ErrNoView}
+}
+
+func (r *realSidecar) Tick(now time.Time, operator *View, peers []View, writable bool) (bool, string) {
 	o := sidecar.Observation{Now: now, DB: sidecar.DBReadOnly}
 	if writable {
 		o.DB = sidecar.DBWritable
 	}
 	if operator != nil {
-		o.Operator = sidecar.ViewReply(apiView(*operator))
+		o.Operator = replyOf(*operator)
 	}
 	for _, p := range peers {
-		reply := sidecar.Reply{Kind: sidecar.ReplyNoView, Err: sidecar.ErrNoView}
-		if p.Generation > 0 {
-			reply = sidecar.ViewReply(apiView(p))
-		}
-		o.Peers = append(o.Peers, sidecar.PeerReply{Peer: p.From, Reply: reply})
+		o.Peers = append(o.Peers, sidecar.PeerReply{Peer: p.From, Reply: replyOf(p)})
 	}
 	o.Peers = append(o.Peers, impostor(s0(r.l))...)
 	d := r.l.Tick(o)
@@ -71,7 +99,7 @@ func impostor(site string) []sidecar.PeerReply {
 		{Peer: "impostor", Reply: sidecar.ViewReply(tampered)}}
 }
 
-func (r realSidecar) View() View {
+func (r *realSidecar) View() View {
 	v, ok := r.l.View()
 	if !ok {
 		return View{}
@@ -81,12 +109,13 @@ func (r realSidecar) View() View {
 
 // Relay is what the runner serves on /peer/active-site: nothing until the
 // operator answered this process (issue 13, path 1).
-func (r realSidecar) Relay() View {
+func (r *realSidecar) Relay() View {
 	v, ok := r.l.Relay()
 	if !ok {
 		return View{}
 	}
-	return View{Active: v.ActiveSite, Generation: v.Generation, ObservedAt: v.ObservedAt}
+	reply := sidecar.ViewReply(v)
+	return View{Active: v.ActiveSite, Generation: v.Generation, ObservedAt: v.ObservedAt, reply: &reply}
 }
 
 // apiView is v as the simulated operator signed it. A peer's view is the
@@ -118,6 +147,9 @@ var simSigner, simKeys = func() (*protocol.Signer, *protocol.KeyRing) {
 // has not seen is verified by the real key ring.
 var simSigs = &sigCache{signed: map[string][]byte{}, verified: map[string]error{}}
 
+// maxVerified bounds the verifications a sigCache remembers.
+const maxVerified = 1 << 16
+
 type sigCache struct {
 	mu       sync.Mutex
 	signed   map[string][]byte
@@ -146,6 +178,9 @@ func (c *sigCache) Verify(v v1alpha1.ActiveSiteView) error {
 	err, ok := c.verified[key]
 	if !ok {
 		err = simKeys.Verify(v)
+		if len(c.verified) >= maxVerified {
+			clear(c.verified) // the real operator's views never repeat: keep memory bounded
+		}
 		c.verified[key] = err
 	}
 	return err
@@ -191,4 +226,12 @@ func UseRealCode(c *Config) {
 	c.Confirmer = RealConfirmer{}
 	c.Emergency = NewRealEmergency()
 	c.Planned = NewRealPlanned()
+}
+
+// UseRealOperator is UseRealCode with the real operator: pkg/controller's
+// per-group loop and its /active-site handler in place of the model
+// operator and its sequencers (realop.go).
+func UseRealOperator(c *Config) {
+	UseRealCode(c)
+	c.RealOperator = true
 }

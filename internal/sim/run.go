@@ -3,7 +3,9 @@ package sim
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
 )
@@ -57,7 +59,7 @@ func Run(cfg Config) (Result, error) {
 }
 
 func (w *World) finishStats() {
-	st := w.op.st
+	st := w.op.persisted()
 	for _, h := range st.History {
 		if h.Kind == v1alpha1.KindPlanned {
 			w.stats.Planned++
@@ -126,16 +128,35 @@ const maxKeptFailures = 3
 // change each Config (nil for none).
 func RunSeeds(first uint64, n int, steps int, adjust func(*Config)) (Summary, error) {
 	sum := newSummary()
-	for seed := first; seed < first+uint64(n); seed++ {
-		cfg := ConfigForSeed(seed, steps)
-		if adjust != nil {
-			adjust(&cfg)
+	results := make([]Result, n)
+	errs := make([]error, n)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for i := range next {
+				cfg := ConfigForSeed(first+uint64(i), steps)
+				if adjust != nil {
+					adjust(&cfg)
+				}
+				results[i], errs[i] = Run(cfg)
+				if !results[i].Failed() {
+					results[i].Trace = nil // only failures are reported
+				}
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	// Added in seed order: the summary does not depend on scheduling.
+	for i := range n {
+		if errs[i] != nil {
+			return sum, errs[i]
 		}
-		r, err := Run(cfg)
-		if err != nil {
-			return sum, err
-		}
-		sum.add(r)
+		sum.add(results[i])
 	}
 	return sum, nil
 }

@@ -213,10 +213,10 @@ func (sc *script) print(td *datadriven.TestData) (string, error) {
 
 // status prints the operator's persisted state.
 func (sc *script) status() string {
-	st := sc.w.op.st
+	st := sc.w.op.persisted()
 	var b strings.Builder
 	fmt.Fprintf(&b, "t=%04d active %s generation %d", sc.w.step, st.ActiveSite, st.Generation)
-	if !sc.w.op.up {
+	if !sc.w.op.running() {
 		b.WriteString(" (operator down)")
 	}
 	if in := st.Intent; in != nil {

@@ -1,6 +1,10 @@
 package sim
 
-import "time"
+import (
+	"time"
+
+	"github.com/shipstream/bloodraven/pkg/sidecar"
+)
 
 // View is a topology view as the operator's GET /active-site and a sidecar's
 // GET /peer/active-site serve it. The zero View (generation 0) means "no view yet".
@@ -10,6 +14,9 @@ type View struct {
 	ObservedAt time.Time
 	// From names the peer that served the view ("" for the operator).
 	From string
+	// reply is the answer as the real sidecar read it, when the view came
+	// from the real operator or a real sidecar's relay; nil otherwise.
+	reply *sidecar.Reply
 }
 
 // newer reports whether v should replace cur: a higher generation, or the same
@@ -38,6 +45,8 @@ type SidecarSettings struct {
 	Site              string
 	LeaseTimeout      time.Duration
 	PeerCheckInterval time.Duration
+	// Boot is the sidecar process's id, new at every start.
+	Boot string
 	// Floor is the highest generation an earlier process of the sidecar
 	// saw: it survives a sidecar-only restart (the runner's state file).
 	Floor int64

@@ -36,7 +36,10 @@ type site struct {
 	dbBackAt  int
 	slowUntil int
 	phase     int // sidecar tick phase, in steps
-	sidecar   SidecarLoop
+	boots     int // sidecar processes started, for their boot ids
+	// sidecarStarts is the sidecar container's restartCount in this Pod.
+	sidecarStarts int32
+	sidecar       SidecarLoop
 }
 
 func (s *site) writable() bool { return s.pod && s.db.up && !s.db.readOnly }
@@ -49,7 +52,7 @@ type World struct {
 	sites    []*site
 	uuids    []string
 	net      *network
-	op       *operator
+	op       operatorProcess
 	check    *checker
 	trace    []string
 	sched    Schedule
@@ -70,7 +73,7 @@ func newWorld(cfg Config, sched Schedule) *World {
 	for i, r := range cfg.Roles {
 		s := &site{idx: i, name: siteNames[i], role: r, uuid: fmt.Sprintf("%08x-0000-4000-8000-%012x", i+1, i+1),
 			pod: true, startedAt: w.now(), phase: phaseRng.IntN(steps(cfg.PeerCheckInterval))}
-		s.db = mysqld{up: true, readOnly: i != 0, executed: make(txs, n), received: make(txs, n), source: 0, replicating: i != 0}
+		s.db = mysqld{up: true, readOnly: i != 0 || cfg.RealOperator, executed: make(txs, n), received: make(txs, n), source: 0, replicating: i != 0}
 		if i == 0 {
 			s.db.source = -1
 		}
@@ -79,6 +82,12 @@ func newWorld(cfg Config, sched Schedule) *World {
 		w.uuids = append(w.uuids, s.uuid)
 	}
 	w.check = newChecker(w)
+	if cfg.RealOperator {
+		// A first start: every mysqld boots read-only, every sidecar
+		// without a view; the operator's first passes pick the primary.
+		w.op = newRealOperator(w)
+		return w
+	}
 	w.op = newOperator(w)
 	// The boot-time safety net: every sidecar starts holding the first view.
 	for _, s := range w.sites {
@@ -88,7 +97,9 @@ func newWorld(cfg Config, sched Schedule) *World {
 }
 
 func (w *World) sidecarSettings(s *site) SidecarSettings {
-	return SidecarSettings{Site: s.name, LeaseTimeout: w.cfg.LeaseTimeout, PeerCheckInterval: w.cfg.PeerCheckInterval}
+	s.boots++
+	return SidecarSettings{Site: s.name, LeaseTimeout: w.cfg.LeaseTimeout, PeerCheckInterval: w.cfg.PeerCheckInterval,
+		Boot: fmt.Sprintf("%s-boot-%d", s.name, s.boots)}
 }
 
 func (w *World) now() time.Time { return Epoch.Add(time.Duration(w.step) * StepDuration) }
@@ -116,8 +127,8 @@ func (w *World) runStep() {
 	w.clientWrites()
 	w.replicate()
 	w.tickSidecars()
-	if w.op.up && w.step%steps(w.cfg.PollInterval) == 0 {
-		w.op.cycle(w.now())
+	if w.op.running() {
+		w.op.step(w.now())
 	}
 	w.check.afterStep()
 	w.step++
@@ -190,9 +201,8 @@ func (w *World) tickSidecars() {
 			continue
 		}
 		var opView *View
-		if w.op.up && w.net.call(s.idx, w.operatorNode(), w.step) {
-			v := w.op.serve(s.idx, w.now())
-			opView = &v
+		if w.op.running() && w.net.call(s.idx, w.operatorNode(), w.step) {
+			opView = w.op.answer(s, w.now())
 		}
 		var peers []View
 		for _, p := range w.sites {

@@ -36,10 +36,10 @@ type Report struct {
 	View Echo
 }
 
-// query renders the report as the query of GET /active-site. A mysqld in an
+// Query renders the report as the query of GET /active-site. A mysqld in an
 // unknown state reports neither fenced nor mysqld: guessing either could let
 // the operator confirm a fence that did not happen.
-func (r Report) query(namespace, group string) url.Values {
+func (r Report) Query(namespace, group string) url.Values {
 	q := url.Values{}
 	q.Set(v1alpha1.QueryNamespace, namespace)
 	q.Set(v1alpha1.QueryGroup, group)
@@ -131,7 +131,7 @@ func (f *fetcher) gather(ctx context.Context, rep Report, arrived func(peer stri
 }
 
 func (f *fetcher) operatorURL(rep Report) string {
-	return strings.TrimRight(f.operator, "/") + v1alpha1.PathActiveSite + "?" + rep.query(f.namespace, f.group).Encode()
+	return strings.TrimRight(f.operator, "/") + v1alpha1.PathActiveSite + "?" + rep.Query(f.namespace, f.group).Encode()
 }
 
 // get fetches one view. Transport failures and timeouts come back as

@@ -1,0 +1,314 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/types"
+	clienttesting "k8s.io/client-go/testing"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/controller"
+	"github.com/shipstream/bloodraven/pkg/routing"
+	"github.com/shipstream/bloodraven/pkg/sidecar"
+)
+
+// maxPassesPerStep bounds the passes one step runs: a planned failover asks
+// for its next pass at once, and logical time does not move within a step.
+const maxPassesPerStep = 4
+
+// realOperator runs pkg/controller's per-group poll loop, the one the
+// operator runs, against the world: its Registry, evidence, debouncers,
+// Pod listing, status persistence, emergency and planned sequences, and its
+// GET /active-site handler. Only its surroundings are simulated: the API
+// server (controller-runtime's fake client, which refuses writes on a stale
+// resourceVersion), each mysqld (simInstance), routing (simRouter) and the
+// clock (the step's logical time).
+type realOperator struct {
+	w      *World
+	up     bool
+	clk    *clocktesting.FakeClock
+	api    client.Client // the API server: it outlives every operator process
+	key    types.NamespacedName
+	loop   *controller.GroupStepper
+	http   http.Handler
+	nextAt time.Time // when the loop's next pass is due
+	procs  int       // operator processes started, for their names
+	kube   *simKube
+	// writes counts the API server's writes; seen is the projection of the
+	// group read at seenWrites of them (persisted re-reads only after a write).
+	writes, seenWrites int
+	seen               *Status
+}
+
+func newRealOperator(w *World) *realOperator {
+	r := &realOperator{w: w, clk: clocktesting.NewFakeClock(w.now()),
+		key: types.NamespacedName{Namespace: simGroup, Name: simGroup}}
+	// The plain object tracker: no managed fields, which the loop never
+	// reads and which cost more than everything else in a run.
+	tracker := clienttesting.NewObjectTracker(simScheme, serializer.NewCodecFactory(simScheme).UniversalDecoder())
+	r.api = fake.NewClientBuilder().WithScheme(simScheme).WithObjectTracker(tracker).
+		WithStatusSubresource(&v1alpha1.MysqlFailoverGroup{}).WithObjects(r.group()).
+		WithInterceptorFuncs(r.countWrites()).Build()
+	r.kube = newSimKube(w, r.api)
+	r.restart(w.now())
+	return r
+}
+
+// simScheme knows the group and the core objects the loop lists.
+var simScheme = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, coordinationv1.AddToScheme, v1alpha1.AddToScheme} {
+		if err := add(s); err != nil {
+			panic(err)
+		}
+	}
+	return s
+}()
+
+// group is the sim's MysqlFailoverGroup as an administrator creates it:
+// the Config's sites and timings; status empty (the loop's first start).
+func (r *realOperator) group() *v1alpha1.MysqlFailoverGroup {
+	c := r.w.cfg
+	g := &v1alpha1.MysqlFailoverGroup{ObjectMeta: metav1.ObjectMeta{Namespace: r.key.Namespace, Name: r.key.Name}}
+	for _, s := range r.w.sites {
+		g.Spec.Sites = append(g.Spec.Sites, v1alpha1.Site{Name: s.name, Role: s.role})
+	}
+	g.Spec.MySQL.Flavor = v1alpha1.FlavorMySQL
+	g.Spec.PollInterval = metav1.Duration{Duration: c.PollInterval}
+	g.Spec.FailureThreshold, g.Spec.RecoveryThreshold = int32(c.FailureThreshold), int32(c.RecoveryThreshold)
+	g.Spec.FailoverCooldown = metav1.Duration{Duration: c.Cooldown}
+	g.Spec.Sidecar.LeaseTimeout = metav1.Duration{Duration: c.LeaseTimeout}
+	g.Spec.Sidecar.PeerCheckInterval = metav1.Duration{Duration: c.PeerCheckInterval}
+	g.Spec.PlannedFailover.MaxLagWait = metav1.Duration{Duration: c.MaxLagWait}
+	// No CRD defaulting here: every field the loop reads is set.
+	g.Spec.PlannedFailover.DrainTimeout = metav1.Duration{Duration: 5 * time.Second}
+	g.Spec.PlannedFailover.OnCooldown = v1alpha1.CooldownReject
+	return g
+}
+
+func (r *realOperator) running() bool { return r.up }
+
+func (r *realOperator) stop() {
+	r.up = false
+	if r.loop != nil {
+		r.loop.Close()
+		r.loop = nil
+	}
+}
+
+// restart starts a new operator process: a new Registry (a new process id
+// and view sequence), empty loop memory, the persisted status kept.
+func (r *realOperator) restart(now time.Time) {
+	r.stop()
+	r.clk.SetTime(now)
+	r.procs++
+	reg := controller.NewRegistry(r.clk.Now)
+	reg.SetSigner(simSigner)
+	op, err := controller.New(controller.Deps{Client: r.api, Reader: r.api, Resolver: simResolver{},
+		Router: &simRouter{w: r.w}, Recorder: simRecorder{w: r.w}, Registry: reg, Open: r.open, Clock: r.clk,
+		Log: logr.Discard()}, controller.Options{NudgeTimeout: -1, DrainTimeout: r.w.cfg.DrainTimeout})
+	if err != nil {
+		panic(fmt.Sprintf("sim operator: %v", err))
+	}
+	elected := make(chan struct{})
+	close(elected)
+	r.http = (&controller.API{Registry: reg, Elected: elected}).Handler()
+	r.loop = op.Stepper(r.key)
+	r.up, r.nextAt = true, now
+}
+
+// step runs the passes due at now, at most maxPassesPerStep.
+func (r *realOperator) step(now time.Time) {
+	r.clk.SetTime(now)
+	r.kube.sync(now)
+	for range maxPassesPerStep {
+		if now.Before(r.nextAt) {
+			return
+		}
+		wait, gone := r.loop.Pass(context.Background())
+		if gone {
+			r.w.check.violate("group-gone", "the operator's loop found the group gone")
+			r.stop()
+			return
+		}
+		r.nextAt = now.Add(wait)
+	}
+}
+
+// answer is the sidecar's GET /active-site, sent to the real handler with
+// the query the real sidecar sends, and the answer read as the real
+// sidecar reads it.
+func (r *realOperator) answer(s *site, now time.Time) *View {
+	r.clk.SetTime(now)
+	rs, ok := s.sidecar.(*realSidecar)
+	if !ok {
+		panic("the real operator needs the real sidecar (UseRealCode)")
+	}
+	q := rs.report(s.writable(), s.db.up).Query(r.key.Namespace, r.key.Name)
+	req := httptest.NewRequest(http.MethodGet, v1alpha1.PathActiveSite+"?"+q.Encode(), nil)
+	rec := httptest.NewRecorder()
+	r.http.ServeHTTP(rec, req)
+	reply := sidecar.Classify(rec.Code, rec.Body.Bytes(), false)
+	v := &View{reply: &reply}
+	if reply.Kind == sidecar.ReplyView {
+		v.Active, v.Generation, v.ObservedAt = reply.View.ActiveSite, reply.View.Generation, reply.View.ObservedAt
+	}
+	return v
+}
+
+// current reads the group from the API server.
+func (r *realOperator) current() *v1alpha1.MysqlFailoverGroup {
+	g := &v1alpha1.MysqlFailoverGroup{}
+	if err := r.api.Get(context.Background(), r.key, g); err != nil {
+		panic(fmt.Sprintf("sim API server lost the group: %v", err))
+	}
+	return g
+}
+
+// annotate sets (value non-empty) or removes an annotation of the group,
+// as kubectl annotate does.
+func (r *realOperator) annotate(name, value string) {
+	g := r.current()
+	base := g.DeepCopy()
+	if g.Annotations == nil {
+		g.Annotations = map[string]string{}
+	}
+	if value == "" {
+		delete(g.Annotations, name)
+	} else {
+		g.Annotations[name] = value
+	}
+	if err := r.api.Patch(context.Background(), g, client.MergeFrom(base)); err != nil {
+		panic(fmt.Sprintf("sim annotate: %v", err))
+	}
+}
+
+func (r *realOperator) requestPlanned(site string) {
+	r.annotate(v1alpha1.PlannedFailoverAnnotation, site)
+}
+
+func (r *realOperator) adminFence(site string, on bool) {
+	fenced := map[string]bool{}
+	if v := r.current().Annotations[v1alpha1.FencedSitesAnnotation]; v != "" {
+		for _, s := range strings.Split(v, ",") {
+			fenced[s] = true
+		}
+	}
+	fenced[site] = on
+	var names []string
+	for _, s := range r.w.sites {
+		if fenced[s.name] {
+			names = append(names, s.name)
+		}
+	}
+	r.annotate(v1alpha1.FencedSitesAnnotation, strings.Join(names, ","))
+}
+
+// clearDivergence is the administrator's status edit after recloning site.
+func (r *realOperator) clearDivergence(site string) {
+	g := r.current()
+	base := g.DeepCopy()
+	for i := range g.Status.Sites {
+		if g.Status.Sites[i].Name == site {
+			g.Status.Sites[i].DivergentGtid = ""
+		}
+	}
+	if err := r.api.Status().Patch(context.Background(), g, client.MergeFrom(base)); err != nil {
+		panic(fmt.Sprintf("sim clear divergence: %v", err))
+	}
+}
+
+// simKube keeps the API server's Pods and Nodes in step with the world:
+// one node per site, whose kubelet renews its Lease while it reaches the
+// API server (every kubeletBeatSteps), and one Pod per site while the site's Pod runs.
+type simKube struct {
+	w    *World
+	api  client.Client
+	pods []*corev1.Pod // per site; nil while none
+	made []int         // Pods made per site, for their names
+}
+
+func newSimKube(w *World, api client.Client) *simKube {
+	k := &simKube{w: w, api: api, pods: make([]*corev1.Pod, len(w.sites)), made: make([]int, len(w.sites))}
+	ctx := context.Background()
+	for _, s := range w.sites {
+		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: kubeNode(s)}}
+		n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue,
+			LastHeartbeatTime: metav1.NewTime(w.now())}}
+		l := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-node-lease", Name: kubeNode(s)}}
+		renew := metav1.NewMicroTime(w.now())
+		l.Spec.RenewTime = &renew
+		k.must(api.Create(ctx, n))
+		k.must(api.Create(ctx, l))
+	}
+	k.sync(w.now())
+	return k
+}
+
+// kubeletBeatSteps is how often a kubelet renews its node's Lease: the
+// kubelet's default, 10 s.
+const kubeletBeatSteps = 10
+
+func kubeNode(s *site) string { return "node-" + s.name }
+
+func (k *simKube) must(err error) {
+	if err != nil {
+		panic(fmt.Sprintf("sim API server: %v", err))
+	}
+}
+
+// sync creates and deletes Pods as the sites' Pods come and go, records
+// sidecar restarts, and renews each reachable node's heartbeat.
+func (k *simKube) sync(now time.Time) {
+	ctx := context.Background()
+	for _, s := range k.w.sites {
+		p := k.pods[s.idx]
+		switch {
+		case s.pod && p == nil:
+			k.made[s.idx]++
+			p = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: simGroup,
+				Name:   fmt.Sprintf("%s-%s-%d", simGroup, s.name, k.made[s.idx]),
+				UID:    types.UID(fmt.Sprintf("uid-%s-%d", s.name, k.made[s.idx])),
+				Labels: map[string]string{v1alpha1.LabelGroup: simGroup, v1alpha1.LabelSite: s.name}}}
+			grace := int64(1)
+			p.Spec.NodeName, p.Spec.TerminationGracePeriodSeconds = kubeNode(s), &grace
+			k.must(k.api.Create(ctx, p))
+			k.pods[s.idx] = p
+			k.setSidecar(s, now)
+		case !s.pod && p != nil:
+			k.must(client.IgnoreNotFound(k.api.Delete(ctx, p)))
+			k.pods[s.idx] = nil
+		case p != nil && s.sidecarStarts != p.Status.ContainerStatuses[0].RestartCount:
+			k.setSidecar(s, now)
+		}
+		if (k.w.step+s.idx)%kubeletBeatSteps == 0 && k.w.net.up(s.idx, k.w.operatorNode(), k.w.step) {
+			l := &coordinationv1.Lease{}
+			k.must(k.api.Get(ctx, client.ObjectKey{Namespace: "kube-node-lease", Name: kubeNode(s)}, l))
+			renew := metav1.NewMicroTime(now)
+			l.Spec.RenewTime = &renew
+			k.must(k.api.Update(ctx, l))
+		}
+	}
+}
+
+// setSidecar records the site's sidecar container: its restarts and start.
+func (k *simKube) setSidecar(s *site, now time.Time) {
+	p := k.pods[s.idx]
+	p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: routing.ContainerSidecar, RestartCount: s.sidecarStarts,
+		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(now)}}}}
+	k.must(k.api.Status().Update(context.Background(), p))
+}

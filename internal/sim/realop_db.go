@@ -1,0 +1,237 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/controller"
+	"github.com/shipstream/bloodraven/pkg/gtid"
+	"github.com/shipstream/bloodraven/pkg/mysql"
+)
+
+// simPort is the port every simulated mysqld listens on; its host is the site's name.
+const simPort = 3306
+
+// simResolver maps each site to its mysqld: host = the site's name.
+type simResolver struct{}
+
+// Resolve implements controller.Resolver.
+func (simResolver) Resolve(_ context.Context, _ *v1alpha1.MysqlFailoverGroup, site string) (controller.SiteAccess, error) {
+	return controller.SiteAccess{Config: mysql.Config{Addr: fmt.Sprintf("%s:%d", site, simPort), Flavor: v1alpha1.FlavorMySQL},
+		Endpoint: mysql.Endpoint{Host: site, Port: simPort}}, nil
+}
+
+// open is the operator's Opener: an Instance that reaches the site's
+// mysqld across the operator's link.
+func (r *realOperator) open(cfg mysql.Config) (mysql.Instance, error) {
+	host, _, err := net.SplitHostPort(cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("sim open %q: %w", cfg.Addr, err)
+	}
+	return simInstance{w: r.w, name: host}, nil
+}
+
+// simInstance is one site's mysqld as pkg/mysql's Instance, reached from
+// the operator's node: every verb fails when the link or the Pod is down,
+// and acts on the world at once (logical time does not pass during a call).
+type simInstance struct {
+	w    *World
+	name string
+}
+
+var _ mysql.Instance = simInstance{}
+
+func (i simInstance) reach() (*site, error) { return netOps{i.w}.reach(i.name) }
+
+// Addr implements mysql.Instance.
+func (i simInstance) Addr() string { return fmt.Sprintf("%s:%d", i.name, simPort) }
+
+// Status implements mysql.Instance: what MySQL 8 reports.
+func (i simInstance) Status(context.Context) (mysql.Status, error) {
+	s, err := i.reach()
+	if err != nil {
+		return mysql.Status{}, err
+	}
+	w := i.w
+	exec := s.db.executed.set(w.uuids)
+	st := mysql.Status{Flavor: v1alpha1.FlavorMySQL, ServerID: uint32(s.idx + 1), ServerUUID: s.uuid,
+		ReadOnly: s.db.readOnly, SuperReadOnly: s.db.readOnly, Executed: exec, GTIDExecuted: exec.String()}
+	if s.db.source < 0 {
+		return st, nil
+	}
+	src := w.sites[s.db.source]
+	received := s.db.executed.clone()
+	received.raise(s.db.received)
+	rs := &mysql.ReplicaStatus{SourceHost: src.name, SourcePort: simPort, SourceUser: "repl", IORunning: mysql.ThreadNo,
+		SQLRunning: s.db.replicating, SecondsBehind: -1, Retrieved: received.set(w.uuids).String(), Applied: exec.String(),
+		AutoPosition: true}
+	if s.db.replicating {
+		rs.IORunning = mysql.ThreadConnecting
+		if src.pod && src.db.up && w.net.up(s.idx, src.idx, w.step) {
+			rs.IORunning = mysql.ThreadYes
+			rs.SecondsBehind = int64(s.db.executed.behind(received))
+		}
+	}
+	st.Replica = rs
+	return st, nil
+}
+
+// Fence implements mysql.Instance: super_read_only, verified.
+func (i simInstance) Fence(context.Context) error { return netOps{i.w}.Fence(i.name) }
+
+// Unfence implements mysql.Instance.
+func (i simInstance) Unfence(context.Context) error { return netOps{i.w}.Unfence(i.name) }
+
+// KillAppConnections implements mysql.Instance: the sim's clients hold no sessions.
+func (i simInstance) KillAppConnections(context.Context) (int, error) {
+	_, err := i.reach()
+	return 0, err
+}
+
+// WaitForGTID implements mysql.Instance: logical time does not pass during
+// a call, so the wait is over at once, done or timed out.
+func (i simInstance) WaitForGTID(_ context.Context, set gtid.Set, _ time.Duration) error {
+	s, err := i.reach()
+	if err != nil {
+		return err
+	}
+	if !s.db.executed.set(i.w.uuids).Contains(set) {
+		return fmt.Errorf("wait for %s on %s: %w", set, i.name, mysql.ErrTimeout)
+	}
+	return nil
+}
+
+// DrainRelayLog implements mysql.Instance, at once like WaitForGTID.
+func (i simInstance) DrainRelayLog(context.Context, time.Duration) error {
+	s, err := i.reach()
+	switch {
+	case err != nil:
+		return err
+	case s.db.source < 0:
+		return fmt.Errorf("drain %s: %w", i.name, mysql.ErrNotReplica)
+	case !s.db.executed.contains(s.db.received):
+		return fmt.Errorf("drain %s: %w", i.name, mysql.ErrTimeout)
+	}
+	return nil
+}
+
+// Promote implements mysql.Instance: STOP REPLICA, RESET REPLICA ALL,
+// capture the executed set, writable.
+func (i simInstance) Promote(context.Context) (gtid.Set, error) {
+	s, err := i.reach()
+	if err != nil {
+		return gtid.Set{}, err
+	}
+	ops := netOps{i.w}
+	if err := ops.StopReplica(i.name); err != nil {
+		return gtid.Set{}, err
+	}
+	set := s.db.executed.set(i.w.uuids)
+	if err := ops.Unfence(i.name); err != nil {
+		return gtid.Set{}, err
+	}
+	return set, nil
+}
+
+// ReplicateFrom implements mysql.Instance: read-only, replicating from the
+// site at source; nothing when it already replicates from it.
+func (i simInstance) ReplicateFrom(_ context.Context, source mysql.Endpoint, _ mysql.Credentials) error {
+	s, err := i.reach()
+	if err != nil {
+		return err
+	}
+	src, ok := i.w.siteByName(source.Host)
+	if !ok {
+		return fmt.Errorf("replicate %s from %s: %w", i.name, source.Host, ErrUnknownSite)
+	}
+	if s.db.source == src.idx && s.db.replicating {
+		return nil
+	}
+	ops := netOps{i.w}
+	if !s.db.readOnly {
+		if err := ops.Fence(i.name); err != nil {
+			return err
+		}
+	}
+	return ops.ReplicateFrom(i.name, src.name)
+}
+
+// StopReplication implements mysql.Instance.
+func (i simInstance) StopReplication(context.Context) error {
+	s, err := i.reach()
+	if err != nil {
+		return err
+	}
+	s.db.replicating = false
+	return nil
+}
+
+// ErrantAgainst implements mysql.Instance.
+func (i simInstance) ErrantAgainst(_ context.Context, source gtid.Set) (gtid.Set, error) {
+	s, err := i.reach()
+	if err != nil {
+		return gtid.Set{}, err
+	}
+	return gtid.Errant(s.db.executed.set(i.w.uuids), source), nil
+}
+
+// errSidecarVerb: the operator never calls the sidecar's own verbs.
+var errSidecarVerb = errors.New("not an operator verb")
+
+// Shutdown implements mysql.Instance; only a sidecar shuts its mysqld down.
+func (i simInstance) Shutdown(context.Context) error { return errSidecarVerb }
+
+// HoldWrites implements mysql.Instance; only a sidecar holds writes.
+func (i simInstance) HoldWrites(context.Context) (mysql.WriteHold, error) { return nil, errSidecarVerb }
+
+// ReloadTLS implements mysql.Instance; the sim has no TLS.
+func (i simInstance) ReloadTLS(context.Context) error { return nil }
+
+// Close implements mysql.Instance.
+func (i simInstance) Close() error { return nil }
+
+// simRouter is where clients are sent: the -primary Service's site and
+// the DNS name's, written to the trace when they move.
+type simRouter struct {
+	w            *World
+	primary, dns string
+}
+
+// Converge implements controller.Router: the sim has no objects to converge.
+func (*simRouter) Converge(context.Context, *v1alpha1.MysqlFailoverGroup) error { return nil }
+
+// SetRoleLabels implements failover.Router.
+func (r *simRouter) SetRoleLabels(_ context.Context, _ *v1alpha1.MysqlFailoverGroup, site string) error {
+	if site != r.primary {
+		r.primary = site
+		r.w.logf("routing: -primary points at %q", site)
+	}
+	return nil
+}
+
+// PointDNS implements failover.Router.
+func (r *simRouter) PointDNS(_ context.Context, _ *v1alpha1.MysqlFailoverGroup, site string) (bool, error) {
+	changed := site != r.dns
+	r.dns = site
+	return changed, nil
+}
+
+// TaintSite implements failover.Router.
+func (r *simRouter) TaintSite(_ context.Context, _ *v1alpha1.MysqlFailoverGroup, site string) error {
+	r.w.logf("routing: nodes of %s tainted", site)
+	return nil
+}
+
+// simRecorder writes the operator's Events to the trace.
+type simRecorder struct{ w *World }
+
+// Eventf implements events.EventRecorder.
+func (r simRecorder) Eventf(_ runtime.Object, _ runtime.Object, eventType, reason, _, note string, args ...any) {
+	r.w.logf("event %s %s: %s", eventType, reason, fmt.Sprintf(note, args...))
+}

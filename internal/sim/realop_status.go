@@ -1,0 +1,85 @@
+package sim
+
+import (
+	"context"
+	"strings"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/failover"
+	"github.com/shipstream/bloodraven/pkg/gtid"
+)
+
+// persisted reads the group from the API server and renders what the
+// checker and the scripts read: the same Status the model keeps.
+func (r *realOperator) persisted() *Status {
+	if r.seen != nil && r.seenWrites == r.writes {
+		return r.seen
+	}
+	r.seen, r.seenWrites = r.project(r.current()), r.writes
+	return r.seen
+}
+
+// countWrites counts every write to the API server.
+func (r *realOperator) countWrites() interceptor.Funcs {
+	return interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.CreateOption) error {
+			r.writes++
+			return c.Create(ctx, o, opts...)
+		},
+		Update: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.UpdateOption) error {
+			r.writes++
+			return c.Update(ctx, o, opts...)
+		},
+		Patch: func(ctx context.Context, c client.WithWatch, o client.Object, p client.Patch, opts ...client.PatchOption) error {
+			r.writes++
+			return c.Patch(ctx, o, p, opts...)
+		},
+		Delete: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.DeleteOption) error {
+			r.writes++
+			return c.Delete(ctx, o, opts...)
+		},
+		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, o client.Object, opts ...client.SubResourceUpdateOption) error {
+			r.writes++
+			return c.SubResource(sub).Update(ctx, o, opts...)
+		},
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, o client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+			r.writes++
+			return c.SubResource(sub).Patch(ctx, o, p, opts...)
+		},
+	}
+}
+
+// project renders g as the sim's Status.
+func (r *realOperator) project(g *v1alpha1.MysqlFailoverGroup) *Status {
+	st := &g.Status
+	out := &Status{ActiveSite: st.ActiveSite, Generation: st.TopologyGeneration, History: failover.History(st),
+		PlannedRequest: g.Annotations[v1alpha1.PlannedFailoverAnnotation], PromotionExecuted: failover.Promoted(st)}
+	if it := st.Failover; it != nil {
+		out.Intent = &Intent{From: it.From, To: it.To, Generation: it.Generation, Step: it.Step,
+			StartedAt: it.StartTime.Time, ConfirmedBy: it.FenceConfirmedBy}
+	}
+	if p := st.PlannedFailover; p != nil {
+		out.Planned = &PlannedState{Phase: p.Phase, Target: p.Target, Source: p.SourcePrimary, Reason: p.Reason}
+	}
+	fenced := map[string]bool{}
+	for _, s := range strings.Split(g.Annotations[v1alpha1.FencedSitesAnnotation], ",") {
+		fenced[s] = true
+	}
+	for _, s := range g.Spec.Sites {
+		rec := SiteRecord{Name: s.Name, MayBeWritable: failover.MaybeWritable(st, s.Name), AdminFenced: fenced[s.Name]}
+		for _, ss := range st.Sites {
+			if ss.Name == s.Name && ss.DivergentGtid != "" {
+				rec.Divergent, _ = gtid.ParseSet(ss.DivergentGtid)
+			}
+		}
+		out.Sites = append(out.Sites, rec)
+	}
+	if out.ActiveSite == "" && out.Generation == 0 {
+		// Before the first pass: the sim's Pods start with the first site active.
+		out.ActiveSite = r.w.sites[0].name
+	}
+	return out
+}
