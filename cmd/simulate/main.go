@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/shipstream/bloodraven/internal/sim"
 )
@@ -25,13 +26,16 @@ func main() {
 		adjust = sim.UseRealCode
 	}
 	var (
-		sum sim.Summary
-		err error
+		sum     sim.Summary
+		err     error
+		elapsed time.Duration
 	)
 	if *seed != 0 {
 		sum, err = replay(*seed, *steps, *schedule, adjust)
 	} else {
+		start := time.Now()
 		sum, err = sim.RunSeeds(*first, *seeds, *steps, adjust)
+		elapsed = time.Since(start)
 		for _, r := range sum.Failures {
 			fmt.Printf("seed %d broke an invariant:\n%s\n", r.Config.Seed, r.Report())
 		}
@@ -42,6 +46,10 @@ func main() {
 	}
 	fmt.Println(sum.StatsLine())
 	fmt.Println(sum.Lines())
+	fmt.Println(sum.FaultLines())
+	if elapsed > 0 {
+		fmt.Printf("sim-seeds-per-second %.1f seeds/s\n", float64(sum.Seeds)/elapsed.Seconds())
+	}
 	if sum.Violations > 0 {
 		os.Exit(1)
 	}

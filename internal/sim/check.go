@@ -16,6 +16,8 @@ const (
 	InvariantNoRejoin    = "no-diverged-rejoin"  // discarded transactions never come back
 	InvariantDecide      = "decide-error"        // Decide rejected the operator's input
 	InvariantTruthful    = "truthful-divergence" // GTIDs Decide names as divergent really are
+	// InvariantForgedAccepted: a report without its site's certificate was answered.
+	InvariantForgedAccepted = "forged-report-refused"
 )
 
 // maxViolations bounds how many violations one run records.
@@ -55,7 +57,7 @@ func (c *checker) violate(invariant, detail string) {
 func (c *checker) writers() []string {
 	var out []string
 	for _, s := range c.w.sites {
-		if s.writable() {
+		if s.writable() && !s.frozen(c.w.step) {
 			out = append(out, s.name)
 		}
 	}

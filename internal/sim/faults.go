@@ -9,6 +9,15 @@ func (w *World) restore() {
 			w.boot(s)
 			w.logf("pod %s rescheduled: mysqld boots fenced, sidecar without a view", s.name)
 		}
+		if s.frozenUntil > 0 && w.step == s.frozenUntil {
+			w.thaw(s)
+		}
+		if s.orphanUntil > 0 && w.step == s.orphanUntil && s.pod {
+			// The kubelet reaches the API server again, finds its Pod
+			// deleted and stops its containers; the replacement starts.
+			s.pod, s.db.up, s.podBackAt, s.goneAt = false, false, w.step+1, w.now()
+			w.logf("kubelet of %s back: the orphaned Pod's processes stopped", s.name)
+		}
 		if s.pod && !s.db.up && w.step >= s.dbBackAt {
 			w.boot(s)
 			w.logf("mysqld %s restarted fenced", s.name)
@@ -51,10 +60,18 @@ func (w *World) node(n int) int {
 
 func (w *World) fire(f Fault) {
 	target := w.node(f.Site)
+	w.stats.Faults[f.Kind]++
 	if f.Kind == FaultOperatorDown {
 		w.logf("fault %s", f)
 		w.op.stop()
 		w.opBackAt = w.step + f.Dur
+		return
+	}
+	if f.Kind == FaultPauseOperator {
+		w.logf("fault %s", f)
+		if r, ok := w.op.(*realOperator); ok {
+			r.pausedUntil = max(r.pausedUntil, w.step+f.Dur)
+		}
 		return
 	}
 	if target < 0 || target == w.operatorNode() {
@@ -86,6 +103,8 @@ func (w *World) fire(f Fault) {
 		}
 	case FaultReclone:
 		w.reclone(s)
+	case FaultPauseSite, FaultLossyReplies, FaultSkew, FaultLateReport, FaultLateView, FaultOrphanPod, FaultForgeReport:
+		w.fireReal(f, s, until)
 	case FaultRestartSide:
 		if s.pod {
 			set := w.sidecarSettings(s)

@@ -53,6 +53,16 @@ func (r *realSidecar) report(writable, up bool) sidecar.Report {
 	return rep
 }
 
+// wake applies the lease rule before anything else, as the real runner
+// does on every wake-up (enforceWake); it reports whether to fence.
+func (r *realSidecar) wake(now time.Time, writable bool) bool {
+	db := sidecar.DBReadOnly
+	if writable {
+		db = sidecar.DBWritable
+	}
+	return r.l.Check(now, db).Fence
+}
+
 // replyOf is the reply a view stands for: the real operator's answer or a
 // real relay as it came, else the view signed as the model operator's.
 func replyOf(v View) sidecar.Reply {

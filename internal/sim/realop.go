@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
+	"net/url"
 	"strings"
 	"time"
 
@@ -52,6 +52,18 @@ type realOperator struct {
 	// group read at seenWrites of them (persisted re-reads only after a write).
 	writes, seenWrites int
 	seen               *Status
+	// pausedUntil is the step a paused process resumes at; sent keeps
+	// each site's last reports and answers, for late-report and late-view.
+	pausedUntil int
+	sent        []sentLog
+}
+
+// sentLog is one site's last queries to the operator and its answers;
+// late, when set, is delivered instead of the next answer.
+type sentLog struct {
+	queries []url.Values
+	answers []*View
+	late    *View
 }
 
 func newRealOperator(w *World) *realOperator {
@@ -118,23 +130,31 @@ func (r *realOperator) restart(now time.Time) {
 	r.procs++
 	reg := controller.NewRegistry(r.clk.Now)
 	reg.SetSigner(simSigner)
+	rec := simRecorder{w: r.w}
+	auth := controller.NewReportAuth(simTrust, r.api, rec, nil, logr.Discard())
 	op, err := controller.New(controller.Deps{Client: r.api, Reader: r.api, Resolver: simResolver{},
-		Router: &simRouter{w: r.w}, Recorder: simRecorder{w: r.w}, Registry: reg, Open: r.open, Clock: r.clk,
+		Router: &simRouter{w: r.w}, Recorder: rec, Registry: reg, Open: r.open, Clock: r.clk, Auth: auth,
 		Log: logr.Discard()}, controller.Options{NudgeTimeout: -1, DrainTimeout: r.w.cfg.DrainTimeout})
 	if err != nil {
 		panic(fmt.Sprintf("sim operator: %v", err))
 	}
 	elected := make(chan struct{})
 	close(elected)
-	r.http = (&controller.API{Registry: reg, Elected: elected}).Handler()
+	r.http = (&controller.API{Registry: reg, Elected: elected, Auth: auth}).Handler()
 	r.loop = op.Stepper(r.key)
-	r.up, r.nextAt = true, now
+	r.up, r.nextAt, r.pausedUntil = true, now, 0
+	if r.sent == nil {
+		r.sent = make([]sentLog, len(r.w.sites))
+	}
 }
 
 // step runs the passes due at now, at most maxPassesPerStep.
 func (r *realOperator) step(now time.Time) {
 	r.clk.SetTime(now)
 	r.kube.sync(now)
+	if !r.serving() {
+		return // paused: no pass; on resume the loop goes on with its memory
+	}
 	for range maxPassesPerStep {
 		if now.Before(r.nextAt) {
 			return
@@ -152,20 +172,27 @@ func (r *realOperator) step(now time.Time) {
 // answer is the sidecar's GET /active-site, sent to the real handler with
 // the query the real sidecar sends, and the answer read as the real
 // sidecar reads it.
-func (r *realOperator) answer(s *site, now time.Time) *View {
-	r.clk.SetTime(now)
+func (r *realOperator) answer(s *site, _ time.Time) *View {
+	if !r.serving() {
+		return nil // a paused process: the request times out
+	}
+	r.clk.SetTime(r.w.now())
 	rs, ok := s.sidecar.(*realSidecar)
 	if !ok {
 		panic("the real operator needs the real sidecar (UseRealCode)")
 	}
 	q := rs.report(s.writable(), s.db.up).Query(r.key.Namespace, r.key.Name)
-	req := httptest.NewRequest(http.MethodGet, v1alpha1.PathActiveSite+"?"+q.Encode(), nil)
-	rec := httptest.NewRecorder()
-	r.http.ServeHTTP(rec, req)
+	rec := r.serveQuery(q, s)
 	reply := sidecar.Classify(rec.Code, rec.Body.Bytes(), false)
 	v := &View{reply: &reply}
 	if reply.Kind == sidecar.ReplyView {
 		v.Active, v.Generation, v.ObservedAt = reply.View.ActiveSite, reply.View.Generation, reply.View.ObservedAt
+	}
+	r.remember(s, q, v)
+	if late := r.sent[s.idx].late; late != nil {
+		r.sent[s.idx].late = nil
+		r.w.logf("%s's sidecar gets a late answer of the operator (generation %d)", s.name, late.Generation)
+		return late
 	}
 	return v
 }
@@ -236,14 +263,16 @@ func (r *realOperator) clearDivergence(site string) {
 // one node per site, whose kubelet renews its Lease while it reaches the
 // API server (every kubeletBeatSteps), and one Pod per site while the site's Pod runs.
 type simKube struct {
-	w    *World
-	api  client.Client
-	pods []*corev1.Pod // per site; nil while none
-	made []int         // Pods made per site, for their names
+	w       *World
+	api     client.Client
+	pods    []*corev1.Pod // per site; nil while none
+	pending []bool        // per site: its Pod is a replacement not started yet
+	made    []int         // Pods made per site, for their names
 }
 
 func newSimKube(w *World, api client.Client) *simKube {
-	k := &simKube{w: w, api: api, pods: make([]*corev1.Pod, len(w.sites)), made: make([]int, len(w.sites))}
+	n := len(w.sites)
+	k := &simKube{w: w, api: api, pods: make([]*corev1.Pod, n), pending: make([]bool, n), made: make([]int, n)}
 	ctx := context.Background()
 	for _, s := range w.sites {
 		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: kubeNode(s)}}
@@ -277,25 +306,28 @@ func (k *simKube) sync(now time.Time) {
 	ctx := context.Background()
 	for _, s := range k.w.sites {
 		p := k.pods[s.idx]
+		orphan := k.w.step < s.orphanUntil
 		switch {
-		case s.pod && p == nil:
-			k.made[s.idx]++
-			p = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: simGroup,
-				Name:   fmt.Sprintf("%s-%s-%d", simGroup, s.name, k.made[s.idx]),
-				UID:    types.UID(fmt.Sprintf("uid-%s-%d", s.name, k.made[s.idx])),
-				Labels: map[string]string{v1alpha1.LabelGroup: simGroup, v1alpha1.LabelSite: s.name}}}
-			grace := int64(1)
-			p.Spec.NodeName, p.Spec.TerminationGracePeriodSeconds = kubeNode(s), &grace
-			k.must(k.api.Create(ctx, p))
-			k.pods[s.idx] = p
+		case orphan && p != nil && !k.pending[s.idx]:
+			// Force-deleted while its node cannot reach the API server:
+			// its processes run on; the replacement waits, Pending.
+			k.must(client.IgnoreNotFound(k.api.Delete(ctx, p)))
+			k.pods[s.idx] = k.createPod(s)
+			k.pending[s.idx] = true
+		case orphan:
+		case s.pod && p != nil && k.pending[s.idx]:
+			k.pending[s.idx] = false
 			k.setSidecar(s, now)
-		case !s.pod && p != nil:
+		case s.pod && p == nil:
+			k.pods[s.idx] = k.createPod(s)
+			k.setSidecar(s, now)
+		case !s.pod && p != nil && !k.pending[s.idx]:
 			k.must(client.IgnoreNotFound(k.api.Delete(ctx, p)))
 			k.pods[s.idx] = nil
-		case p != nil && s.sidecarStarts != p.Status.ContainerStatuses[0].RestartCount:
+		case p != nil && len(p.Status.ContainerStatuses) > 0 && s.sidecarStarts != p.Status.ContainerStatuses[0].RestartCount:
 			k.setSidecar(s, now)
 		}
-		if (k.w.step+s.idx)%kubeletBeatSteps == 0 && k.w.net.up(s.idx, k.w.operatorNode(), k.w.step) {
+		if (k.w.step+s.idx)%kubeletBeatSteps == 0 && !orphan && k.w.net.up(s.idx, k.w.operatorNode(), k.w.step) {
 			l := &coordinationv1.Lease{}
 			k.must(k.api.Get(ctx, client.ObjectKey{Namespace: "kube-node-lease", Name: kubeNode(s)}, l))
 			renew := metav1.NewMicroTime(now)
@@ -303,6 +335,19 @@ func (k *simKube) sync(now time.Time) {
 			k.must(k.api.Update(ctx, l))
 		}
 	}
+}
+
+// createPod creates a Pod of site s on its node, not started yet.
+func (k *simKube) createPod(s *site) *corev1.Pod {
+	k.made[s.idx]++
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: simGroup,
+		Name:   fmt.Sprintf("%s-%s-%d", simGroup, s.name, k.made[s.idx]),
+		UID:    types.UID(fmt.Sprintf("uid-%s-%d", s.name, k.made[s.idx])),
+		Labels: map[string]string{v1alpha1.LabelGroup: simGroup, v1alpha1.LabelSite: s.name}}}
+	grace := int64(1)
+	p.Spec.NodeName, p.Spec.TerminationGracePeriodSeconds = kubeNode(s), &grace
+	k.must(k.api.Create(context.Background(), p))
+	return p
 }
 
 // setSidecar records the site's sidecar container: its restarts and start.

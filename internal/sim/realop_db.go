@@ -49,13 +49,22 @@ var _ mysql.Instance = simInstance{}
 
 func (i simInstance) reach() (*site, error) { return netOps{i.w}.reach(i.name) }
 
+// answer is a verb's outcome as the operator sees it: while the site's
+// answers are lost (lossy-replies), a verb that took effect times out.
+func (i simInstance) answer(err error) error {
+	if s, ok := i.w.siteByName(i.name); ok && err == nil && s.lossy(i.w.step) {
+		return fmt.Errorf("%s: answer lost: %w", i.name, mysql.ErrTimeout)
+	}
+	return err
+}
+
 // Addr implements mysql.Instance.
 func (i simInstance) Addr() string { return fmt.Sprintf("%s:%d", i.name, simPort) }
 
 // Status implements mysql.Instance: what MySQL 8 reports.
 func (i simInstance) Status(context.Context) (mysql.Status, error) {
 	s, err := i.reach()
-	if err != nil {
+	if err = i.answer(err); err != nil {
 		return mysql.Status{}, err
 	}
 	w := i.w
@@ -83,10 +92,10 @@ func (i simInstance) Status(context.Context) (mysql.Status, error) {
 }
 
 // Fence implements mysql.Instance: super_read_only, verified.
-func (i simInstance) Fence(context.Context) error { return netOps{i.w}.Fence(i.name) }
+func (i simInstance) Fence(context.Context) error { return i.answer(netOps{i.w}.Fence(i.name)) }
 
 // Unfence implements mysql.Instance.
-func (i simInstance) Unfence(context.Context) error { return netOps{i.w}.Unfence(i.name) }
+func (i simInstance) Unfence(context.Context) error { return i.answer(netOps{i.w}.Unfence(i.name)) }
 
 // KillAppConnections implements mysql.Instance: the sim's clients hold no sessions.
 func (i simInstance) KillAppConnections(context.Context) (int, error) {
@@ -133,7 +142,7 @@ func (i simInstance) Promote(context.Context) (gtid.Set, error) {
 		return gtid.Set{}, err
 	}
 	set := s.db.executed.set(i.w.uuids)
-	if err := ops.Unfence(i.name); err != nil {
+	if err := i.answer(ops.Unfence(i.name)); err != nil {
 		return gtid.Set{}, err
 	}
 	return set, nil
@@ -159,7 +168,7 @@ func (i simInstance) ReplicateFrom(_ context.Context, source mysql.Endpoint, _ m
 			return err
 		}
 	}
-	return ops.ReplicateFrom(i.name, src.name)
+	return i.answer(ops.ReplicateFrom(i.name, src.name))
 }
 
 // StopReplication implements mysql.Instance.
@@ -169,7 +178,7 @@ func (i simInstance) StopReplication(context.Context) error {
 		return err
 	}
 	s.db.replicating = false
-	return nil
+	return i.answer(nil)
 }
 
 // ErrantAgainst implements mysql.Instance.

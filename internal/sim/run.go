@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
@@ -25,6 +26,7 @@ type Stats struct {
 	SidecarFences    map[string]int // by reason: view, lease
 	DivergedSites    int
 	FenceConfirmedBy map[string]int
+	Faults           map[FaultKind]int // fired, by kind
 }
 
 // Result is one run's outcome.
@@ -50,7 +52,7 @@ func Run(cfg Config) (Result, error) {
 		sched = scheduleFor(cfg)
 	}
 	w := newWorld(cfg, sched)
-	w.stats.SidecarFences = map[string]int{}
+	w.stats.SidecarFences, w.stats.Faults = map[string]int{}, map[FaultKind]int{}
 	for w.step < cfg.Steps {
 		w.runStep()
 	}
@@ -75,6 +77,9 @@ func (w *World) finishStats() {
 	w.stats.FenceConfirmedBy = map[string]int{}
 	for _, line := range w.trace {
 		if _, by, ok := strings.Cut(line, "cannot write ("); ok {
+			w.stats.FenceConfirmedBy[strings.TrimSuffix(by, ")")]++
+		}
+		if _, by, ok := strings.Cut(line, "fence confirmed by "); ok {
 			w.stats.FenceConfirmedBy[strings.TrimSuffix(by, ")")]++
 		}
 		if strings.Contains(line, "planned:") && strings.Contains(line, string(v1alpha1.PhaseFailed)) {
@@ -179,13 +184,16 @@ func (s *Summary) add(r Result) {
 	for k, v := range r.Stats.SidecarFences {
 		st.SidecarFences[k] += v
 	}
+	for k, v := range r.Stats.Faults {
+		st.Faults[k] += v
+	}
 	for k, v := range r.Stats.FenceConfirmedBy {
 		st.FenceConfirmedBy[k] += v
 	}
 }
 
 func newSummary() Summary {
-	return Summary{Stats: Stats{SidecarFences: map[string]int{}, FenceConfirmedBy: map[string]int{}}}
+	return Summary{Stats: Stats{SidecarFences: map[string]int{}, FenceConfirmedBy: map[string]int{}, Faults: map[FaultKind]int{}}}
 }
 
 // Summarize is the Summary of one run.
@@ -198,6 +206,28 @@ func Summarize(r Result) Summary {
 // Lines are the two summary lines `make sim` and the tests end with.
 func (s Summary) Lines() string {
 	return fmt.Sprintf("sim-seeds %d seeds\nsim-violations %d count", s.Seeds, s.Violations)
+}
+
+// FaultLines are one sim-faults-<kind> line per fault kind a run may
+// draw, with how many fired: the real operator's kinds only when some
+// run drew one of them.
+func (s Summary) FaultLines() string {
+	kinds := weightedKinds
+	for _, k := range realOperatorKinds {
+		if s.Stats.Faults[k.kind] > 0 {
+			kinds = append(slices.Clone(weightedKinds), realOperatorKinds...)
+			break
+		}
+	}
+	var lines []string
+	seen := map[FaultKind]bool{}
+	for _, k := range kinds {
+		if !seen[k.kind] {
+			seen[k.kind] = true
+			lines = append(lines, fmt.Sprintf("sim-faults-%s %d count", k.kind, s.Stats.Faults[k.kind]))
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // StatsLine describes what the runs exercised.

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -23,6 +24,16 @@ const (
 	FaultAdminFence   FaultKind = "admin-fence"     // an administrator fences the site for Dur steps
 	FaultReclone      FaultKind = "reclone"         // an administrator reclones a diverged site from the active one
 	FaultRestartSide  FaultKind = "restart-sidecar" // the sidecar container alone restarts; mysqld runs on
+
+	// Faults only the real operator's runs draw (realop_faults.go).
+	FaultPauseOperator FaultKind = "pause-operator" // the operator process frozen for Dur steps, memory kept
+	FaultPauseSite     FaultKind = "pause-site"     // the site's mysqld and sidecar frozen for Dur steps
+	FaultLossyReplies  FaultKind = "lossy-replies"  // the operator's calls to the site take effect, their answers are lost, for Dur steps
+	FaultSkew          FaultKind = "skew"           // the site's sidecar and kubelet clocks run By steps off from now on
+	FaultLateReport    FaultKind = "late-report"    // a report the site's sidecar sent earlier reaches the operator again, now
+	FaultLateView      FaultKind = "late-view"      // the site's sidecar gets an earlier answer of the operator instead of the next one
+	FaultOrphanPod     FaultKind = "orphan-pod"     // the site's Pod is force-deleted while its node is cut from the API server for Dur steps
+	FaultForgeReport   FaultKind = "forge-report"   // reports naming the site arrive without its certificate, or with another's
 )
 
 // Special node numbers in a Fault.
@@ -41,6 +52,7 @@ type Fault struct {
 	Peer  int // links only
 	Dur   int
 	Delay int // delay-link only
+	By    int // skew only: the clock offset in steps
 }
 
 // Schedule is a run's faults in firing order.
@@ -58,7 +70,7 @@ func nodeName(n int) string {
 
 func (f Fault) String() string {
 	s := fmt.Sprintf("at=%d %s", f.At, f.Kind)
-	if f.Kind != FaultOperatorDown {
+	if f.Kind != FaultOperatorDown && f.Kind != FaultPauseOperator {
 		s += " site=" + nodeName(f.Site)
 	}
 	if f.Kind == FaultDropLink || f.Kind == FaultDelayLink {
@@ -66,6 +78,9 @@ func (f Fault) String() string {
 	}
 	if f.Kind == FaultDelayLink {
 		s += fmt.Sprintf(" delay=%d", f.Delay)
+	}
+	if f.Kind == FaultSkew {
+		s += fmt.Sprintf(" by=%d", f.By)
 	}
 	if f.Dur > 0 {
 		s += fmt.Sprintf(" dur=%d", f.Dur)
@@ -121,6 +136,8 @@ func parseFault(line string) (Fault, error) {
 			f.Dur = n
 		case "delay":
 			f.Delay = n
+		case "by":
+			f.By = n
 		default:
 			return f, fmt.Errorf("key %q: %w", key, ErrSchedule)
 		}
@@ -145,12 +162,25 @@ func parseNode(v string) (int, error) {
 	return n, nil
 }
 
-// weightedKinds lists fault kinds with their weights in a generated schedule.
-var weightedKinds = []struct {
+// weightedKind is a fault kind's weight in a generated schedule.
+type weightedKind struct {
 	kind    FaultKind
 	primary bool // aim at the active site
 	weight  int
-}{
+}
+
+// realOperatorKinds are drawn, besides weightedKinds, in runs of the real
+// operator: the model operator has no process to pause, no clock to skew
+// and no API to send forged or late reports to.
+var realOperatorKinds = []weightedKind{
+	{FaultPauseOperator, false, 2}, {FaultPauseSite, true, 2}, {FaultPauseSite, false, 1},
+	{FaultLossyReplies, true, 1}, {FaultLossyReplies, false, 1}, {FaultSkew, false, 2},
+	{FaultLateReport, false, 2}, {FaultLateView, false, 2}, {FaultOrphanPod, true, 1},
+	{FaultOrphanPod, false, 1}, {FaultForgeReport, true, 2},
+}
+
+// weightedKinds lists fault kinds with their weights in a generated schedule.
+var weightedKinds = []weightedKind{
 	{FaultKillPod, true, 3}, {FaultCrashMySQL, true, 2}, {FaultPartition, true, 4},
 	{FaultPartition, false, 2}, {FaultKillPod, false, 1}, {FaultDropLink, false, 4},
 	{FaultDelayLink, false, 2}, {FaultOperatorDown, false, 3}, {FaultSlowReplica, false, 2},
@@ -161,8 +191,12 @@ var weightedKinds = []struct {
 // GenerateSchedule draws a fault schedule for a run of c.Steps steps over
 // len(c.Roles) sites from rng. Faults overlap freely.
 func GenerateSchedule(rng *rand.Rand, c Config) Schedule {
+	kinds := weightedKinds
+	if c.RealOperator {
+		kinds = append(slices.Clone(weightedKinds), realOperatorKinds...)
+	}
 	total := 0
-	for _, w := range weightedKinds {
+	for _, w := range kinds {
 		total += w.weight
 	}
 	n := len(c.Roles)
@@ -170,10 +204,10 @@ func GenerateSchedule(rng *rand.Rand, c Config) Schedule {
 	for at := 10 + rng.IntN(30); at < c.Steps-30; at += 5 + rng.IntN(50) {
 		pick := rng.IntN(total)
 		i := 0
-		for ; pick >= weightedKinds[i].weight; i++ {
-			pick -= weightedKinds[i].weight
+		for ; pick >= kinds[i].weight; i++ {
+			pick -= kinds[i].weight
 		}
-		w := weightedKinds[i]
+		w := kinds[i]
 		f := Fault{At: at, Kind: w.kind, Site: rng.IntN(n), Dur: 2 + rng.IntN(rng.IntN(90)+1)}
 		if w.primary {
 			f.Site = Primary
@@ -184,6 +218,9 @@ func GenerateSchedule(rng *rand.Rand, c Config) Schedule {
 				f.Peer = p
 			}
 			f.Delay = 1 + rng.IntN(4)
+		}
+		if f.Kind == FaultSkew {
+			f.By = rng.IntN(121) - 60 // up to a minute either way
 		}
 		out = append(out, f.normalized())
 	}
@@ -199,10 +236,13 @@ func (f Fault) normalized() Fault {
 	if f.Kind != FaultDelayLink {
 		f.Delay = 0
 	}
+	if f.Kind != FaultSkew {
+		f.By = 0
+	}
 	switch f.Kind {
-	case FaultOperatorDown:
+	case FaultOperatorDown, FaultPauseOperator:
 		f.Site = Primary
-	case FaultPlanned, FaultReclone, FaultRestartSide:
+	case FaultPlanned, FaultReclone, FaultRestartSide, FaultSkew, FaultLateReport, FaultLateView, FaultForgeReport:
 		f.Dur = 0
 	}
 	return f

@@ -120,7 +120,7 @@ func (sc *script) world(td *datadriven.TestData) (string, error) {
 	}
 	cfg = cfg.withDefaults()
 	sc.w, sc.printed = newWorld(cfg, cfg.Schedule), 0
-	sc.w.stats.SidecarFences = map[string]int{}
+	sc.w.stats.SidecarFences, sc.w.stats.Faults = map[string]int{}, map[FaultKind]int{}
 	names := make([]string, len(cfg.Roles))
 	for i, r := range cfg.Roles {
 		names[i] = siteNames[i] + "(" + string(r) + ")"

@@ -44,7 +44,7 @@ func (o netOps) reach(name string) (*site, error) {
 	switch {
 	case !ok:
 		return nil, fmt.Errorf("site %q: %w", name, ErrUnknownSite)
-	case !s.pod || !o.w.net.call(o.w.operatorNode(), s.idx, o.w.step):
+	case !s.pod || s.frozen(o.w.step) || !o.w.net.call(o.w.operatorNode(), s.idx, o.w.step):
 		return s, fmt.Errorf("site %s: %w", name, ErrUnreachable)
 	case !s.db.up:
 		return s, fmt.Errorf("site %s: %w", name, ErrMySQLDown)

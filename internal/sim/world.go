@@ -39,10 +39,18 @@ type site struct {
 	boots     int // sidecar processes started, for their boot ids
 	// sidecarStarts is the sidecar container's restartCount in this Pod.
 	sidecarStarts int32
-	sidecar       SidecarLoop
+	// Faults of the real operator's runs (realop_faults.go): until when the
+	// site is frozen, its answers to the operator lost, its Pod orphaned;
+	// and its sidecar's and kubelet's clock offset, in steps.
+	frozenUntil, lossyUntil, orphanUntil int
+	skew                                 int
+	sidecar                              SidecarLoop
 }
 
 func (s *site) writable() bool { return s.pod && s.db.up && !s.db.readOnly }
+
+// clockOf is the time on site s's machine: the world's, off by its skew.
+func (w *World) clockOf(s *site) time.Time { return w.now().Add(time.Duration(s.skew) * StepDuration) }
 
 // World is one simulation run in progress.
 type World struct {
@@ -137,7 +145,7 @@ func (w *World) runStep() {
 // clientWrites commits a client transaction on every writable mysqld, by chance.
 func (w *World) clientWrites() {
 	for _, s := range w.sites {
-		if s.writable() && w.rng.Float64() < w.cfg.WriteChance {
+		if s.writable() && !s.frozen(w.step) && w.rng.Float64() < w.cfg.WriteChance {
 			w.commit(s)
 		}
 	}
@@ -147,11 +155,11 @@ func (w *World) clientWrites() {
 // SQL thread (unless stalled).
 func (w *World) replicate() {
 	for _, s := range w.sites {
-		if !s.pod || !s.db.up || !s.db.replicating || s.db.source < 0 {
+		if !s.pod || !s.db.up || !s.db.replicating || s.db.source < 0 || s.frozen(w.step) {
 			continue
 		}
 		src := w.sites[s.db.source]
-		if src.pod && src.db.up && w.net.stream(s.idx, src.idx, w.step) {
+		if src.pod && src.db.up && !src.frozen(w.step) && w.net.stream(s.idx, src.idx, w.step) {
 			s.db.received.raise(src.db.executed)
 		}
 		budget := applyBudget
@@ -197,22 +205,22 @@ func (w *World) applyNext(db *mysqld) bool {
 func (w *World) tickSidecars() {
 	every := steps(w.cfg.PeerCheckInterval)
 	for _, s := range w.sites {
-		if !s.pod || (w.step+s.phase)%every != 0 {
+		if !s.pod || s.frozen(w.step) || (w.step+s.phase)%every != 0 {
 			continue
 		}
 		var opView *View
 		if w.op.running() && w.net.call(s.idx, w.operatorNode(), w.step) {
-			opView = w.op.answer(s, w.now())
+			opView = w.op.answer(s, w.clockOf(s))
 		}
 		var peers []View
 		for _, p := range w.sites {
-			if p != s && p.pod && w.net.call(s.idx, p.idx, w.step) {
+			if p != s && p.pod && !p.frozen(w.step) && w.net.call(s.idx, p.idx, w.step) {
 				v := p.sidecar.Relay()
 				v.From = p.name
 				peers = append(peers, v)
 			}
 		}
-		if fence, why := s.sidecar.Tick(w.now(), opView, peers, s.writable()); fence && s.writable() {
+		if fence, why := s.sidecar.Tick(w.clockOf(s), opView, peers, s.writable()); fence && s.writable() {
 			s.db.readOnly = true
 			w.stats.SidecarFences[why]++
 			w.logf("sidecar %s fenced its mysqld (%s), view %s gen %d", s.name, why, s.sidecar.View().Active, s.sidecar.View().Generation)

@@ -1,0 +1,139 @@
+package sim
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+)
+
+// The faults only runs of the real operator draw (schedule.go's
+// realOperatorKinds). Each acts on the world, or on the real operator's
+// surroundings: its process, its API's requests, the API server's Pods.
+
+// lateKept is how many past reports and answers per site a late-report or
+// late-view fault may pick from.
+const lateKept = 8
+
+// frozen reports whether the site's processes are paused at step.
+func (s *site) frozen(step int) bool { return step < s.frozenUntil }
+
+// lossy reports whether the operator's calls to the site lose their answers at step.
+func (s *site) lossy(step int) bool { return step < s.lossyUntil }
+
+// fireReal applies a fault of the real operator's kinds; the model ignores them.
+func (w *World) fireReal(f Fault, s *site, until int) {
+	r, ok := w.op.(*realOperator)
+	if !ok {
+		w.logf("fault %s needs the real operator: ignored", f.Kind)
+		return
+	}
+	switch f.Kind {
+	case FaultPauseSite:
+		s.frozenUntil = max(s.frozenUntil, until)
+	case FaultLossyReplies:
+		s.lossyUntil = max(s.lossyUntil, until)
+	case FaultSkew:
+		s.skew = f.By
+	case FaultLateReport:
+		r.lateReport(s)
+	case FaultLateView:
+		r.lateView(s)
+	case FaultOrphanPod:
+		if s.pod {
+			s.orphanUntil = max(s.orphanUntil, until)
+		}
+	case FaultForgeReport:
+		r.forgeReports(s)
+	}
+}
+
+// thaw is a frozen site's wake-up. The real runner enforces its lease
+// before anything else on every wake (issue 13, path 5): the sim's
+// sidecar does the same, before the site's clients write again.
+func (w *World) thaw(s *site) {
+	rs, ok := s.sidecar.(*realSidecar)
+	if !ok || !s.pod {
+		return
+	}
+	if rs.wake(w.clockOf(s), s.writable()) && s.writable() {
+		s.db.readOnly = true
+		w.stats.SidecarFences["wake"]++
+		w.logf("sidecar %s fenced its mysqld on waking (lease over)", s.name)
+	}
+}
+
+// remember keeps the site's last lateKept queries and answers.
+func (r *realOperator) remember(s *site, q url.Values, v *View) {
+	k := r.sent[s.idx]
+	k.queries = append(k.queries, q)
+	k.answers = append(k.answers, v)
+	if len(k.queries) > lateKept {
+		k.queries, k.answers = k.queries[1:], k.answers[1:]
+	}
+	r.sent[s.idx] = k
+}
+
+// lateReport sends the oldest kept report of s again: a request the
+// network held back, or duplicated. The handler's answer goes nowhere.
+func (r *realOperator) lateReport(s *site) {
+	k := r.sent[s.idx]
+	if len(k.queries) == 0 || !r.serving() {
+		return
+	}
+	r.serveQuery(k.queries[0], nil)
+	r.w.logf("operator got a late copy of %s's report", s.name)
+}
+
+// lateView makes the next answer s's sidecar gets from the operator the
+// oldest kept one: an answer overtaken by later ones.
+func (r *realOperator) lateView(s *site) {
+	k := r.sent[s.idx]
+	if len(k.answers) == 0 {
+		return
+	}
+	k.late = k.answers[0]
+	r.sent[s.idx] = k
+}
+
+// forgeReports sends, for s, the report a fenced sidecar at the current
+// generation would send: once with no certificate and once with another
+// site's. Both must be refused (and counted): believed, they would
+// confirm a fence that did not happen.
+func (r *realOperator) forgeReports(s *site) {
+	if !r.serving() {
+		return
+	}
+	q := url.Values{}
+	rep := realReport(s.name, r.persisted().Generation)
+	q = rep.Query(r.key.Namespace, r.key.Name)
+	var other *site
+	for _, o := range r.w.sites {
+		if o != s {
+			other = o
+			break
+		}
+	}
+	for _, tlsFrom := range []*site{nil, other} {
+		rec := r.serveQuery(q, tlsFrom)
+		if rec.Code == http.StatusOK {
+			r.w.check.violate(InvariantForgedAccepted, "a forged report for "+s.name+" was answered 200")
+		}
+	}
+	r.w.logf("forged reports for %s sent to the operator", s.name)
+}
+
+// serving reports whether the operator's API answers now.
+func (r *realOperator) serving() bool { return r.up && r.w.step >= r.pausedUntil }
+
+// serveQuery sends GET /active-site?q, over TLS with from's certificate
+// (nil: plain HTTP), to the operator's handler.
+func (r *realOperator) serveQuery(q url.Values, from *site) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(http.MethodGet, "/active-site?"+q.Encode(), nil)
+	req.TLS = nil
+	if from != nil {
+		req.TLS = simTLS(from.name)
+	}
+	rec := httptest.NewRecorder()
+	r.http.ServeHTTP(rec, req)
+	return rec
+}
