@@ -42,6 +42,7 @@ type checker struct {
 	// that a newly writable site did not have: the history dropped it.
 	discarded  gtid.Set
 	violations []Violation
+	real       realChecks
 }
 
 func newChecker(w *World) *checker { return &checker{w: w} }
@@ -74,6 +75,9 @@ func (c *checker) afterStep() {
 	}
 	if len(ws) > 1 {
 		c.violate(InvariantOneWriter, "writable: "+strings.Join(ws, ", "))
+	}
+	if r, ok := c.w.op.(*realOperator); ok {
+		c.checkReal(r)
 	}
 	active, ok := c.w.siteByName(c.w.op.persisted().ActiveSite)
 	if !ok {
@@ -110,6 +114,7 @@ func (c *checker) beforeUnfence(s *site) {
 // afterUnfence checks the one-writer invariant at once, and records what the
 // new writer lacks as discarded.
 func (c *checker) afterUnfence(s *site) {
+	c.notePromotion(s)
 	if ws := c.writers(); len(ws) > 1 {
 		c.violate(InvariantOneWriter, fmt.Sprintf("%s unfenced while writable: %s", s.name, strings.Join(ws, ", ")))
 	}

@@ -80,7 +80,7 @@ func (r *realOperator) lateReport(s *site) {
 	if len(k.queries) == 0 || !r.serving() {
 		return
 	}
-	r.serveQuery(k.queries[0], nil)
+	r.serveQuery(k.queries[0], s)
 	r.w.logf("operator got a late copy of %s's report", s.name)
 }
 

@@ -163,6 +163,10 @@ func (l *groupLoop) accountLoss(g *v1alpha1.MysqlFailoverGroup) {
 	// writes, holds the old primary's whole history: a read from the same
 	// pass as the promotion may predate its last commits. The record's time
 	// has whole seconds, so a read counts as after it one second later.
+	if lf.From == lf.To {
+		failover.AccountLoss(st, gtid.Set{}) // the old primary is the new one: nothing to read
+		return
+	}
 	o := l.obs[lf.From]
 	if o.err != nil || o.at.IsZero() || o.at.Before(lf.Time.Add(time.Second)) || o.status.Writable() {
 		return

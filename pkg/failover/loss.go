@@ -20,6 +20,11 @@ func AccountLoss(st *v1alpha1.MysqlFailoverGroupStatus, fromExecuted gtid.Set) b
 		return false
 	}
 	lost := fromExecuted.Subtract(promoted)
+	if lf.From == lf.To {
+		// Promoted again itself (a retarget back to the old primary): it
+		// lost nothing, and what it wrote since is no loss either.
+		lost = gtid.Set{}
+	}
 	n := int64(lost.Count())
 	lf.TransactionsLost = &n
 	lf.LostGtidSet = lost.String()

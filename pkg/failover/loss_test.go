@@ -37,6 +37,14 @@ func TestAccountLoss(t *testing.T) {
 			return st
 		}(), uuidA + ":1-10", false, 0, ""},
 		{"no failover yet", v1alpha1.MysqlFailoverGroupStatus{}, uuidA + ":1-10", false, 0, ""},
+		// An emergency failover retargeted to the old primary itself: it
+		// kept every transaction it had, and its writes since are its
+		// own, not lost (found by the simulation with the real operator).
+		{"a failover back to the old primary loses nothing", func() v1alpha1.MysqlFailoverGroupStatus {
+			lf := last()
+			lf.To = lf.From
+			return v1alpha1.MysqlFailoverGroupStatus{LastFailover: lf, PromotionGtidExecuted: uuidA + ":1-8"}
+		}(), uuidA + ":1-60", true, 0, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,0 +1,69 @@
+package sim
+
+import (
+	"fmt"
+
+	"github.com/shipstream/bloodraven/pkg/gtid"
+)
+
+// Invariants only the real operator's runs check.
+const (
+	// InvariantGeneration: the persisted topology generation never goes back.
+	InvariantGeneration = "generation-monotonic"
+	// InvariantLossReported: a failover's transactionsLost, once reported,
+	// counts exactly the acknowledged transactions of the old primary the
+	// new one did not hold when it was made writable.
+	InvariantLossReported = "loss-reported-exactly"
+)
+
+// realChecks is the checker's state for the real operator's invariants.
+type realChecks struct {
+	generation int64
+	// promotedWith is each site's executed set when it was last made
+	// writable; checked records the failovers whose loss was checked.
+	promotedWith map[string]gtid.Set
+	checked      map[int64]bool
+}
+
+// notePromotion remembers what s held when it became writable.
+func (c *checker) notePromotion(s *site) {
+	if c.real.promotedWith == nil {
+		c.real.promotedWith, c.real.checked = map[string]gtid.Set{}, map[int64]bool{}
+	}
+	c.real.promotedWith[s.name] = s.db.executed.set(c.w.uuids)
+}
+
+// checkReal checks the real operator's persisted status after a step.
+func (c *checker) checkReal(r *realOperator) {
+	g := r.current()
+	st := &g.Status
+	if st.TopologyGeneration < c.real.generation {
+		c.violate(InvariantGeneration, fmt.Sprintf("generation %d after %d", st.TopologyGeneration, c.real.generation))
+	}
+	c.real.generation = max(c.real.generation, st.TopologyGeneration)
+	for _, h := range st.FailoverHistory {
+		if h.TransactionsLost == nil || h.Generation == 0 || c.real.checked[h.Generation] {
+			continue
+		}
+		if c.real.checked == nil {
+			c.real.checked = map[int64]bool{}
+		}
+		c.real.checked[h.Generation] = true
+		from, ok1 := c.w.siteByName(h.From)
+		to, ok2 := c.w.siteByName(h.To)
+		base, ok3 := c.real.promotedWith[h.To]
+		if !ok1 || !ok2 || !ok3 || !from.db.up || !from.pod {
+			continue // nothing to compare with: the truth is gone with the server
+		}
+		// The old primary's own transactions the new one lacked: anything
+		// it holds of other servers came through replication.
+		own := make(txs, len(from.db.executed))
+		own[from.idx] = from.db.executed[from.idx]
+		truth := own.set(c.w.uuids).Subtract(base)
+		_ = to
+		if int64(truth.Count()) != *h.TransactionsLost {
+			c.violate(InvariantLossReported, fmt.Sprintf("failover %s -> %s (generation %d) reports %d lost, truly %d (%s)",
+				h.From, h.To, h.Generation, *h.TransactionsLost, truth.Count(), truth))
+		}
+	}
+}
