@@ -9,7 +9,7 @@
 //     so a hung site never delays the others, and feeds the per-site
 //     topology.Debouncer;
 //   - builds topology.Input, judging unreachable sites with
-//     failover.ConfirmFence over the sidecar reports the /active-site API
+//     topology.ConfirmFence over the sidecar reports the /active-site API
 //     recorded (Registry);
 //   - decides with topology.Decide and acts: fence extra writers, run the
 //     emergency failover (pkg/failover), re-assert the active site, or keep
@@ -51,7 +51,7 @@
 // publishes the accepted public keys to every group namespace. A sidecar's
 // report counts as fence evidence only when it echoes a view this process
 // served at or after the failure was first seen, by the views' sequence
-// numbers rather than any clock (registry_seq.go, failover.Report.ObservedAfter),
+// numbers rather than any clock (registry_seq.go, topology.Report.ObservedAfter),
 // and the Registry ends a run of reports when the sidecar process may have
 // changed (a new boot id, or a Pod listing that differs from the previous
 // one: a new Pod UID, or a sidecar restart count or start that changed).

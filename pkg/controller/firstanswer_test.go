@@ -109,7 +109,7 @@ func TestNeverAnsweredActiveSite(t *testing.T) {
 				}
 				l.recordSites(g) // every pass records, as the loop does
 			}
-			ev := func(site string) failover.Evidence { return failover.Evidence{Site: site, Now: t0} }
+			ev := func(site string) topology.Evidence { return topology.Evidence{Site: site, Now: t0} }
 			var in topology.Input
 			in.ActiveSite, in.Generation, in.Now = "iad", c.gen, t0
 			for _, s := range g.Spec.Sites {

@@ -182,7 +182,7 @@ func (l *groupLoop) buildPass(g *v1alpha1.MysqlFailoverGroup) (failover.Pass, er
 		MaxLag: l.op.opts.MaxLag, Now: now}
 	settings := failover.SettingsFor(g, l.op.opts.failoverSettings())
 	p := failover.Pass{Group: g, Settings: settings,
-		Evidence: func(site string) failover.Evidence { return l.evidence(g, site, settings) },
+		Evidence: func(site string) topology.Evidence { return l.evidence(g, site, settings) },
 		Sidecar: func(site string) (int64, bool) {
 			return l.op.registry.Generation(l.key, site, settings.LeaseTimeout)
 		},

@@ -8,9 +8,6 @@ import (
 	"github.com/shipstream/bloodraven/pkg/topology"
 )
 
-// ConfirmedByProbe says the old primary was observed read-only.
-const ConfirmedByProbe = "observed-read-only"
-
 // Pass is one poll pass as the sequence sees it. The caller builds Input from
 // its fresh observations and persisted status, and Decision with topology.Decide.
 type Pass struct {
@@ -20,7 +17,7 @@ type Pass struct {
 	Input    topology.Input
 	Decision topology.Decision
 	// Evidence returns what the operator knows about whether site can write.
-	Evidence func(site string) Evidence
+	Evidence func(site string) topology.Evidence
 	// Sidecar returns the generation the site's sidecar was last seen holding,
 	// and whether that sidecar is live (reported within its lease). A live
 	// sidecar that does not hold the generation naming its site would fence

@@ -20,16 +20,16 @@ import (
 func (e *Emergency) fence(ctx context.Context, p Pass, it *v1alpha1.FailoverIntent, gated *bool) (string, error) {
 	from, _ := p.Input.Site(it.From)
 	ev := e.evidence(p, it.From)
-	confirmed, by := ConfirmFence(ev)
+	confirmed, by := topology.ConfirmFence(ev)
 	if it.From != it.To && !confirmed && from.State != v1alpha1.StateReadOnly {
 		cctx, cancel := context.WithTimeout(ctx, p.Settings.FenceTimeout)
 		if e.env.DB.Fence(cctx, it.From) == nil {
-			confirmed, by = true, ConfirmedBySQL
+			confirmed, by = true, topology.ConfirmedBySQL
 			RecordFenced(&p.Group.Status, it.From)
 		}
 		cancel()
 	}
-	if dl, ok := LeaseDeadline(ev); ok && it.From != it.To {
+	if dl, ok := topology.LeaseDeadline(ev); ok && it.From != it.To {
 		deadline := metav1.NewTime(dl).Rfc3339Copy()
 		it.FenceDeadline = &deadline
 	}
@@ -37,7 +37,7 @@ func (e *Emergency) fence(ctx context.Context, p Pass, it *v1alpha1.FailoverInte
 		return why, e.persist(ctx, p) // skipped by the persister when nothing changed
 	}
 	if !confirmed {
-		by = ConfirmedByProbe
+		by = topology.ConfirmedByProbe
 	}
 	it.FenceConfirmedBy = by
 	it.Step = v1alpha1.StepPromoting
@@ -45,9 +45,9 @@ func (e *Emergency) fence(ctx context.Context, p Pass, it *v1alpha1.FailoverInte
 	return "", e.persist(ctx, p)
 }
 
-func (e *Emergency) evidence(p Pass, site string) Evidence {
+func (e *Emergency) evidence(p Pass, site string) topology.Evidence {
 	if p.Evidence == nil {
-		return Evidence{Site: site, Active: p.Group.Status.ActiveSite}
+		return topology.Evidence{Site: site, Active: p.Group.Status.ActiveSite}
 	}
 	return p.Evidence(site)
 }
