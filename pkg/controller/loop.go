@@ -204,7 +204,6 @@ func (l *groupLoop) buildPass(g *v1alpha1.MysqlFailoverGroup) (failover.Pass, er
 	if err != nil {
 		return p, err
 	}
-	d = neverAnsweredDecision(d, d.Active, l.answeredOnce(g, d.Active))
 	d = adminFenceDecision(in, d)
 	p.Input, p.Decision = in, d
 	return p, nil

@@ -72,7 +72,7 @@ func (l *groupLoop) observe(ctx context.Context, g *v1alpha1.MysqlFailoverGroup,
 			l.log.Error(err, "debounce", "site", s.Name)
 			continue
 		}
-		if changed && state == shownState(state, l.answeredOnce(g, s.Name)) {
+		if changed && state == topology.ShownState(state, !l.answeredOnce(g, s.Name)) {
 			l.op.notifier.Event(g, failover.EventNormal, v1alpha1.EventSiteStateChanged,
 				fmt.Sprintf("site %s is %s", s.Name, state))
 		}
@@ -192,8 +192,8 @@ func (l *groupLoop) siteView(g *v1alpha1.MysqlFailoverGroup, s v1alpha1.Site, ev
 	if !o.at.IsZero() {
 		fresh = o.probe()
 	}
-	state := topology.WithFreshProbe(shownState(d.State(), l.answeredOnce(g, s.Name)), fresh)
-	v := topology.SiteView{Name: s.Name, Role: s.Role, State: state, Stale: o.err != nil}
+	v := topology.SiteView{Name: s.Name, Role: s.Role, State: topology.WithFreshProbe(d.State(), fresh),
+		NeverAnswered: !l.answeredOnce(g, s.Name), Stale: o.err != nil}
 	for _, rec := range g.Status.Sites {
 		if rec.Name == s.Name {
 			v.Diverged = rec.DivergentGtid != ""

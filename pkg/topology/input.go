@@ -47,6 +47,12 @@ type SiteView struct {
 	// replica holding more of the active server's own transactions than the
 	// active site's snapshot is ahead of that snapshot, not diverged.
 	ServerID string
+	// NeverAnswered is true when the site has not answered a single probe
+	// since its group was created, as far as the caller knows (its own
+	// probes and the persisted status): Decide shows it unknown while it is
+	// unreachable, so a site that never served is never failed over from
+	// (ShownState, neveranswered.go).
+	NeverAnswered bool
 	// AdminFenced is true when an administrator fenced the site; it is never
 	// promoted nor re-asserted while fenced.
 	AdminFenced bool
