@@ -199,12 +199,11 @@ func (l *groupLoop) buildPass(g *v1alpha1.MysqlFailoverGroup) (failover.Pass, er
 		in.Sites = append(in.Sites, l.siteView(g, s, p.Evidence))
 	}
 	l.adminFence(g, &in)
-	in = topology.Judge(in) // sites outside the history count as diverged for every reader of the pass
+	in = topology.Judge(in) // every reader of the pass sees the sites as Decide does
 	d, err := topology.Decide(in)
 	if err != nil {
 		return p, err
 	}
-	d = adminFenceDecision(in, d)
 	p.Input, p.Decision = in, d
 	return p, nil
 }

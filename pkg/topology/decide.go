@@ -15,7 +15,7 @@ import (
 // In order: extra writers are fenced first (FenceExtraWriters, or SplitBrain
 // when no active site is recorded); then every site unreachable is TotalLoss;
 // then the active site's state picks the branch: writable gives Healthy or
-// Degraded, read-only gives NoPrimary (or the promotion of a failover in
+// Degraded (or, fenced by an administrator, the fence of it), read-only gives NoPrimary (or the promotion of a failover in
 // flight), unknown waits (Degraded/NotReady), and unreachable leads to
 // Failover or FailoverBlocked.
 //

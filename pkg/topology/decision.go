@@ -66,6 +66,10 @@ type Decision struct {
 	// outside the authority's history (see judgeHistory). The caller marks
 	// them diverged: they never rejoin and are never made writable.
 	Errant []Divergence
+	// AdminFence is true when the active site, fenced by an administrator
+	// while it still writes, is to be fenced by SQL (Fence names it); the
+	// decision is then FailoverBlocked/AdminFenced, and nothing else is done.
+	AdminFence bool
 	// Wanted is, for FailoverBlocked, the kind that was blocked.
 	Wanted Kind
 	// RetryAfter is, for a cooldown block, when the cooldown ends.
