@@ -47,15 +47,6 @@ func (p Pass) gateFresh(ctx context.Context, fresh time.Time) error {
 	return p.MayMakeWritable(ctx, fresh)
 }
 
-// Starts reports whether d asks for an emergency failover to begin: a
-// Failover, or one blocked only because an old primary is not yet confirmed
-// fenced (its intent is then published so that sidecars fence by view).
-func Starts(d topology.Decision) bool {
-	return d.Kind == topology.KindFailover ||
-		(d.Kind == topology.KindFailoverBlocked && d.Wanted == topology.KindFailover &&
-			d.Reason == v1alpha1.ReasonFenceUnconfirmed && d.Target != "")
-}
-
 // PlannedInFlight reports whether a planned failover holds the topology:
 // its status block is in a phase PlannedHolds names (Draining through
 // Resuming). Automatic evaluation pauses then. A Deferred request holds
@@ -69,7 +60,8 @@ func InFlight(st *v1alpha1.MysqlFailoverGroupStatus) *topology.Intent {
 	if st.Failover == nil {
 		return nil
 	}
-	return &topology.Intent{From: st.Failover.From, To: st.Failover.To, Generation: st.Failover.Generation}
+	return &topology.Intent{From: st.Failover.From, To: st.Failover.To, Generation: st.Failover.Generation,
+		Step: st.Failover.Step}
 }
 
 // SiteRecord returns the status record of site, adding one when missing.

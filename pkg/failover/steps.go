@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -33,7 +32,7 @@ func (e *Emergency) fence(ctx context.Context, p Pass, it *v1alpha1.FailoverInte
 		deadline := metav1.NewTime(dl).Rfc3339Copy()
 		it.FenceDeadline = &deadline
 	}
-	if ok, why := promotable(p, it, confirmed); !ok {
+	if ok, why := p.Decision.Promotes(it.From, it.To, confirmed); !ok {
 		return why, e.persist(ctx, p) // skipped by the persister when nothing changed
 	}
 	if !confirmed {
@@ -52,24 +51,6 @@ func (e *Emergency) evidence(p Pass, site string) topology.Evidence {
 	return p.Evidence(site)
 }
 
-// promotable reads the pass's decision: the target may be made writable when
-// Decide asks for exactly this failover, or when the only site it found
-// unconfirmed is the old primary and that one is confirmed now (fenced by SQL
-// this pass, or past its lease deadline now that the intent is published).
-func promotable(p Pass, it *v1alpha1.FailoverIntent, fromConfirmed bool) (bool, string) {
-	d := p.Decision
-	switch {
-	case d.Target != it.To:
-		return false, fmt.Sprintf("decision %s does not promote %s: %s", d, it.To, d.Message)
-	case d.Kind == topology.KindFailover:
-		return true, ""
-	case fromConfirmed && d.Kind == topology.KindFailoverBlocked && d.Reason == v1alpha1.ReasonFenceUnconfirmed &&
-		slices.Equal(d.Unconfirmed, []string{it.From}):
-		return true, ""
-	}
-	return false, d.Message
-}
-
 // promote drains the target's relay log (bounded) and makes it writable. A
 // target already writable was promoted before a restart: its set is recorded.
 func (e *Emergency) promote(ctx context.Context, p Pass, it *v1alpha1.FailoverIntent, gated bool) (string, error) {
@@ -79,7 +60,7 @@ func (e *Emergency) promote(ctx context.Context, p Pass, it *v1alpha1.FailoverIn
 		return "", e.promoted(ctx, p, it, to.Executed)
 	}
 	if !gated {
-		if ok, why := promotable(p, it, false); !ok {
+		if ok, why := p.Decision.Promotes(it.From, it.To, false); !ok {
 			return why, nil
 		}
 	}

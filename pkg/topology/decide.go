@@ -30,7 +30,7 @@ func Decide(in Input) (Decision, error) {
 	in = shown(in)
 	active := authority(in)
 	in, errant := judgeHistory(in, active)
-	d := decide(in, active)
+	d := withSequence(in, decide(in, active))
 	d.Errant = errant
 	return d, nil
 }

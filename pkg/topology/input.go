@@ -95,6 +95,8 @@ type Intent struct {
 	From       string
 	To         string
 	Generation int64
+	// Step is the step the failover's sequence persisted last.
+	Step v1alpha1.FailoverStep
 }
 
 // Input is one snapshot of a failover group, everything Decide looks at.
