@@ -207,6 +207,4 @@ func (s SiteView) mayWrite() bool {
 }
 
 // candidateRole reports whether the site may be promoted.
-func (s SiteView) candidateRole() bool {
-	return s.Role == "" || s.Role == v1alpha1.RolePrimaryCandidate
-}
+func (s SiteView) candidateRole() bool { return primaryCandidate(s.Role) }
