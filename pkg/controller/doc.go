@@ -10,16 +10,19 @@
 //     topology.Debouncer;
 //   - builds topology.Input, judging unreachable sites with
 //     topology.ConfirmFence over the sidecar reports the /active-site API
-//     recorded (Registry);
-//   - decides with topology.Decide and acts: fence extra writers, run the
-//     emergency failover (pkg/failover), re-assert the active site, or keep
-//     replicas pointed at the active site;
+//     recorded (Registry), and marking the facts Decide's rules read: sites
+//     that never answered (firstanswer.go) and sites an administrator fenced
+//     (adminfence.go);
+//   - decides with topology.Decide, used as it is (the loop never rewrites
+//     a Decision), and acts: fence extra writers or the admin-fenced active
+//     site, run the emergency failover (pkg/failover), re-assert the active
+//     site, or keep replicas pointed at the active site;
 //   - writes status through one patch helper (optimistic lock, skipped when
 //     nothing changed), and records conditions, Events and metrics.
 //
-// The first start of a group (no status.activeSite) makes the first
-// primary-candidate site active at generation 1; the loop then makes it
-// writable and points the others at it.
+// The first start of a group (no status.activeSite) makes
+// topology.BootstrapSite (the first primary-candidate site) active at
+// generation 1; the loop then makes it writable and points the others at it.
 //
 // A planned-failover request (the annotation) is run by failover.Planned in
 // the group's loop (planned.go): one phase per pass, the next pass at once
