@@ -9,27 +9,6 @@ import (
 
 func never(s SiteView) SiteView { return with(s, func(v *SiteView) { v.NeverAnswered = true }) }
 
-// TestShownState is the mapping itself: only an unreachable site that never
-// answered is shown otherwise, as unknown.
-func TestShownState(t *testing.T) {
-	for _, c := range []struct {
-		name  string
-		state v1alpha1.SiteState
-		never bool
-		want  v1alpha1.SiteState
-	}{
-		{"never answered, unreachable: unknown", v1alpha1.StateUnreachable, true, v1alpha1.StateUnknown},
-		{"answered once, unreachable: unreachable", v1alpha1.StateUnreachable, false, v1alpha1.StateUnreachable},
-		{"never answered, unknown: unknown", v1alpha1.StateUnknown, true, v1alpha1.StateUnknown},
-		{"writable", v1alpha1.StateWritable, false, v1alpha1.StateWritable},
-		{"read-only", v1alpha1.StateReadOnly, false, v1alpha1.StateReadOnly},
-	} {
-		if got := ShownState(c.state, c.never); got != c.want {
-			t.Errorf("%s: ShownState(%s, %v) = %s, want %s", c.name, c.state, c.never, got, c.want)
-		}
-	}
-}
-
 // TestDecideNeverAnswered: Decide honours SiteView.NeverAnswered. An active
 // site that never answered is not failed over from, and the decision says
 // why; a peer that never answered is not ready rather than down; a group
