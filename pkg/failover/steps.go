@@ -162,19 +162,14 @@ func (e *Emergency) repoint(ctx context.Context, p Pass, it *v1alpha1.FailoverIn
 	return e.complete(ctx, p, it)
 }
 
-// repointReplicas points every site but target that this pass saw
-// reachable, read-only, not diverged and holding nothing the promoted set
-// lacks at target. Best effort: the poll loop's maintenance retries.
-// Emergency and planned failovers share it.
+// repointReplicas points the sites topology.Followers names at target.
+// Best effort: the poll loop's maintenance retries. Emergency and planned
+// failovers share it.
 func repointReplicas(ctx context.Context, db DB, p Pass, target string) {
 	promoted, _ := gtid.ParseSet(p.Group.Status.PromotionGtidExecuted)
-	for _, s := range p.Input.Sites {
-		if s.Name == target || s.State != v1alpha1.StateReadOnly || s.Diverged ||
-			!gtid.Errant(s.Executed, promoted).IsEmpty() {
-			continue
-		}
+	for _, site := range topology.Followers(p.Input, target, promoted) {
 		cctx, cancel := context.WithTimeout(ctx, p.Settings.CallTimeout)
-		_ = db.ReplicateFrom(cctx, s.Name, target)
+		_ = db.ReplicateFrom(cctx, site, target)
 		cancel()
 	}
 }

@@ -12,6 +12,7 @@
 //     retarget, promote now or once the old primary is confirmed
 //     (Decision.Start, Retarget, Promote, PromoteOnceFenced, Promotes;
 //     sequence.go);
+//   - the sites that follow a new primary after a failover (Followers);
 //   - the site a new group starts on (BootstrapSite).
 //
 // It does no I/O, starts no goroutines and never reads the wall clock: every
