@@ -20,7 +20,7 @@
 // acting through SiteOps (pkg/mysql's domain verbs) on the persisted Status. The
 // package ships its own model of each behind those interfaces (LeaseSidecar,
 // DesignConfirmer, ModelEmergency, ModelPlanned), and adapters running the real
-// pkg/sidecar Loop and pkg/failover ConfirmFence (UseRealCode).
+// pkg/sidecar Loop and pkg/topology ConfirmFence (UseRealCode).
 //
 // Breakage deliberately breaks one rule at a time; the tests use it to prove
 // that each invariant can fail, so that clean runs mean something.

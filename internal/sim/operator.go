@@ -196,7 +196,7 @@ func (o *operator) input(now time.Time) topology.Input {
 		Promoted:        o.st.PromotionExecuted,
 		PlannedInFlight: o.st.Planned.Guard(), Cooldown: o.w.cfg.Cooldown, MaxLag: maxLag, Now: now}
 	if it := o.st.Intent; it != nil {
-		in.InFlight = &topology.Intent{From: it.From, To: it.To, Generation: it.Generation}
+		in.InFlight = &topology.Intent{From: it.From, To: it.To, Generation: it.Generation, Step: it.Step}
 	}
 	for i, s := range o.w.sites {
 		rec, last := o.st.Sites[i], o.mem.last[i]

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
-	"github.com/shipstream/bloodraven/pkg/failover"
 	"github.com/shipstream/bloodraven/pkg/protocol"
 	"github.com/shipstream/bloodraven/pkg/sidecar"
+	"github.com/shipstream/bloodraven/pkg/topology"
 )
 
 // simGroup names the simulated failover group in views; simOperator is the
@@ -196,26 +196,26 @@ func (c *sigCache) Verify(v v1alpha1.ActiveSiteView) error {
 	return err
 }
 
-// RealConfirmer is a FenceConfirmer that applies pkg/failover's ConfirmFence.
+// RealConfirmer is a FenceConfirmer that applies pkg/topology's ConfirmFence.
 // A fresh read-only or mysqld-down observation stands for the sidecar's report.
 type RealConfirmer struct{}
 
 // Confirm implements FenceConfirmer.
 func (RealConfirmer) Confirm(ev Evidence) (bool, string) {
-	fe := failover.Evidence{Site: ev.Site, Now: ev.Now, Active: ev.Active, Operator: simOperator, FailingSince: ev.FailingSince,
+	fe := topology.Evidence{Site: ev.Site, Now: ev.Now, Active: ev.Active, Operator: simOperator, FailingSince: ev.FailingSince,
 		FailingSeq: simSeq(ev.FailingSince), LastContact: ev.LastContact, PodGone: ev.PodGone,
 		LeaseTimeout: ev.LeaseTimeout, PeerCheckInterval: ev.PeerCheckInterval}
 	if ev.ObservedSafeAt.After(ev.UnfencedAt) {
 		// The sidecar read mysqld after receiving a view the operator served
 		// at ObservedSafeAt (the sim's report is about that read).
-		fe.Report = &failover.Report{At: ev.ObservedSafeAt, Generation: ev.Generation, Fenced: true,
+		fe.Report = &topology.Report{At: ev.ObservedSafeAt, Generation: ev.Generation, Fenced: true,
 			ViewOperator: simOperator, ViewSeq: simSeq(ev.ObservedSafeAt)}
 	}
 	for _, p := range ev.Peers {
-		fe.Peers = append(fe.Peers, failover.PeerAdoption{Site: p.Site, PodGone: p.PodGone, GoneAt: p.GoneAt,
+		fe.Peers = append(fe.Peers, topology.PeerAdoption{Site: p.Site, PodGone: p.PodGone, GoneAt: p.GoneAt,
 			Adopted: p.Adopted, At: p.At})
 	}
-	return failover.ConfirmFence(fe)
+	return topology.ConfirmFence(fe)
 }
 
 // simSeq numbers the sim operator's views by the simulated time they were

@@ -37,7 +37,7 @@ const realAdoptionWait = 10 * time.Second
 func (r *RealEmergency) Step(c *Cycle) {
 	r.glue.c = c
 	p := failover.Pass{Group: groupOf(c), Input: c.Input, Decision: c.Decision,
-		Evidence: func(site string) failover.Evidence { return failover.Evidence{Site: site, Active: site} },
+		Evidence: func(site string) topology.Evidence { return topology.Evidence{Site: site, Active: site} },
 		Sidecar:  func(site string) (int64, bool) { return c.SidecarGeneration(site), true },
 		Settings: failover.Settings{DrainTimeout: c.Settings.DrainTimeout, AdoptionWait: realAdoptionWait}}
 	if _, err := r.e.Advance(context.Background(), p); err != nil {

@@ -39,7 +39,7 @@ func NewRealPlanned() *RealPlanned {
 func (r *RealPlanned) Step(c *Cycle) {
 	r.glue.c = c
 	p := failover.Pass{Group: r.glue.group(c), Input: c.Input, Decision: c.Decision,
-		Evidence: func(site string) failover.Evidence { return failover.Evidence{Site: site, Active: site} },
+		Evidence: func(site string) topology.Evidence { return topology.Evidence{Site: site, Active: site} },
 		Sidecar:  func(site string) (int64, bool) { return c.SidecarGeneration(site), true },
 		Settings: failover.Settings{DrainTimeout: c.Settings.DrainTimeout, AdoptionWait: realAdoptionWait}}
 	if _, err := r.m.Step(context.Background(), p); err != nil {

@@ -31,7 +31,7 @@ func TestSimSeeds(t *testing.T) {
 }
 
 // TestSimRealCode runs seeds with pkg/sidecar's Loop as every sidecar and
-// pkg/failover's ConfirmFence as the operator's fence confirmation.
+// pkg/topology's ConfirmFence as the operator's fence confirmation.
 func TestSimRealCode(t *testing.T) {
 	sum, err := RunSeeds(*flagFirst, *flagReal, *flagSteps, UseRealCode)
 	if err != nil {

@@ -27,7 +27,7 @@ func (l *groupLoop) act(ctx context.Context, p failover.Pass) {
 		// A planned failover owns the topology: only plannedAct acts on it.
 	case d.Kind == topology.KindFenceExtraWriters || d.Kind == topology.KindSplitBrain:
 		err = l.fenceExtras(ctx, p)
-	case st.Failover != nil || failover.Starts(d):
+	case st.Failover != nil || d.Start:
 		var out failover.Outcome
 		out, err = l.emergency.Advance(ctx, p)
 		l.afterEmergency(g, out)

@@ -14,11 +14,12 @@ import (
 
 // Administrator fencing: the group's fenced-sites annotation
 // (v1alpha1.FencedSitesAnnotation) names sites an administrator took out of
-// service. The loop marks their SiteViews AdminFenced, so Decide never
-// promotes nor re-asserts them. A fenced active site that still writes is
-// fenced by SQL (the ordinary fence verb) and the group waits, not Ready,
-// until the annotation no longer names it; then the ordinary re-assertion
-// makes it writable again. No other site is promoted because of the fence.
+// service. The loop marks their SiteViews AdminFenced; the rule is
+// topology's (adminfence.go there): Decide never promotes nor re-asserts
+// them, and asks (Decision.AdminFence) for a fenced active site that still
+// writes to be fenced by SQL, which adminFenceAct does with the ordinary
+// fence verb. The group waits, not Ready, until the annotation no longer
+// names it; then the ordinary re-assertion makes it writable again.
 
 // parseFencedSites reads the annotation's value: site names separated by
 // commas, nothing trimmed or case-folded. It returns the named sites of the
@@ -66,39 +67,12 @@ func (l *groupLoop) adminFence(g *v1alpha1.MysqlFailoverGroup, in *topology.Inpu
 			strings.Join(quoted, ", ")))
 }
 
-// adminFenceDecision replaces a Healthy or Degraded decision whose active
-// site is admin-fenced and still writable: the active site is to be fenced
-// (Fence) and the group reports the re-assertion blocked by the fence. Any
-// other decision is returned as is: once the site is read-only, Decide
-// itself blocks its re-assertion with ReasonAdminFenced.
-func adminFenceDecision(in topology.Input, d topology.Decision) topology.Decision {
-	if d.Kind != topology.KindHealthy && d.Kind != topology.KindDegraded {
-		return d
-	}
-	if in.ActiveSite == "" || in.InFlight != nil || in.PlannedInFlight {
-		return d
-	}
-	a, ok := in.Site(in.ActiveSite)
-	if !ok || !a.AdminFenced || a.State != v1alpha1.StateWritable {
-		return d
-	}
-	return topology.Decision{Kind: topology.KindFailoverBlocked, Reason: v1alpha1.ReasonAdminFenced,
-		Wanted: topology.KindNoPrimary, Active: d.Active, Target: a.Name, Fence: []string{a.Name},
-		Message: fmt.Sprintf("active site %s is fenced by an administrator (%s): it is made read-only and no other site is promoted",
-			a.Name, v1alpha1.FencedSitesAnnotation)}
-}
-
-// isAdminFence reports whether d is adminFenceDecision's fence of the active site.
-func isAdminFence(d topology.Decision) bool {
-	return d.Kind == topology.KindFailoverBlocked && d.Reason == v1alpha1.ReasonAdminFenced && len(d.Fence) > 0
-}
-
 // adminFenceAct fences the admin-fenced active site by SQL when the pass's
 // decision says so, and reports whether it was the pass's operation. The
 // site is marked held read-only only when the fence succeeded.
 func (l *groupLoop) adminFenceAct(ctx context.Context, p failover.Pass) bool {
 	d := p.Decision
-	if !isAdminFence(d) {
+	if !d.AdminFence {
 		return false
 	}
 	g := p.Group

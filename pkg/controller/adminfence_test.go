@@ -103,31 +103,13 @@ func TestAdminFencedSiteViews(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			d = adminFenceDecision(in, d)
 			if d.Kind != tc.kind || d.Reason != tc.reason || d.Target != tc.target || !slices.Equal(d.Fence, tc.fence) ||
 				d.Wanted != tc.wantedK {
 				t.Fatalf("decision %s, want %s/%s target=%s fence=%v wanted=%s", d, tc.kind, tc.reason, tc.target, tc.fence, tc.wantedK)
 			}
-			if isAdminFence(d) != (len(tc.fence) > 0) {
-				t.Fatalf("isAdminFence(%s) = %v", d, isAdminFence(d))
+			if d.AdminFence != (len(tc.fence) > 0) {
+				t.Fatalf("%s: AdminFence = %v", d, d.AdminFence)
 			}
 		})
-	}
-}
-
-// A fenced active site is not fenced by the loop while a failover or a
-// planned failover holds the topology.
-func TestAdminFenceDecisionLeavesHeldTopologyAlone(t *testing.T) {
-	base := topology.Input{Sites: views(v1alpha1.StateWritable), ActiveSite: "iad", Generation: 2}
-	markAdminFenced(base.Sites, map[string]bool{"iad": true})
-	healthy := topology.Decision{Kind: topology.KindHealthy, Reason: v1alpha1.ReasonHealthy, Active: "iad"}
-	planned := base
-	planned.PlannedInFlight = true
-	inflight := base
-	inflight.InFlight = &topology.Intent{From: "pdx", To: "iad", Generation: 2}
-	for name, in := range map[string]topology.Input{"planned": planned, "in flight": inflight} {
-		if d := adminFenceDecision(in, healthy); d.Kind != topology.KindHealthy {
-			t.Errorf("%s: %s, want the decision unchanged", name, d)
-		}
 	}
 }

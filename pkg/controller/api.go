@@ -17,7 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
-	"github.com/shipstream/bloodraven/pkg/failover"
+	"github.com/shipstream/bloodraven/pkg/topology"
 )
 
 // API serves the topology protocol's GET /active-site, plus /healthz and /readyz.
@@ -76,7 +76,7 @@ func (a *API) leader() bool {
 type activeRequest struct {
 	group  types.NamespacedName
 	site   string
-	report *failover.Report
+	report *topology.Report
 }
 
 func (a *API) activeSite(w http.ResponseWriter, req *http.Request) {
@@ -152,7 +152,7 @@ func parseActiveRequest(req *http.Request) (activeRequest, error) {
 		return ar, fmt.Errorf("%w: %s and %s are required", ErrBadRequest, v1alpha1.QueryNamespace, v1alpha1.QueryGroup)
 	}
 	ar.site = q.Get(v1alpha1.QuerySite)
-	rep := &failover.Report{}
+	rep := &topology.Report{}
 	if s := q.Get(v1alpha1.QueryGeneration); s != "" {
 		n, err := strconv.ParseInt(s, 10, 64)
 		if err != nil || !reportableGeneration(n) {
@@ -200,7 +200,7 @@ const (
 // a sidecar sends all three to stay readable by an operator older than
 // viewSeq. viewObservedAt is checked but kept nowhere: a wall clock can
 // step, so it is never evidence (registry_seq.go).
-func parseEcho(q url.Values, rep *failover.Report) error {
+func parseEcho(q url.Values, rep *topology.Report) error {
 	rep.Boot, rep.ViewOperator = q.Get(v1alpha1.QueryBoot), q.Get(v1alpha1.QueryViewOperator)
 	if len(rep.Boot) > maxIDLen || len(rep.ViewOperator) > maxIDLen {
 		return fmt.Errorf("%w: %s or %s longer than %d", ErrBadRequest, v1alpha1.QueryBoot, v1alpha1.QueryViewOperator, maxIDLen)

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/shipstream/bloodraven/pkg/failover"
+	"github.com/shipstream/bloodraven/pkg/topology"
 )
 
 // Reasons a report is refused for what it says rather than who sent it;
@@ -21,8 +21,8 @@ const (
 
 // checkEcho refuses a report that echoes a Seq this process never served
 // under its own id. An echo of another process's view is not checked: it
-// is never evidence (failover.Report.ObservedAfter).
-func (a *API) checkEcho(rep *failover.Report) error {
+// is never evidence (topology.Report.ObservedAfter).
+func (a *API) checkEcho(rep *topology.Report) error {
 	if rep == nil || rep.ViewOperator != a.Registry.OperatorID() || rep.ViewSeq == 0 || a.Registry.Served(rep.ViewSeq) {
 		return nil
 	}

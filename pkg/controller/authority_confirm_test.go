@@ -11,7 +11,6 @@ import (
 	"k8s.io/client-go/tools/events"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
-	"github.com/shipstream/bloodraven/pkg/failover"
 	"github.com/shipstream/bloodraven/pkg/topology"
 )
 
@@ -52,7 +51,7 @@ func TestConfirmAuthorityRefusals(t *testing.T) {
 			l.op.client, l.op.reader = cl, cl
 			l.op.registry = NewRegistry(func() time.Time { return t0 })
 			l.key = types.NamespacedName{Namespace: g.Namespace, Name: g.Name}
-			l.op.registry.noteReport(l.key, "a", failover.Report{Generation: c.reported})
+			l.op.registry.noteReport(l.key, "a", topology.Report{Generation: c.reported})
 			l.patcher = &statusPatcher{c: cl, reader: cl}
 			g = readGroup(t, cl)
 			l.patcher.reset(g)

@@ -9,17 +9,20 @@
 //     so a hung site never delays the others, and feeds the per-site
 //     topology.Debouncer;
 //   - builds topology.Input, judging unreachable sites with
-//     failover.ConfirmFence over the sidecar reports the /active-site API
-//     recorded (Registry);
-//   - decides with topology.Decide and acts: fence extra writers, run the
-//     emergency failover (pkg/failover), re-assert the active site, or keep
-//     replicas pointed at the active site;
+//     topology.ConfirmFence over the sidecar reports the /active-site API
+//     recorded (Registry), and marking the facts Decide's rules read: sites
+//     that never answered (firstanswer.go) and sites an administrator fenced
+//     (adminfence.go);
+//   - decides with topology.Decide, used as it is (the loop never rewrites
+//     a Decision), and acts: fence extra writers or the admin-fenced active
+//     site, run the emergency failover (pkg/failover), re-assert the active
+//     site, or keep replicas pointed at the active site;
 //   - writes status through one patch helper (optimistic lock, skipped when
 //     nothing changed), and records conditions, Events and metrics.
 //
-// The first start of a group (no status.activeSite) makes the first
-// primary-candidate site active at generation 1; the loop then makes it
-// writable and points the others at it.
+// The first start of a group (no status.activeSite) makes
+// topology.BootstrapSite (the first primary-candidate site) active at
+// generation 1; the loop then makes it writable and points the others at it.
 //
 // A planned-failover request (the annotation) is run by failover.Planned in
 // the group's loop (planned.go): one phase per pass, the next pass at once
@@ -51,7 +54,7 @@
 // publishes the accepted public keys to every group namespace. A sidecar's
 // report counts as fence evidence only when it echoes a view this process
 // served at or after the failure was first seen, by the views' sequence
-// numbers rather than any clock (registry_seq.go, failover.Report.ObservedAfter),
+// numbers rather than any clock (registry_seq.go, topology.Report.ObservedAfter),
 // and the Registry ends a run of reports when the sidecar process may have
 // changed (a new boot id, or a Pod listing that differs from the previous
 // one: a new Pod UID, or a sidecar restart count or start that changed).

@@ -14,7 +14,6 @@ import (
 	"k8s.io/client-go/tools/events"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
-	"github.com/shipstream/bloodraven/pkg/failover"
 	"github.com/shipstream/bloodraven/pkg/topology"
 )
 
@@ -68,10 +67,10 @@ func TestStaleEchoAcrossClockStep(t *testing.T) {
 	l.noteFailures(g)
 	key := types.NamespacedName{Namespace: "shop", Name: "carts"}
 	confirm := func() (bool, string) {
-		ev := failover.Evidence{Site: "a", Active: "b", Operator: reg.OperatorID(), Now: *now,
+		ev := topology.Evidence{Site: "a", Active: "b", Operator: reg.OperatorID(), Now: *now,
 			FailingSince: l.failingSince("a"), FailingSeq: l.evidenceSeq(g, "a"), LastContact: *now,
 			LeaseTimeout: time.Hour, PeerCheckInterval: time.Second, Report: reg.sidecar(key, "a").report}
-		return failover.ConfirmFence(ev)
+		return topology.ConfirmFence(ev)
 	}
 	echo := func(v v1alpha1.ActiveSiteView) string {
 		return "namespace=shop&group=carts&site=a&generation=7&mysqld=up&fenced=true&viewOperator=" + v.Operator +
@@ -93,7 +92,7 @@ func TestStaleEchoAcrossClockStep(t *testing.T) {
 	if code, _ := get(t, api, echo(after)); code != http.StatusOK {
 		t.Fatalf("fresh report: %d", code)
 	}
-	if ok, by := confirm(); !ok || by != failover.ConfirmedBySidecarReport {
+	if ok, by := confirm(); !ok || by != topology.ConfirmedBySidecarReport {
 		t.Fatalf("a report about a read after the failure: %v %q", ok, by)
 	}
 }

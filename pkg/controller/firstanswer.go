@@ -1,20 +1,17 @@
 package controller
 
 import (
-	"fmt"
-
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
 	"github.com/shipstream/bloodraven/pkg/topology"
 )
 
-// A site that has never answered since its group was created has not
-// failed: a new group whose first site boots a few polls after the others
-// would otherwise fail over from a primary that never served. Until the
-// site answers once, its failed probes show it unknown, not unreachable,
-// so Decide holds the group Degraded/NotReady instead of failing over.
-// Whether it ever answered must survive operator restarts (a restarted
-// operator that finds a primary it served dead fails over), so it is read
-// from the persisted status as well as from this operator's probes.
+// The never-answered rule is topology's (SiteView.NeverAnswered,
+// topology.ShownState): a site that never answered since its group was
+// created shows unknown, not unreachable, and is not failed over from. This
+// file observes the fact. Whether a site ever answered must survive operator
+// restarts (a restarted operator that finds a primary it served dead fails
+// over), so it is read from the persisted status as well as from this
+// operator's probes.
 
 // answeredOnce reports whether site was ever observed reachable: by a
 // successful probe of this operator, or by the persisted status. It is
@@ -49,24 +46,6 @@ func persistedAnswer(st *v1alpha1.MysqlFailoverGroupStatus, site string) bool {
 		}
 	}
 	return false
-}
-
-// shownState is the state Decide and status see for a site whose debounced
-// state is state: unreachable becomes unknown while the site never answered.
-func shownState(state v1alpha1.SiteState, answered bool) v1alpha1.SiteState {
-	if state == v1alpha1.StateUnreachable && !answered {
-		return v1alpha1.StateUnknown
-	}
-	return state
-}
-
-// neverAnsweredDecision words Decide's NotReady for an active site that has
-// never answered, so that it is not read as a site still being probed.
-func neverAnsweredDecision(d topology.Decision, active string, answered bool) topology.Decision {
-	if d.Kind == topology.KindDegraded && d.Reason == v1alpha1.ReasonNotReady && active != "" && !answered {
-		d.Message = fmt.Sprintf("active site %s has not answered since the group was created", active)
-	}
-	return d
 }
 
 // firstAnswer starts the debouncer of a site that never answered afresh

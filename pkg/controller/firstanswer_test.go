@@ -109,12 +109,13 @@ func TestNeverAnsweredActiveSite(t *testing.T) {
 				}
 				l.recordSites(g) // every pass records, as the loop does
 			}
-			ev := func(site string) failover.Evidence { return failover.Evidence{Site: site, Now: t0} }
+			ev := func(site string) topology.Evidence { return topology.Evidence{Site: site, Now: t0} }
 			var in topology.Input
 			in.ActiveSite, in.Generation, in.Now = "iad", c.gen, t0
 			for _, s := range g.Spec.Sites {
 				in.Sites = append(in.Sites, l.siteView(g, s, ev))
 			}
+			in = topology.Judge(in) // as buildPass: the pass's readers see the shown state
 			if got := in.Sites[0].State; got != c.want {
 				t.Errorf("iad shown %s, want %s", got, c.want)
 			}
@@ -128,7 +129,6 @@ func TestNeverAnsweredActiveSite(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			d = neverAnsweredDecision(d, d.Active, l.answeredOnce(g, d.Active))
 			failed := d.Kind == topology.KindFailover || d.Wanted == topology.KindFailover
 			if failed != c.wantFailover {
 				t.Errorf("decision %s: failover = %v, want %v", d, failed, c.wantFailover)
@@ -143,26 +143,5 @@ func TestNeverAnsweredActiveSite(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestShownState is the mapping itself: only an unreachable site that never
-// answered is shown otherwise, as unknown.
-func TestShownState(t *testing.T) {
-	for _, c := range []struct {
-		name     string
-		state    v1alpha1.SiteState
-		answered bool
-		want     v1alpha1.SiteState
-	}{
-		{"never answered, unreachable: unknown", v1alpha1.StateUnreachable, false, v1alpha1.StateUnknown},
-		{"answered once, unreachable: unreachable", v1alpha1.StateUnreachable, true, v1alpha1.StateUnreachable},
-		{"never answered, unknown: unknown", v1alpha1.StateUnknown, false, v1alpha1.StateUnknown},
-		{"writable", v1alpha1.StateWritable, true, v1alpha1.StateWritable},
-		{"read-only", v1alpha1.StateReadOnly, true, v1alpha1.StateReadOnly},
-	} {
-		if got := shownState(c.state, c.answered); got != c.want {
-			t.Errorf("%s: shownState(%s, %v) = %s, want %s", c.name, c.state, c.answered, got, c.want)
-		}
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"k8s.io/client-go/tools/events"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
-	"github.com/shipstream/bloodraven/pkg/failover"
 	"github.com/shipstream/bloodraven/pkg/gtid"
 	"github.com/shipstream/bloodraven/pkg/mysql"
 	"github.com/shipstream/bloodraven/pkg/topology"
@@ -129,7 +128,7 @@ func TestSiteSeenWritableIsAWriter(t *testing.T) {
 	l.deb = map[string]*topology.Debouncer{"a": d}
 	l.obs = map[string]observation{"a": {status: mysql.Status{}, at: t0.Add(3 * time.Second)}}
 	l.answered = map[string]bool{"a": true}
-	confirmed := func(string) failover.Evidence { return failover.Evidence{Site: "a", PodGone: true} }
+	confirmed := func(string) topology.Evidence { return topology.Evidence{Site: "a", PodGone: true} }
 	v := l.siteView(g, v1alpha1.Site{Name: "a"}, confirmed)
 	if v.State != v1alpha1.StateWritable || v.FenceConfirmed {
 		t.Fatalf("site seen writable shown %s, fence confirmed %v", v.State, v.FenceConfirmed)

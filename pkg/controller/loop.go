@@ -193,7 +193,7 @@ func (l *groupLoop) buildPass(g *v1alpha1.MysqlFailoverGroup) (failover.Pass, er
 		MaxLag: l.op.opts.MaxLag, Now: now}
 	settings := failover.SettingsFor(g, l.op.opts.failoverSettings())
 	p := failover.Pass{Group: g, Settings: settings,
-		Evidence: func(site string) failover.Evidence { return l.evidence(g, site, settings) },
+		Evidence: func(site string) topology.Evidence { return l.evidence(g, site, settings) },
 		Sidecar: func(site string) (int64, bool) {
 			return l.op.registry.Generation(l.key, site, settings.LeaseTimeout)
 		},
@@ -210,13 +210,11 @@ func (l *groupLoop) buildPass(g *v1alpha1.MysqlFailoverGroup) (failover.Pass, er
 		in.Sites = append(in.Sites, l.siteView(g, s, p.Evidence))
 	}
 	l.adminFence(g, &in)
-	in = topology.Judge(in) // sites outside the history count as diverged for every reader of the pass
+	in = topology.Judge(in) // every reader of the pass sees the sites as Decide does
 	d, err := topology.Decide(in)
 	if err != nil {
 		return p, err
 	}
-	d = neverAnsweredDecision(d, d.Active, l.answeredOnce(g, d.Active))
-	d = adminFenceDecision(in, d)
 	p.Input, p.Decision = in, d
 	return p, nil
 }

@@ -72,7 +72,7 @@ func (l *groupLoop) observe(ctx context.Context, g *v1alpha1.MysqlFailoverGroup,
 			l.log.Error(err, "debounce", "site", s.Name)
 			continue
 		}
-		if changed && state == shownState(state, l.answeredOnce(g, s.Name)) {
+		if changed && state == topology.ShownState(state, !l.answeredOnce(g, s.Name)) {
 			l.op.notifier.Event(g, failover.EventNormal, v1alpha1.EventSiteStateChanged,
 				fmt.Sprintf("site %s is %s", s.Name, state))
 		}
@@ -186,14 +186,14 @@ func (l *groupLoop) podGone(site string, failingSince time.Time) bool {
 }
 
 // siteView is a site as Decide sees it.
-func (l *groupLoop) siteView(g *v1alpha1.MysqlFailoverGroup, s v1alpha1.Site, ev func(string) failover.Evidence) topology.SiteView {
+func (l *groupLoop) siteView(g *v1alpha1.MysqlFailoverGroup, s v1alpha1.Site, ev func(string) topology.Evidence) topology.SiteView {
 	d, o := l.deb[s.Name], l.obs[s.Name]
 	var fresh topology.Probe
 	if !o.at.IsZero() {
 		fresh = o.probe()
 	}
-	state := topology.WithFreshProbe(shownState(d.State(), l.answeredOnce(g, s.Name)), fresh)
-	v := topology.SiteView{Name: s.Name, Role: s.Role, State: state, Stale: o.err != nil}
+	v := topology.SiteView{Name: s.Name, Role: s.Role, State: topology.WithFreshProbe(d.State(), fresh),
+		NeverAnswered: !l.answeredOnce(g, s.Name), Stale: o.err != nil}
 	for _, rec := range g.Status.Sites {
 		if rec.Name == s.Name {
 			v.Diverged = rec.DivergentGtid != ""
@@ -219,7 +219,7 @@ func (l *groupLoop) siteView(g *v1alpha1.MysqlFailoverGroup, s v1alpha1.Site, ev
 	}
 	v.MaybeWritable = failover.MaybeWritable(&g.Status, s.Name)
 	if v.State == v1alpha1.StateUnreachable || v.State == v1alpha1.StateUnknown {
-		ok, _ := failover.ConfirmFence(ev(s.Name))
+		ok, _ := topology.ConfirmFence(ev(s.Name))
 		v.FenceConfirmed = ok || failover.HeldReadOnly(&g.Status, s.Name)
 	}
 	return v
@@ -239,9 +239,9 @@ func serverID(st mysql.Status) string {
 
 // evidence is what this operator knows about whether site can write. It
 // reads g's status when called, so that a just-published intent counts.
-func (l *groupLoop) evidence(g *v1alpha1.MysqlFailoverGroup, site string, s failover.Settings) failover.Evidence {
+func (l *groupLoop) evidence(g *v1alpha1.MysqlFailoverGroup, site string, s failover.Settings) topology.Evidence {
 	reg := l.op.registry
-	ev := failover.Evidence{Site: site, Now: l.op.clock.Now(), Active: g.Status.ActiveSite, Operator: reg.OperatorID(),
+	ev := topology.Evidence{Site: site, Now: l.op.clock.Now(), Active: g.Status.ActiveSite, Operator: reg.OperatorID(),
 		LeaseTimeout: s.LeaseTimeout, PeerCheckInterval: s.PeerCheckInterval, LastContact: reg.Started()}
 	ev.FailingSince = l.evidenceSince(g, site)
 	ev.FailingSeq = l.evidenceSeq(g, site)

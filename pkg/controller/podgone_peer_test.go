@@ -44,14 +44,14 @@ func TestPeerPodGoneWaitsForTheKubelet(t *testing.T) {
 		l.trackGonePods(t.Context(), "c", pods)
 		l.podsNow = map[string][]time.Time{}
 	}
-	peerC := func() failover.PeerAdoption {
+	peerC := func() topology.PeerAdoption {
 		for _, p := range l.evidence(g, "a", failover.Settings{}).Peers {
 			if p.Site == "c" {
 				return p
 			}
 		}
 		t.Fatal("no peer c")
-		return failover.PeerAdoption{}
+		return topology.PeerAdoption{}
 	}
 	list(map[types.UID]podNode{"c1": {node: "n1"}})
 	now = t0.Add(5 * time.Second)

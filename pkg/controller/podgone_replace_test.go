@@ -45,10 +45,10 @@ func TestReplacementPodAdoptionWaitsForTheKubelet(t *testing.T) {
 	list(map[types.UID]podNode{"c2": {node: "n2"}}) // c1 force-deleted, c2 created
 	now = t0.Add(6 * time.Second)
 	v := v1alpha1.ActiveSiteView{Namespace: g.Namespace, Group: g.Name, ActiveSite: "b", Generation: 4}
-	reg.Serve(v, "c", &failover.Report{Generation: 4, Boot: "c2-boot"})
-	reg.Serve(v, "b", &failover.Report{Generation: 4, Boot: "b-boot"})
+	reg.Serve(v, "c", &topology.Report{Generation: 4, Boot: "c2-boot"})
+	reg.Serve(v, "b", &topology.Report{Generation: 4, Boot: "b-boot"})
 	ev := l.evidence(g, "a", failover.Settings{LeaseTimeout: 10 * time.Second, PeerCheckInterval: time.Second})
-	if d, ok := failover.LeaseDeadline(ev); ok {
+	if d, ok := topology.LeaseDeadline(ev); ok {
 		t.Fatalf("a's lease deadline %v although c1's kubelet never confirmed c1 stopped", d)
 	}
 }

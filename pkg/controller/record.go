@@ -44,7 +44,7 @@ func (l *groupLoop) recordSites(g *v1alpha1.MysqlFailoverGroup) {
 		d := l.deb[s.Name]
 		// A site that never answered shows unknown and records no
 		// transition: a transition on record means it answered once.
-		rec.State = shownState(d.State(), l.answeredOnce(g, s.Name))
+		rec.State = topology.ShownState(d.State(), !l.answeredOnce(g, s.Name))
 		if since := d.Since(); !since.IsZero() && rec.State == d.State() {
 			t := stamp(since)
 			rec.LastTransitionTime = &t

@@ -11,8 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
-	"github.com/shipstream/bloodraven/pkg/failover"
 	"github.com/shipstream/bloodraven/pkg/protocol"
+	"github.com/shipstream/bloodraven/pkg/topology"
 )
 
 // Registry holds what /active-site publishes (each group's persisted view)
@@ -51,7 +51,7 @@ type siteKey struct {
 
 // sidecarRecord is one site's sidecar as this operator knows it.
 type sidecarRecord struct {
-	report     *failover.Report
+	report     *topology.Report
 	lastServed time.Time // last view served to it: its lease was renewed then
 	servedGen  int64     // highest generation served to it
 	// held is the current run of reports at one generation from one
@@ -159,7 +159,7 @@ func (r *Registry) View(key types.NamespacedName) (v1alpha1.ActiveSiteView, []st
 // Serve records that site's sidecar (empty: an anonymous caller) is being
 // served view now, with its report when it sent one, and returns the view
 // stamped with the time and this process's id (not yet signed).
-func (r *Registry) Serve(view v1alpha1.ActiveSiteView, site string, rep *failover.Report) v1alpha1.ActiveSiteView {
+func (r *Registry) Serve(view v1alpha1.ActiveSiteView, site string, rep *topology.Report) v1alpha1.ActiveSiteView {
 	now := r.now()
 	view.ObservedAt, view.Operator, view.Seq = now, r.operator, r.seq.Add(1)
 	if site == "" {
@@ -245,8 +245,8 @@ type sidecarView struct {
 // stopped (pending): a replaced Pod may still run, force-deleted or
 // stuck on a partitioned node, and relay the old view. It counts from the
 // later of the report and the last proof (proven).
-func (sv sidecarView) peer(site string, gen int64, stopped, proven time.Time, pending bool) failover.PeerAdoption {
-	p := failover.PeerAdoption{Site: site, GoneAt: sv.podGoneAt,
+func (sv sidecarView) peer(site string, gen int64, stopped, proven time.Time, pending bool) topology.PeerAdoption {
+	p := topology.PeerAdoption{Site: site, GoneAt: sv.podGoneAt,
 		Adopted: sv.held && sv.heldGen >= gen && sv.podCount <= 1 && !pending, At: later(sv.heldSince, proven)}
 	if sv.podSeen && sv.podCount == 0 && !stopped.IsZero() && !pending {
 		p.PodGone, p.GoneAt = true, stopped

@@ -3,7 +3,7 @@ package controller
 import (
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/shipstream/bloodraven/pkg/failover"
+	"github.com/shipstream/bloodraven/pkg/topology"
 )
 
 // maxReported is the highest generation this operator knows one of sites'
@@ -42,7 +42,7 @@ func (r *Registry) reportedAll(group types.NamespacedName, sites []string) bool 
 // noteReport records a sidecar's report that arrived while the group had
 // no view to serve (no active site): nothing is served, so no lease is
 // renewed, but the generation it holds is known.
-func (r *Registry) noteReport(group types.NamespacedName, site string, rep failover.Report) {
+func (r *Registry) noteReport(group types.NamespacedName, site string, rep topology.Report) {
 	rep.At = r.now()
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
-	"github.com/shipstream/bloodraven/pkg/failover"
+	"github.com/shipstream/bloodraven/pkg/topology"
 )
 
 // TestRegistryRunEndsWithoutCrossClock: the registry ends a run of reports
@@ -33,24 +33,24 @@ func TestRegistryRunEndsWithoutCrossClock(t *testing.T) {
 		boot string // a report of generation 4 from process boot, unless pods is set
 		pods []podRef
 	}
-	adopted := func(s float64) failover.PeerAdoption { return failover.PeerAdoption{Adopted: true, At: at(s)} }
+	adopted := func(s float64) topology.PeerAdoption { return topology.PeerAdoption{Adopted: true, At: at(s)} }
 	cases := []struct {
 		name string
 		ops  []op
-		want failover.PeerAdoption
+		want topology.PeerAdoption
 	}{
 		{"an unchanged Pod keeps the run", []op{{at: 0, pods: pod("a", 0, -90)}, {at: 5, boot: "b1"},
 			{at: 10, pods: pod("a", 0, -90)}}, adopted(5)},
 		{"a new Pod UID ends the run whatever its times say", []op{{at: 0, pods: pod("a", 0, -90)}, {at: 5, boot: "b1"},
-			{at: 10, pods: pod("b", 0, 8)}}, failover.PeerAdoption{}},
+			{at: 10, pods: pod("b", 0, 8)}}, topology.PeerAdoption{}},
 		{"a Pod first listed after the run began ends it", []op{{at: 5, boot: "b1"},
-			{at: 10, pods: pod("a", 0, -90)}}, failover.PeerAdoption{}},
+			{at: 10, pods: pod("a", 0, -90)}}, topology.PeerAdoption{}},
 		{"a sidecar start that changed ends the run, restart count unchanged", []op{{at: 0, pods: pod("a", 0, -90)},
-			{at: 5, boot: "b1"}, {at: 10, pods: pod("a", 0, 7)}}, failover.PeerAdoption{}},
+			{at: 5, boot: "b1"}, {at: 10, pods: pod("a", 0, 7)}}, topology.PeerAdoption{}},
 		{"a restart count that grew ends the run", []op{{at: 0, pods: pod("a", 0, -90)}, {at: 5, boot: "b1"},
-			{at: 10, pods: pod("a", 1, -90)}}, failover.PeerAdoption{}},
+			{at: 10, pods: pod("a", 1, -90)}}, topology.PeerAdoption{}},
 		{"a sidecar no longer running ends the run", []op{{at: 0, pods: pod("a", 0, -90)}, {at: 5, boot: "b1"},
-			{at: 10, pods: pod("a", 0, 0)}}, failover.PeerAdoption{}},
+			{at: 10, pods: pod("a", 0, 0)}}, topology.PeerAdoption{}},
 		{"a run begun after the new Pod was listed survives the next listing", []op{{at: 0, pods: pod("a", 0, -90)},
 			{at: 4, pods: pod("b", 0, 3)}, {at: 5, boot: "b2"}, {at: 10, pods: pod("b", 0, 3)}}, adopted(5)},
 		{"a new boot id ends the run; the new process counts from its report", []op{{at: 0, pods: pod("a", 0, -90)},
@@ -64,7 +64,7 @@ func TestRegistryRunEndsWithoutCrossClock(t *testing.T) {
 			for _, o := range c.ops {
 				now = at(o.at)
 				if o.pods == nil {
-					reg.Serve(view, "fra", &failover.Report{Generation: 4, Boot: o.boot})
+					reg.Serve(view, "fra", &topology.Report{Generation: 4, Boot: o.boot})
 					continue
 				}
 				reg.sawPods(key, "fra", o.pods)

@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
-	"github.com/shipstream/bloodraven/pkg/failover"
+	"github.com/shipstream/bloodraven/pkg/topology"
 )
 
 // TestRegistryRestartedSidecar is issue 13's path 1 at the registry: fra's
@@ -31,18 +31,18 @@ func TestRegistryRestartedSidecar(t *testing.T) {
 	cases := []struct {
 		name string
 		ops  []op
-		want failover.PeerAdoption
+		want topology.PeerAdoption
 	}{
 		{"the same process keeps its run", []op{{at: 0, pods: pod(0, -90)}, {at: 5, boot: "b1", gen: 4},
-			{at: 7, boot: "b1", gen: 4}, {at: 9, pods: pod(0, -90)}}, failover.PeerAdoption{Adopted: true, At: at(5)}},
+			{at: 7, boot: "b1", gen: 4}, {at: 9, pods: pod(0, -90)}}, topology.PeerAdoption{Adopted: true, At: at(5)}},
 		{"a new boot id ends the run; the new process counts from its report", []op{{at: 0, pods: pod(0, -90)},
-			{at: 5, boot: "b1", gen: 4}, {at: 12, boot: "b2", gen: 4}}, failover.PeerAdoption{Adopted: true, At: at(12)}},
+			{at: 5, boot: "b1", gen: 4}, {at: 12, boot: "b2", gen: 4}}, topology.PeerAdoption{Adopted: true, At: at(12)}},
 		{"a restart count that grew ends the run", []op{{at: 0, pods: pod(0, -90)}, {at: 5, boot: "b1", gen: 4},
-			{at: 10, pods: pod(1, -90)}}, failover.PeerAdoption{}},
+			{at: 10, pods: pod(1, -90)}}, topology.PeerAdoption{}},
 		{"a sidecar container whose start changed ends it", []op{{at: 0, pods: pod(0, -90)}, {at: 5, boot: "b1", gen: 4},
-			{at: 10, pods: pod(0, 8)}}, failover.PeerAdoption{}},
+			{at: 10, pods: pod(0, 8)}}, topology.PeerAdoption{}},
 		{"a container listed unchanged leaves it", []op{{at: 0, pods: pod(0, 2)}, {at: 5, boot: "b1", gen: 4},
-			{at: 10, pods: pod(0, 2)}}, failover.PeerAdoption{Adopted: true, At: at(5)}},
+			{at: 10, pods: pod(0, 2)}}, topology.PeerAdoption{Adopted: true, At: at(5)}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -52,7 +52,7 @@ func TestRegistryRestartedSidecar(t *testing.T) {
 			for _, o := range c.ops {
 				now = at(o.at)
 				if o.pods == nil {
-					reg.Serve(view, "fra", &failover.Report{Generation: o.gen, Boot: o.boot})
+					reg.Serve(view, "fra", &topology.Report{Generation: o.gen, Boot: o.boot})
 					continue
 				}
 				reg.sawPods(key, "fra", o.pods)
@@ -87,25 +87,25 @@ func TestPath1ThreeSites(t *testing.T) {
 	}
 	reg.sawPods(key, "fra", pod(0, -90))
 	now = at(5)
-	reg.Serve(view, "fra", &failover.Report{Generation: 4, Boot: "first"})
+	reg.Serve(view, "fra", &topology.Report{Generation: 4, Boot: "first"})
 	now = at(12)
 	reg.sawPods(key, "fra", pod(1, 10)) // the container restarted at 10 s
-	evidence := func(s float64) failover.Evidence {
-		return failover.Evidence{Site: "iad", Active: "pdx", Operator: reg.OperatorID(), Now: at(s), FailingSince: at(0),
+	evidence := func(s float64) topology.Evidence {
+		return topology.Evidence{Site: "iad", Active: "pdx", Operator: reg.OperatorID(), Now: at(s), FailingSince: at(0),
 			LastContact: at(0), LeaseTimeout: 20 * time.Second, PeerCheckInterval: 5 * time.Second,
-			Peers: []failover.PeerAdoption{{Site: "pdx", Adopted: true, At: at(1)},
+			Peers: []topology.PeerAdoption{{Site: "pdx", Adopted: true, At: at(1)},
 				reg.sidecar(key, "fra").peer("fra", 4, time.Time{}, time.Time{}, false)}}
 	}
 	// Before the fix the deadline was 5 + 20 + 5 = 30 s, from the old process's report.
-	if ok, by := failover.ConfirmFence(evidence(600)); ok {
+	if ok, by := topology.ConfirmFence(evidence(600)); ok {
 		t.Fatalf("iad confirmed unable to write by %s while fra's new sidecar may renew its lease", by)
 	}
 	now = at(700)
-	reg.Serve(view, "fra", &failover.Report{Generation: 4, Boot: "second"})
-	if ok, _ := failover.ConfirmFence(evidence(725)); ok {
+	reg.Serve(view, "fra", &topology.Report{Generation: 4, Boot: "second"})
+	if ok, _ := topology.ConfirmFence(evidence(725)); ok {
 		t.Fatal("confirmed before the new process's report + leaseTimeout + peerCheckInterval")
 	}
-	if ok, by := failover.ConfirmFence(evidence(725.01)); !ok || by != failover.ConfirmedByLease {
+	if ok, by := topology.ConfirmFence(evidence(725.01)); !ok || by != topology.ConfirmedByLease {
 		t.Fatalf("past the deadline counted from the new process: %v %q", ok, by)
 	}
 }

@@ -6,7 +6,7 @@ package controller
 // describes a mysqld read made after this process served that view. The
 // poll loop marks the moment it first sees a site fail by SeqMark, and a
 // report is evidence only if it echoes this process's id and a Seq at or
-// above the mark (failover.Report.ObservedAfter). A wall clock that steps
+// above the mark (topology.Report.ObservedAfter). A wall clock that steps
 // back (NTP, a resumed VM) cannot make a view served before the failure look
 // served after it, as a comparison of observedAt times could.
 

@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
-	"github.com/shipstream/bloodraven/pkg/failover"
+	"github.com/shipstream/bloodraven/pkg/topology"
 )
 
 // TestRegistryPeerAdoption pins what the registry tells the lease deadline
@@ -34,36 +34,36 @@ func TestRegistryPeerAdoption(t *testing.T) {
 		name   string
 		ops    []op
 		listed bool
-		want   failover.PeerAdoption
+		want   topology.PeerAdoption
 	}{
 		{"first report of the current generation", []op{list(0, pod("a", -100)), report(5, 3), report(7, 4), report(9, 4)},
-			true, failover.PeerAdoption{Adopted: true, At: at(7)}},
+			true, topology.PeerAdoption{Adopted: true, At: at(7)}},
 		{"a report of an older generation is not adoption", []op{list(0, pod("a", -100)), report(5, 3)},
-			true, failover.PeerAdoption{}},
+			true, topology.PeerAdoption{}},
 		{"a served view without a report is not adoption", []op{list(0, pod("a", -100))},
-			true, failover.PeerAdoption{}},
+			true, topology.PeerAdoption{}},
 		{"a later generation counts", []op{list(0, pod("a", -100)), report(5, 5)},
-			true, failover.PeerAdoption{Adopted: true, At: at(5)}},
+			true, topology.PeerAdoption{Adopted: true, At: at(5)}},
 		{"a new Pod ends the old Pod's run", []op{list(0, pod("a", -100)), report(5, 4), list(10, pod("b", 8))},
-			true, failover.PeerAdoption{GoneAt: at(10)}},
+			true, topology.PeerAdoption{GoneAt: at(10)}},
 		{"the new Pod counts from its own report", []op{list(0, pod("a", -100)), report(5, 4), list(10, pod("b", 8)),
-			report(12, 0), report(14, 4)}, true, failover.PeerAdoption{GoneAt: at(10), Adopted: true, At: at(14)}},
+			report(12, 0), report(14, 4)}, true, topology.PeerAdoption{GoneAt: at(10), Adopted: true, At: at(14)}},
 		{"the new Pod repeating the old Pod's generation counts from after it was listed", []op{list(0, pod("a", -100)),
 			report(5, 4), list(10, pod("b", 8)), report(12, 4), report(14, 4)},
-			true, failover.PeerAdoption{GoneAt: at(10), Adopted: true, At: at(12)}},
+			true, topology.PeerAdoption{GoneAt: at(10), Adopted: true, At: at(12)}},
 		{"a new Pod's first listing ends a run, whenever the Pod started", []op{list(0, pod("a", -100)),
 			report(5, 0), report(7, 4), list(10, pod("b", 2))},
-			true, failover.PeerAdoption{GoneAt: at(10)}},
+			true, topology.PeerAdoption{GoneAt: at(10)}},
 		{"Pod gone before reporting the generation", []op{list(0, pod("a", -100)), report(5, 3), list(10)},
-			true, failover.PeerAdoption{PodGone: true, GoneAt: at(10)}},
+			true, topology.PeerAdoption{PodGone: true, GoneAt: at(10)}},
 		{"Pod gone after reporting the generation", []op{list(0, pod("a", -100)), report(5, 4), list(10)},
-			true, failover.PeerAdoption{PodGone: true, GoneAt: at(10), Adopted: true, At: at(5)}},
+			true, topology.PeerAdoption{PodGone: true, GoneAt: at(10), Adopted: true, At: at(5)}},
 		{"gone counts from the kubelet proof, not the first listing without the Pod", []op{list(0, pod("a", -100)),
-			list(10), list(12)}, true, failover.PeerAdoption{PodGone: true, GoneAt: at(12)}},
+			list(10), list(12)}, true, topology.PeerAdoption{PodGone: true, GoneAt: at(12)}},
 		{"a site never listed with a Pod is not gone", []op{list(0), list(2)},
-			true, failover.PeerAdoption{}},
+			true, topology.PeerAdoption{}},
 		{"without this pass's listing or the kubelet proof no Pod counts as gone", []op{list(0, pod("a", -100)), list(10)},
-			false, failover.PeerAdoption{GoneAt: at(10)}},
+			false, topology.PeerAdoption{GoneAt: at(10)}},
 	}
 	key := types.NamespacedName{Namespace: "shop", Name: "carts"}
 	for _, c := range cases {
@@ -74,7 +74,7 @@ func TestRegistryPeerAdoption(t *testing.T) {
 			for _, o := range c.ops {
 				now = at(o.at)
 				if o.pods == nil {
-					reg.Serve(view, "fra", &failover.Report{Generation: o.rep})
+					reg.Serve(view, "fra", &topology.Report{Generation: o.rep})
 					continue
 				}
 				var pods []podRef

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/topology"
 )
 
 // racedGate is a MayMakeWritable that passes (leadership held, snapshot
@@ -54,7 +55,7 @@ func TestDeposedLeaderDoesNotPromote(t *testing.T) {
 	if out, err := e.Advance(t.Context(), w.pass()); err != nil || !out.Completed {
 		t.Fatalf("next pass: outcome %+v err %v", out, err)
 	}
-	assertCompleted(t, w, "b", ConfirmedBySQL)
+	assertCompleted(t, w, "b", topology.ConfirmedBySQL)
 	if MaybeWritable(&w.persisted.Status, "b") {
 		t.Fatal("a promotion that succeeded left its claim")
 	}

@@ -1,6 +1,9 @@
-// Package failover owns the emergency failover of a failover group as a
-// restart-safe step machine, the planned-failover state machine, and the rule
-// that confirms an old primary can no longer accept writes.
+// Package failover executes: the emergency failover of a failover group as a
+// restart-safe step machine, and the planned-failover state machine. The
+// emergency sequence decides nothing of its own: whether it starts, moves to
+// another target or may promote is read from the pass's topology.Decision
+// (Start, Retarget, Promote, Promotes), and whether an old primary is
+// confirmed unable to write from topology.ConfirmFence.
 //
 // The sequence, each step persisted in status.failover before the next runs:
 //
@@ -8,8 +11,9 @@
 //     FailoverIntent (step Intent), then
 //  2. published on /active-site, so that the old primary's sidecar fences by view;
 //  3. Fencing: the old primary is fenced by SQL when it answers; otherwise the
-//     step waits for its sidecar's report (fenced, or mysqld down, sent after
-//     the failure was first observed), its Pod to be gone, or its lease deadline;
+//     step waits until topology.ConfirmFence confirms it: its sidecar's report
+//     (fenced, or mysqld down, sent after the failure was first observed), its
+//     Pod gone, or its lease deadline passed;
 //  4. Promoting: the target's relay log is drained (bounded, never fatal) and
 //     the target is promoted (replication forgotten, made writable);
 //  5. Routing: role labels, the -primary Service and the DNSEndpoint follow

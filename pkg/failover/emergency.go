@@ -8,7 +8,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
-	"github.com/shipstream/bloodraven/pkg/topology"
 )
 
 // Outcome says where Advance stopped.
@@ -39,8 +38,10 @@ func NewEmergency(env Env) *Emergency {
 	return &Emergency{env: env}
 }
 
-// Advance begins a failover when the pass's decision asks for one, or
-// resumes the one persisted in status.failover, and runs its steps until it
+// Advance begins a failover when the pass's decision asks for one
+// (Decision.Start), begins it anew toward the decision's target when the
+// decision retargets the one in flight (Decision.Retarget), or resumes the
+// one persisted in status.failover, and runs its steps until it
 // completes or must wait for new evidence. Each step is persisted before the
 // next one runs. An error leaves the last persisted step to be retried.
 func (e *Emergency) Advance(ctx context.Context, p Pass) (Outcome, error) {
@@ -48,14 +49,14 @@ func (e *Emergency) Advance(ctx context.Context, p Pass) (Outcome, error) {
 	st := &p.Group.Status
 	var out Outcome
 	switch {
-	case st.Failover == nil && !Starts(p.Decision):
+	case st.Failover == nil && !p.Decision.Start:
 		return out, nil
 	case st.Failover == nil:
 		if err := e.begin(ctx, p, st.ActiveSite, p.Decision.Target); err != nil {
 			return out, err
 		}
 		out.Started = true
-	case retarget(p.Decision, st.Failover):
+	case p.Decision.Retarget:
 		if err := e.begin(ctx, p, st.Failover.From, p.Decision.Target); err != nil {
 			return out, err
 		}
@@ -81,13 +82,6 @@ func stepOf(st *v1alpha1.MysqlFailoverGroupStatus) v1alpha1.FailoverStep {
 		return ""
 	}
 	return st.Failover.Step
-}
-
-// retarget reports whether the failover in flight must move to another target:
-// its target became ineligible before it was made writable.
-func retarget(d topology.Decision, it *v1alpha1.FailoverIntent) bool {
-	early := it.Step == v1alpha1.StepIntent || it.Step == v1alpha1.StepFencing || it.Step == v1alpha1.StepPromoting
-	return early && Starts(d) && d.Target != it.To
 }
 
 func (e *Emergency) observeStep(it *v1alpha1.FailoverIntent) {

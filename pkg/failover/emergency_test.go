@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/topology"
 )
 
 // run makes one pass at w.now and returns its outcome.
@@ -50,22 +51,22 @@ func TestEmergencyOnePass(t *testing.T) {
 		setup       func(w *world)
 		confirmedBy string
 	}{
-		{"old primary answering SQL is fenced by SQL", primarySeenDownButSQLAnswers, ConfirmedBySQL},
+		{"old primary answering SQL is fenced by SQL", primarySeenDownButSQLAnswers, topology.ConfirmedBySQL},
 		{"crashed primary confirmed by its sidecar's mysqld-down report", func(w *world) {
 			primaryCrashed(w)
-			w.reports["a"] = &Report{At: t0.Add(time.Second), ViewOperator: "op1", ViewSeq: 101, MysqldDown: true}
+			w.reports["a"] = &topology.Report{At: t0.Add(time.Second), ViewOperator: "op1", ViewSeq: 101, MysqldDown: true}
 			w.now = t0.Add(time.Second)
-		}, ConfirmedBySidecarReport},
+		}, topology.ConfirmedBySidecarReport},
 		{"partitioned primary whose sidecar reports itself fenced", func(w *world) {
 			primaryPartitioned(w)
-			w.reports["a"] = &Report{At: t0.Add(time.Second), ViewOperator: "op1", ViewSeq: 101, Fenced: true}
+			w.reports["a"] = &topology.Report{At: t0.Add(time.Second), ViewOperator: "op1", ViewSeq: 101, Fenced: true}
 			w.sites["a"].writable = false
 			w.now = t0.Add(time.Second)
-		}, ConfirmedBySidecarReport},
+		}, topology.ConfirmedBySidecarReport},
 		{"crashed primary past its lease deadline", func(w *world) {
 			primaryCrashed(w)
 			w.now = t0.Add(2100 * time.Millisecond)
-		}, ConfirmedByLease},
+		}, topology.ConfirmedByLease},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -102,31 +103,31 @@ func TestEmergencyWaits(t *testing.T) {
 		confirmedBy string
 	}{
 		{"partitioned primary before its lease deadline", primaryPartitioned, v1alpha1.StepFencing,
-			func(w *world) { w.now = t0.Add(2001 * time.Millisecond); w.sites["a"].writable = false }, ConfirmedByLease},
+			func(w *world) { w.now = t0.Add(2001 * time.Millisecond); w.sites["a"].writable = false }, topology.ConfirmedByLease},
 		{"a sidecar report from before the failure does not confirm", func(w *world) {
 			primaryPartitioned(w)
-			w.reports["a"] = &Report{At: t0.Add(-time.Second), ViewOperator: "op1", ViewSeq: 99, Fenced: true}
+			w.reports["a"] = &topology.Report{At: t0.Add(-time.Second), ViewOperator: "op1", ViewSeq: 99, Fenced: true}
 		}, v1alpha1.StepFencing, func(w *world) {
-			w.reports["a"] = &Report{At: t0.Add(time.Second), ViewOperator: "op1", ViewSeq: 101, Fenced: true}
+			w.reports["a"] = &topology.Report{At: t0.Add(time.Second), ViewOperator: "op1", ViewSeq: 101, Fenced: true}
 			w.sites["a"].writable = false
-		}, ConfirmedBySidecarReport},
+		}, topology.ConfirmedBySidecarReport},
 		{"peer sidecar not yet on the new generation holds the lease deadline", func(w *world) {
 			primaryPartitioned(w)
 			w.sidecars["b"] = 1
 			w.now = t0.Add(5 * time.Second)
-		}, v1alpha1.StepFencing, func(w *world) { w.sidecars["b"] = 2; w.sites["a"].writable = false }, ConfirmedByLease},
+		}, v1alpha1.StepFencing, func(w *world) { w.sidecars["b"] = 2; w.sites["a"].writable = false }, topology.ConfirmedByLease},
 		{"target's live sidecar on the old generation", func(w *world) {
 			primarySeenDownButSQLAnswers(w)
 			w.sidecars["b"] = 1
-		}, v1alpha1.StepPromoting, func(w *world) { w.sidecars["b"] = 2 }, ConfirmedBySQL},
+		}, v1alpha1.StepPromoting, func(w *world) { w.sidecars["b"] = 2 }, topology.ConfirmedBySQL},
 		{"target's sidecar never adopts: promotion after the adoption wait", func(w *world) {
 			primarySeenDownButSQLAnswers(w)
 			w.sidecars["b"] = 1
-		}, v1alpha1.StepPromoting, func(w *world) { w.now = w.now.Add(1001 * time.Millisecond) }, ConfirmedBySQL},
+		}, v1alpha1.StepPromoting, func(w *world) { w.now = w.now.Add(1001 * time.Millisecond) }, topology.ConfirmedBySQL},
 		{"relay log not drained", func(w *world) {
 			primarySeenDownButSQLAnswers(w)
 			w.drainErr = ErrDrainPending
-		}, v1alpha1.StepPromoting, func(w *world) { w.now = w.now.Add(3001 * time.Millisecond) }, ConfirmedBySQL},
+		}, v1alpha1.StepPromoting, func(w *world) { w.now = w.now.Add(3001 * time.Millisecond) }, topology.ConfirmedBySQL},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -158,7 +159,7 @@ func TestEmergencyDoesNotStart(t *testing.T) {
 		{"replica lost", func(w *world) { w.sites["b"].up = false }},
 		{"cooldown after an earlier failover", func(w *world) {
 			primaryCrashed(w)
-			w.reports["a"] = &Report{At: t0, ViewOperator: "op1", ViewSeq: 100, MysqldDown: true}
+			w.reports["a"] = &topology.Report{At: t0, ViewOperator: "op1", ViewSeq: 100, MysqldDown: true}
 			w.persisted.Status.LastFailover = &v1alpha1.FailoverRecord{Time: metav1.NewTime(t0.Add(-10 * time.Second)),
 				From: "b", To: "a", Kind: v1alpha1.KindPlanned}
 		}},
@@ -238,8 +239,8 @@ func TestEmergencyConflictBetweenWrites(t *testing.T) {
 			if err != nil || !out.Completed {
 				t.Fatalf("outcome %+v, err %v", out, err)
 			}
-			assertCompleted(t, w, "b", ConfirmedBySQL)
-			by := ConfirmedBySQL
+			assertCompleted(t, w, "b", topology.ConfirmedBySQL)
+			by := topology.ConfirmedBySQL
 			want := []string{"Intent:", "Fencing:", "Promoting:" + by, "Promoting:" + by, "Routing:" + by,
 				"Repointing:" + by, "done"}
 			if !slices.Equal(w.steps, want) {

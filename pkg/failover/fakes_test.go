@@ -64,7 +64,7 @@ type world struct {
 	// patcher does, the write still lands, but the group is left holding a
 	// re-read copy, so pointers into its old status are detached.
 	conflictAt int
-	reports    map[string]*Report
+	reports    map[string]*topology.Report
 	// fencePause is how long the operator is paused inside each Fence call.
 	fencePause time.Duration
 	// twoWriters records the writable sites each time a promotion left more than one.
@@ -84,7 +84,7 @@ func (w *world) addSite(n string) {
 
 func newWorld(t *testing.T) *world {
 	w := &world{t: t, now: t0, sites: map[string]*fakeSite{}, promotes: map[string]int{},
-		reports: map[string]*Report{}, sidecars: map[string]int64{}}
+		reports: map[string]*topology.Report{}, sidecars: map[string]int64{}}
 	w.order = []string{"a", "b"}
 	w.sites["a"] = &fakeSite{up: true, writable: true, executed: gtid.MustParseSet(uuidA + ":1-10")}
 	w.sites["b"] = &fakeSite{up: true, executed: gtid.MustParseSet(uuidA + ":1-8"), source: "a"}
@@ -238,12 +238,12 @@ func (w *world) pass() Pass {
 	g := w.persisted.DeepCopy()
 	st := &g.Status
 	settings := SettingsFor(g, Settings{DrainTimeout: 3 * time.Second, CallTimeout: time.Second})
-	evidence := func(n string) Evidence {
-		ev := Evidence{Site: n, Operator: "op1", Now: w.now, Active: st.ActiveSite, FailingSince: t0, FailingSeq: 100, Report: w.reports[n],
+	evidence := func(n string) topology.Evidence {
+		ev := topology.Evidence{Site: n, Operator: "op1", Now: w.now, Active: st.ActiveSite, FailingSince: t0, FailingSeq: 100, Report: w.reports[n],
 			LastContact: t0, LeaseTimeout: settings.LeaseTimeout, PeerCheckInterval: settings.PeerCheckInterval}
 		for _, p := range w.order {
 			if gen, ok := w.sidecars[p]; p != n && ok {
-				ev.Peers = append(ev.Peers, PeerAdoption{Site: p, Adopted: gen >= st.TopologyGeneration, At: t0})
+				ev.Peers = append(ev.Peers, topology.PeerAdoption{Site: p, Adopted: gen >= st.TopologyGeneration, At: t0})
 			}
 		}
 		return ev
@@ -257,7 +257,7 @@ func (w *world) pass() Pass {
 		switch {
 		case !s.up || s.seenDown:
 			v.State = v1alpha1.StateUnreachable
-			ok, _ := ConfirmFence(evidence(n))
+			ok, _ := topology.ConfirmFence(evidence(n))
 			v.FenceConfirmed = ok || HeldReadOnly(st, n)
 		case s.writable && !s.seenReadOnly:
 			v.State = v1alpha1.StateWritable

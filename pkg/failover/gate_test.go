@@ -47,7 +47,7 @@ func TestPausedPassDoesNotPromote(t *testing.T) {
 	if out, err := e.Advance(t.Context(), gatedPass(w, poll)); err != nil || !out.Completed {
 		t.Fatalf("fresh pass: outcome %+v err %v", out, err)
 	}
-	assertCompleted(t, w, "b", ConfirmedBySQL)
+	assertCompleted(t, w, "b", topology.ConfirmedBySQL)
 }
 
 func TestGateErrorIsTheSentinel(t *testing.T) {

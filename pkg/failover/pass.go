@@ -8,9 +8,6 @@ import (
 	"github.com/shipstream/bloodraven/pkg/topology"
 )
 
-// ConfirmedByProbe says the old primary was observed read-only.
-const ConfirmedByProbe = "observed-read-only"
-
 // Pass is one poll pass as the sequence sees it. The caller builds Input from
 // its fresh observations and persisted status, and Decision with topology.Decide.
 type Pass struct {
@@ -20,7 +17,7 @@ type Pass struct {
 	Input    topology.Input
 	Decision topology.Decision
 	// Evidence returns what the operator knows about whether site can write.
-	Evidence func(site string) Evidence
+	Evidence func(site string) topology.Evidence
 	// Sidecar returns the generation the site's sidecar was last seen holding,
 	// and whether that sidecar is live (reported within its lease). A live
 	// sidecar that does not hold the generation naming its site would fence
@@ -50,15 +47,6 @@ func (p Pass) gateFresh(ctx context.Context, fresh time.Time) error {
 	return p.MayMakeWritable(ctx, fresh)
 }
 
-// Starts reports whether d asks for an emergency failover to begin: a
-// Failover, or one blocked only because an old primary is not yet confirmed
-// fenced (its intent is then published so that sidecars fence by view).
-func Starts(d topology.Decision) bool {
-	return d.Kind == topology.KindFailover ||
-		(d.Kind == topology.KindFailoverBlocked && d.Wanted == topology.KindFailover &&
-			d.Reason == v1alpha1.ReasonFenceUnconfirmed && d.Target != "")
-}
-
 // PlannedInFlight reports whether a planned failover holds the topology:
 // its status block is in a phase PlannedHolds names (Draining through
 // Resuming). Automatic evaluation pauses then. A Deferred request holds
@@ -72,7 +60,8 @@ func InFlight(st *v1alpha1.MysqlFailoverGroupStatus) *topology.Intent {
 	if st.Failover == nil {
 		return nil
 	}
-	return &topology.Intent{From: st.Failover.From, To: st.Failover.To, Generation: st.Failover.Generation}
+	return &topology.Intent{From: st.Failover.From, To: st.Failover.To, Generation: st.Failover.Generation,
+		Step: st.Failover.Step}
 }
 
 // SiteRecord returns the status record of site, adding one when missing.

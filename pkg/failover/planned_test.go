@@ -293,7 +293,7 @@ func TestPlannedSourceCrashes(t *testing.T) {
 			}
 			// Handed off: the guard is released and Decide asks for a failover to b.
 			p := w.pass()
-			if PlannedInFlight(&w.persisted.Status) || !Starts(p.Decision) || p.Decision.Target != "b" {
+			if PlannedInFlight(&w.persisted.Status) || !p.Decision.Start || p.Decision.Target != "b" {
 				t.Fatalf("decision after the hand-off: %s (%s)", p.Decision, p.Decision.Message)
 			}
 		})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -20,24 +19,24 @@ import (
 func (e *Emergency) fence(ctx context.Context, p Pass, it *v1alpha1.FailoverIntent, gated *bool) (string, error) {
 	from, _ := p.Input.Site(it.From)
 	ev := e.evidence(p, it.From)
-	confirmed, by := ConfirmFence(ev)
+	confirmed, by := topology.ConfirmFence(ev)
 	if it.From != it.To && !confirmed && from.State != v1alpha1.StateReadOnly {
 		cctx, cancel := context.WithTimeout(ctx, p.Settings.FenceTimeout)
 		if e.env.DB.Fence(cctx, it.From) == nil {
-			confirmed, by = true, ConfirmedBySQL
+			confirmed, by = true, topology.ConfirmedBySQL
 			RecordFenced(&p.Group.Status, it.From)
 		}
 		cancel()
 	}
-	if dl, ok := LeaseDeadline(ev); ok && it.From != it.To {
+	if dl, ok := topology.LeaseDeadline(ev); ok && it.From != it.To {
 		deadline := metav1.NewTime(dl).Rfc3339Copy()
 		it.FenceDeadline = &deadline
 	}
-	if ok, why := promotable(p, it, confirmed); !ok {
+	if ok, why := p.Decision.Promotes(it.From, it.To, confirmed); !ok {
 		return why, e.persist(ctx, p) // skipped by the persister when nothing changed
 	}
 	if !confirmed {
-		by = ConfirmedByProbe
+		by = topology.ConfirmedByProbe
 	}
 	it.FenceConfirmedBy = by
 	it.Step = v1alpha1.StepPromoting
@@ -45,29 +44,11 @@ func (e *Emergency) fence(ctx context.Context, p Pass, it *v1alpha1.FailoverInte
 	return "", e.persist(ctx, p)
 }
 
-func (e *Emergency) evidence(p Pass, site string) Evidence {
+func (e *Emergency) evidence(p Pass, site string) topology.Evidence {
 	if p.Evidence == nil {
-		return Evidence{Site: site, Active: p.Group.Status.ActiveSite}
+		return topology.Evidence{Site: site, Active: p.Group.Status.ActiveSite}
 	}
 	return p.Evidence(site)
-}
-
-// promotable reads the pass's decision: the target may be made writable when
-// Decide asks for exactly this failover, or when the only site it found
-// unconfirmed is the old primary and that one is confirmed now (fenced by SQL
-// this pass, or past its lease deadline now that the intent is published).
-func promotable(p Pass, it *v1alpha1.FailoverIntent, fromConfirmed bool) (bool, string) {
-	d := p.Decision
-	switch {
-	case d.Target != it.To:
-		return false, fmt.Sprintf("decision %s does not promote %s: %s", d, it.To, d.Message)
-	case d.Kind == topology.KindFailover:
-		return true, ""
-	case fromConfirmed && d.Kind == topology.KindFailoverBlocked && d.Reason == v1alpha1.ReasonFenceUnconfirmed &&
-		slices.Equal(d.Unconfirmed, []string{it.From}):
-		return true, ""
-	}
-	return false, d.Message
 }
 
 // promote drains the target's relay log (bounded) and makes it writable. A
@@ -79,7 +60,7 @@ func (e *Emergency) promote(ctx context.Context, p Pass, it *v1alpha1.FailoverIn
 		return "", e.promoted(ctx, p, it, to.Executed)
 	}
 	if !gated {
-		if ok, why := promotable(p, it, false); !ok {
+		if ok, why := p.Decision.Promotes(it.From, it.To, false); !ok {
 			return why, nil
 		}
 	}
@@ -181,19 +162,14 @@ func (e *Emergency) repoint(ctx context.Context, p Pass, it *v1alpha1.FailoverIn
 	return e.complete(ctx, p, it)
 }
 
-// repointReplicas points every site but target that this pass saw
-// reachable, read-only, not diverged and holding nothing the promoted set
-// lacks at target. Best effort: the poll loop's maintenance retries.
-// Emergency and planned failovers share it.
+// repointReplicas points the sites topology.Followers names at target.
+// Best effort: the poll loop's maintenance retries. Emergency and planned
+// failovers share it.
 func repointReplicas(ctx context.Context, db DB, p Pass, target string) {
 	promoted, _ := gtid.ParseSet(p.Group.Status.PromotionGtidExecuted)
-	for _, s := range p.Input.Sites {
-		if s.Name == target || s.State != v1alpha1.StateReadOnly || s.Diverged ||
-			!gtid.Errant(s.Executed, promoted).IsEmpty() {
-			continue
-		}
+	for _, site := range topology.Followers(p.Input, target, promoted) {
 		cctx, cancel := context.WithTimeout(ctx, p.Settings.CallTimeout)
-		_ = db.ReplicateFrom(cctx, s.Name, target)
+		_ = db.ReplicateFrom(cctx, site, target)
 		cancel()
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/external-dns/endpoint"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/topology"
 )
 
 // SiteAddress is the address DNS publishes for a site: its LoadBalancerIP
@@ -39,17 +40,12 @@ func (r *Router) SiteAddress(ctx context.Context, g *v1alpha1.MysqlFailoverGroup
 }
 
 // InitialSite is the site a new group starts on: status.activeSite, else
-// the first primary-candidate in spec order.
+// topology's bootstrap choice (the first primary-candidate in spec order).
 func InitialSite(g *v1alpha1.MysqlFailoverGroup) string {
 	if g.Status.ActiveSite != "" {
 		return g.Status.ActiveSite
 	}
-	for _, s := range g.Spec.Sites {
-		if s.Role == "" || s.Role == v1alpha1.RolePrimaryCandidate {
-			return s.Name
-		}
-	}
-	return ""
+	return topology.BootstrapSite(g.Spec.Sites)
 }
 
 // recordType is A for IPv4 targets and AAAA for IPv6 ones.

@@ -17,6 +17,10 @@
 // deleting a group never deletes data). Applying an unchanged object is a
 // no-op on the server, so Converge writes nothing when nothing changed.
 //
+// InitialSite names the site traffic starts on: the recorded active site, or
+// topology.BootstrapSite for a new group; routing makes no topology choice
+// of its own.
+//
 // The my.cnf and init SQL renderers are pure functions. The init SQL is the
 // one place outside pkg/mysql that holds SQL: it only bootstraps accounts at
 // mysqld start, before any topology verb runs. docs/objects.md describes every

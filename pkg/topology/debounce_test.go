@@ -149,25 +149,33 @@ func TestDebouncerErrors(t *testing.T) {
 // site unreachable for recoveryThreshold answers, but a site seen writable
 // in this pass may write now, so it must count as a writer, never as an
 // unreachable site whose fence the lease deadline confirmed (review of
-// issue 13: the operator promoted past a site it saw writing).
-func TestWithFreshProbe(t *testing.T) {
+// issue 13: the operator promoted past a site it saw writing). Then the
+// never-answered rule (ShownState): only an unreachable site that never
+// answered is shown otherwise, as unknown.
+func TestShownSiteState(t *testing.T) {
 	cases := []struct {
 		name      string
 		debounced v1alpha1.SiteState
 		fresh     Probe
+		never     bool // SiteView.NeverAnswered
 		want      v1alpha1.SiteState
 	}{
-		{"recovering site seen writable", v1alpha1.StateUnreachable, ProbeWritable, v1alpha1.StateWritable},
-		{"unknown site seen writable", v1alpha1.StateUnknown, ProbeWritable, v1alpha1.StateWritable},
-		{"read-only site seen writable", v1alpha1.StateReadOnly, ProbeWritable, v1alpha1.StateWritable},
-		{"recovering site seen read-only stays unreachable", v1alpha1.StateUnreachable, ProbeReadOnly, v1alpha1.StateUnreachable},
-		{"writable site that failed once stays writable", v1alpha1.StateWritable, ProbeFailed, v1alpha1.StateWritable},
-		{"no probe this pass", v1alpha1.StateUnreachable, 0, v1alpha1.StateUnreachable},
+		{"recovering site seen writable", v1alpha1.StateUnreachable, ProbeWritable, false, v1alpha1.StateWritable},
+		{"unknown site seen writable", v1alpha1.StateUnknown, ProbeWritable, false, v1alpha1.StateWritable},
+		{"read-only site seen writable", v1alpha1.StateReadOnly, ProbeWritable, false, v1alpha1.StateWritable},
+		{"recovering site seen read-only stays unreachable", v1alpha1.StateUnreachable, ProbeReadOnly, false, v1alpha1.StateUnreachable},
+		{"writable site that failed once stays writable", v1alpha1.StateWritable, ProbeFailed, false, v1alpha1.StateWritable},
+		{"no probe this pass", v1alpha1.StateUnreachable, 0, false, v1alpha1.StateUnreachable},
+		{"never answered, unreachable: unknown", v1alpha1.StateUnreachable, ProbeFailed, true, v1alpha1.StateUnknown},
+		{"answered once, unreachable: unreachable", v1alpha1.StateUnreachable, ProbeFailed, false, v1alpha1.StateUnreachable},
+		{"never answered, unknown: unknown", v1alpha1.StateUnknown, 0, true, v1alpha1.StateUnknown},
+		{"never answered, seen writable now: writable", v1alpha1.StateUnreachable, ProbeWritable, true, v1alpha1.StateWritable},
+		{"read-only", v1alpha1.StateReadOnly, ProbeReadOnly, false, v1alpha1.StateReadOnly},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := WithFreshProbe(c.debounced, c.fresh); got != c.want {
-				t.Fatalf("WithFreshProbe(%s, %v) = %s, want %s", c.debounced, c.fresh, got, c.want)
+			if got := ShownState(WithFreshProbe(c.debounced, c.fresh), c.never); got != c.want {
+				t.Fatalf("ShownState(WithFreshProbe(%s, %v), %v) = %s, want %s", c.debounced, c.fresh, c.never, got, c.want)
 			}
 		})
 	}

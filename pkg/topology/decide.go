@@ -15,20 +15,22 @@ import (
 // In order: extra writers are fenced first (FenceExtraWriters, or SplitBrain
 // when no active site is recorded); then every site unreachable is TotalLoss;
 // then the active site's state picks the branch: writable gives Healthy or
-// Degraded, read-only gives NoPrimary (or the promotion of a failover in
+// Degraded (or, fenced by an administrator, the fence of it), read-only gives NoPrimary (or the promotion of a failover in
 // flight), unknown waits (Degraded/NotReady), and unreachable leads to
 // Failover or FailoverBlocked.
 //
-// Before any of that, every site holding transactions outside the
+// Before any of that, a site that never answered shows unknown rather than
+// unreachable (ShownState), and every site holding transactions outside the
 // authority's history is flagged diverged (judgeHistory) and named in
 // Decision.Errant, whatever the decision.
 func Decide(in Input) (Decision, error) {
 	if err := in.Validate(); err != nil {
 		return Decision{}, fmt.Errorf("decide: %w", err)
 	}
+	in = shown(in)
 	active := authority(in)
 	in, errant := judgeHistory(in, active)
-	d := decide(in, active)
+	d := withSequence(in, decide(in, active))
 	d.Errant = errant
 	return d, nil
 }
@@ -49,8 +51,7 @@ func decide(in Input, active string) Decision {
 	case v1alpha1.StateReadOnly:
 		d = decideReadOnlyActive(in, a)
 	case v1alpha1.StateUnknown:
-		d = Decision{Kind: KindDegraded, Reason: v1alpha1.ReasonNotReady,
-			Message: fmt.Sprintf("active site %s is not observed yet", a.Name)}
+		d = notObserved(a)
 	default:
 		d = decideFailover(in, a)
 	}

@@ -66,6 +66,25 @@ type Decision struct {
 	// outside the authority's history (see judgeHistory). The caller marks
 	// them diverged: they never rejoin and are never made writable.
 	Errant []Divergence
+	// AdminFence is true when the active site, fenced by an administrator
+	// while it still writes, is to be fenced by SQL (Fence names it); the
+	// decision is then FailoverBlocked/AdminFenced, and nothing else is done.
+	AdminFence bool
+	// Start is true when the emergency failover sequence is to run toward
+	// Target: begin an intent when none is in flight (sequence.go).
+	Start bool
+	// Retarget is true when the failover in flight (Input.InFlight) is to
+	// be replaced, before its target was made writable, by a new one from
+	// the same old primary to Target.
+	Retarget bool
+	// Promote is true when the emergency sequence may make Target writable
+	// now: every other site is read-only or confirmed fenced.
+	Promote bool
+	// PromoteOnceFenced names, when Target is blocked only by that one site
+	// not being confirmed fenced, the site whose confirmation on this pass
+	// (a SQL fence, a lease deadline passed once the intent is published)
+	// lets Target be made writable (see Promotes).
+	PromoteOnceFenced string
 	// Wanted is, for FailoverBlocked, the kind that was blocked.
 	Wanted Kind
 	// RetryAfter is, for a cooldown block, when the cooldown ends.

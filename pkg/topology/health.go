@@ -9,9 +9,14 @@ import (
 )
 
 // decideHealth grades a group whose active site writes and has no extra
-// writer. The first problem found names the reason: divergence, a peer down,
-// a peer not yet observed, broken replication, then lag.
+// writer. An active site an administrator fenced is fenced first
+// (adminFenceActive). Otherwise the first problem found names the reason:
+// divergence, a peer down, a peer not yet observed, broken replication, then
+// lag.
 func decideHealth(in Input, a SiteView) Decision {
+	if d, ok := adminFenceActive(in, a); ok {
+		return d
+	}
 	if dv := divergence(in, a); len(dv) > 0 {
 		sites := make([]string, len(dv))
 		for i, d := range dv {

@@ -56,14 +56,17 @@ func historyErrant(in Input, s SiteView, writers []string) gtid.Set {
 	return errant
 }
 
-// Judge returns in with every site that holds transactions outside the
-// authority's history flagged Diverged, as Decide sees it. Callers that read
-// eligibility from the Input themselves (the planned failover's validation,
-// repointing) should read this one.
+// Judge returns in as Decide sees it: every site that never answered shown
+// unknown rather than unreachable (ShownState), and every site that holds
+// transactions outside the authority's history flagged Diverged. Callers
+// that read states or eligibility from the Input themselves (the failover
+// sequences, the planned failover's validation, repointing) should read
+// this one.
 func Judge(in Input) Input {
 	if in.Validate() != nil {
 		return in // Decide refuses it
 	}
+	in = shown(in)
 	judged, _ := judgeHistory(in, authority(in))
 	return judged
 }

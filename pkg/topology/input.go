@@ -47,6 +47,12 @@ type SiteView struct {
 	// replica holding more of the active server's own transactions than the
 	// active site's snapshot is ahead of that snapshot, not diverged.
 	ServerID string
+	// NeverAnswered is true when the site has not answered a single probe
+	// since its group was created, as far as the caller knows (its own
+	// probes and the persisted status): Decide shows it unknown while it is
+	// unreachable, so a site that never served is never failed over from
+	// (ShownState, neveranswered.go).
+	NeverAnswered bool
 	// AdminFenced is true when an administrator fenced the site; it is never
 	// promoted nor re-asserted while fenced.
 	AdminFenced bool
@@ -89,6 +95,8 @@ type Intent struct {
 	From       string
 	To         string
 	Generation int64
+	// Step is the step the failover's sequence persisted last.
+	Step v1alpha1.FailoverStep
 }
 
 // Input is one snapshot of a failover group, everything Decide looks at.
@@ -199,6 +207,4 @@ func (s SiteView) mayWrite() bool {
 }
 
 // candidateRole reports whether the site may be promoted.
-func (s SiteView) candidateRole() bool {
-	return s.Role == "" || s.Role == v1alpha1.RolePrimaryCandidate
-}
+func (s SiteView) candidateRole() bool { return primaryCandidate(s.Role) }

@@ -1,4 +1,4 @@
-package failover
+package topology
 
 import "time"
 
@@ -9,6 +9,8 @@ const (
 	ConfirmedBySidecarReport = "sidecar-report"
 	ConfirmedByPodGone       = "pod-gone"
 	ConfirmedByLease         = "lease-deadline"
+	// ConfirmedByProbe says the old primary was observed read-only.
+	ConfirmedByProbe = "observed-read-only"
 )
 
 // Report is a sidecar's report of its own site, sent as the optional
