@@ -122,9 +122,22 @@ func (c *checker) afterUnfence(s *site) {
 	for _, o := range c.w.sites {
 		all.raise(o.db.executed)
 	}
-	if !s.db.executed.contains(all) {
-		c.discarded = c.discarded.Union(all.set(c.w.uuids).Subtract(s.db.executed.set(c.w.uuids)))
+	lacks := all.set(c.w.uuids).Subtract(s.db.executed.set(c.w.uuids))
+	if s.lossy(c.w.step) {
+		// The operator did not see this promotion succeed (its answer was
+		// lost): it may abandon it and promote another site, whose history
+		// then stands. What s lacks is discarded only if s's promotion
+		// stands (noteStanding).
+		c.real.provisional, c.real.provisionalSite = lacks, s.name
+		c.real.provisionalGen = c.w.op.persisted().Generation
+		return
 	}
+	if c.real.provisionalSite == s.name {
+		c.real.provisionalSite = "" // promoted again: its history stands
+		c.discarded = c.discarded.Union(c.real.provisional)
+	}
+	c.real.provisionalSite = ""
+	c.discarded = c.discarded.Union(lacks)
 }
 
 // prune forgets discarded transactions no site holds any more (after a

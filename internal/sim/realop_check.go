@@ -23,6 +23,12 @@ type realChecks struct {
 	// writable; checked records the failovers whose loss was checked.
 	promotedWith map[string]gtid.Set
 	checked      map[int64]bool
+	// provisional is what provisionalSite lacked when an ambiguous
+	// promotion made it writable: discarded once a completed failover to
+	// it is recorded, forgotten when another site is made writable first.
+	provisional     gtid.Set
+	provisionalSite string
+	provisionalGen  int64
 }
 
 // notePromotion remembers what s held when it became writable.
@@ -42,6 +48,10 @@ func (c *checker) checkReal(r *realOperator) {
 	}
 	c.real.generation = max(c.real.generation, st.TopologyGeneration)
 	for _, h := range st.FailoverHistory {
+		if h.To == c.real.provisionalSite && h.Generation >= c.real.provisionalGen {
+			c.discarded = c.discarded.Union(c.real.provisional)
+			c.real.provisionalSite = ""
+		}
 		if h.TransactionsLost == nil || h.Generation == 0 || c.real.checked[h.Generation] {
 			continue
 		}
