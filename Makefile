@@ -98,13 +98,15 @@ helm-check: $(CONTROLLER_GEN)
 	  --set 'watchNamespaces={shop,billing}' --set leaderElection.enabled=false --set metrics.enabled=false --set networkPolicy.enabled=false >/dev/null
 	@echo "helm-check: ok"
 
-# Deterministic simulation over many seeds: make sim SEEDS=5000 [STEPS=600] [REAL=1],
+# Deterministic simulation over many seeds: make sim SEEDS=5000 [STEPS=600] [REAL=1] [REALOP=1],
 # or replay one seed with its trace: make sim SEED=51 [SCHEDULE=file]. REAL=1 runs
-# pkg/sidecar's Loop and pkg/failover's fence confirmation instead of the sim's models.
+# pkg/sidecar's Loop and pkg/failover's sequences instead of the sim's models;
+# REALOP=1 (with REAL=1) also runs pkg/controller's poll loop and API instead of
+# the model operator, with the fault kinds only a real process has.
 SEEDS ?= 2000
 STEPS ?= 600
 sim:
-	go run ./cmd/simulate -seeds=$(SEEDS) -steps=$(STEPS) $(if $(SEED),-seed=$(SEED)) $(if $(SCHEDULE),-schedule=$(SCHEDULE)) $(if $(REAL),-real)
+	go run ./cmd/simulate -seeds=$(SEEDS) -steps=$(STEPS) $(if $(SEED),-seed=$(SEED)) $(if $(SCHEDULE),-schedule=$(SCHEDULE)) $(if $(REAL),-real) $(if $(REALOP),-realop)
 
 # Switchover by SQL between two real MariaDB servers under four writers; prints
 # switchover-{writable,window}-{p50,p99} in ms. BLOODRAVEN_BENCH_ROUNDS=n for more rounds.

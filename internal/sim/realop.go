@@ -52,6 +52,8 @@ type realOperator struct {
 	// group read at seenWrites of them (persisted re-reads only after a write).
 	writes, seenWrites int
 	seen               *Status
+	seenGroup          *v1alpha1.MysqlFailoverGroup
+	fast               fastGroup
 	// pausedUntil is the step a paused process resumes at; sent keeps
 	// each site's last reports and answers, for late-report and late-view.
 	pausedUntil int
@@ -72,9 +74,10 @@ func newRealOperator(w *World) *realOperator {
 	// The plain object tracker: no managed fields, which the loop never
 	// reads and which cost more than everything else in a run.
 	tracker := clienttesting.NewObjectTracker(simScheme, serializer.NewCodecFactory(simScheme).UniversalDecoder())
+	r.fast = fastGroup{tracker: tracker, key: r.key}
 	r.api = fake.NewClientBuilder().WithScheme(simScheme).WithObjectTracker(tracker).
 		WithStatusSubresource(&v1alpha1.MysqlFailoverGroup{}).WithObjects(r.group()).
-		WithInterceptorFuncs(r.countWrites()).Build()
+		WithInterceptorFuncs(r.apiFuncs()).Build()
 	r.kube = newSimKube(w, r.api)
 	r.restart(w.now())
 	return r

@@ -41,7 +41,7 @@ func (c *checker) notePromotion(s *site) {
 
 // checkReal checks the real operator's persisted status after a step.
 func (c *checker) checkReal(r *realOperator) {
-	g := r.current()
+	g := r.stored()
 	st := &g.Status
 	if st.TopologyGeneration < c.real.generation {
 		c.violate(InvariantGeneration, fmt.Sprintf("generation %d after %d", st.TopologyGeneration, c.real.generation))

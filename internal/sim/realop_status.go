@@ -15,19 +15,44 @@ import (
 // persisted reads the group from the API server and renders what the
 // checker and the scripts read: the same Status the model keeps.
 func (r *realOperator) persisted() *Status {
-	if r.seen != nil && r.seenWrites == r.writes {
-		return r.seen
-	}
-	r.seen, r.seenWrites = r.project(r.current()), r.writes
+	r.refresh()
 	return r.seen
 }
 
-// countWrites counts every write to the API server.
-func (r *realOperator) countWrites() interceptor.Funcs {
+// stored is the group as the API server holds it; callers must not change it.
+func (r *realOperator) stored() *v1alpha1.MysqlFailoverGroup {
+	r.refresh()
+	return r.seenGroup
+}
+
+// refresh re-reads the group when the API server was written since.
+func (r *realOperator) refresh() {
+	if r.seen != nil && r.seenWrites == r.writes {
+		return
+	}
+	r.seenGroup = r.current()
+	r.seen, r.seenWrites = r.project(r.seenGroup), r.writes
+}
+
+// apiFuncs counts every write to the API server, and serves the group and
+// its Pods the fast way (realop_api.go).
+func (r *realOperator) apiFuncs() interceptor.Funcs {
 	return interceptor.Funcs{
 		Create: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.CreateOption) error {
 			r.writes++
 			return c.Create(ctx, o, opts...)
+		},
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, o client.Object, opts ...client.GetOption) error {
+			if g, ok := o.(*v1alpha1.MysqlFailoverGroup); ok && key == r.key && len(opts) == 0 {
+				return r.fast.get(g)
+			}
+			return c.Get(ctx, key, o, opts...)
+		},
+		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			if handled, err := r.fast.listPods(list, opts...); handled {
+				return err
+			}
+			return c.List(ctx, list, opts...)
 		},
 		Update: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.UpdateOption) error {
 			r.writes++
@@ -47,7 +72,7 @@ func (r *realOperator) countWrites() interceptor.Funcs {
 		},
 		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, o client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
 			r.writes++
-			return c.SubResource(sub).Patch(ctx, o, p, opts...)
+			return r.fast.statusPatch(ctx, c, sub, o, p, opts...)
 		},
 	}
 }
