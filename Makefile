@@ -54,8 +54,9 @@ test: deps verify-generate lint helm-check test-unit test-db test-envtest test-l
 
 test-unit:
 	$(GO_TEST) ./...
-	@# The seeded simulation with the real decision, failover and fencing code.
-	$(MAKE) --no-print-directory sim SEEDS=2000 REAL=1
+	@# The seeded simulation with the real operator loop, sidecar Loop, decision
+	@# and failover code (the model operator's runs are in go test's TestSimSeeds).
+	$(MAKE) --no-print-directory sim SEEDS=2000 REAL=1 REALOP=1
 
 test-db:
 	$(GO_TEST) -tags db $(call tier_pkgs,db)
