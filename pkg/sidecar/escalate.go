@@ -103,7 +103,7 @@ const fenceRetryPause = 50 * time.Millisecond
 // runs out (see the top of this file). Fences never overlap; a caller that
 // waited while another fence held returns at once.
 func (r *Runner) fenceEscalating(ctx context.Context, reason string) error {
-	asked := time.Now()
+	asked := r.cfg.Clock.Now()
 	r.fenceMu.Lock()
 	defer r.fenceMu.Unlock()
 	r.mu.Lock()
@@ -114,7 +114,7 @@ func (r *Runner) fenceEscalating(ctx context.Context, reason string) error {
 	}
 	escAt := r.escalateAt(asked)
 	for {
-		deadline := time.Now().Add(r.cfg.FenceTimeout)
+		deadline := r.cfg.Clock.Now().Add(r.cfg.FenceTimeout)
 		if escAt.Before(deadline) {
 			deadline = escAt
 		}
@@ -133,10 +133,10 @@ func (r *Runner) fenceEscalating(ctx context.Context, reason string) error {
 		if ctx.Err() != nil {
 			return err
 		}
-		if !time.Now().Before(escAt) {
+		if !r.cfg.Clock.Now().Before(escAt) {
 			return r.escalate(ctx, reason, err)
 		}
-		sleep(ctx, min(fenceRetryPause, time.Until(escAt)))
+		r.sleep(ctx, min(fenceRetryPause, r.clockUntil(escAt)))
 	}
 }
 
@@ -164,7 +164,7 @@ func (r *Runner) escalateAt(asked time.Time) time.Time {
 // retried, since the operator does not count on it.
 func (r *Runner) escalate(ctx context.Context, reason string, fenceErr error) error {
 	r.mu.Lock()
-	leaseOver := r.loop.LeaseRemaining(time.Now()) <= 0
+	leaseOver := r.loop.LeaseRemaining(r.cfg.Clock.Now()) <= 0
 	r.mu.Unlock()
 	if reason != ReasonView && !leaseOver {
 		return fenceErr
@@ -175,7 +175,7 @@ func (r *Runner) escalate(ctx context.Context, reason string, fenceErr error) er
 	r.log.Error("fence did not complete within its budget: stopping mysqld", "reason", reason,
 		"budget", r.cfg.Escalation.After, "error", fenceErr)
 	how, err := r.stopMySQLD(ctx)
-	rep := &StopReport{At: time.Now(), Reason: reason, How: how, FenceError: fenceErr.Error()}
+	rep := &StopReport{At: r.cfg.Clock.Now(), Reason: reason, How: how, FenceError: fenceErr.Error()}
 	if err != nil {
 		rep.How, rep.Error = StopFailed, err.Error()
 	}
@@ -215,7 +215,7 @@ func (r *Runner) mayStillWrite(ctx context.Context) bool {
 // has not gone within ShutdownWait. It reports how it ended.
 func (r *Runner) stopMySQLD(ctx context.Context) (string, error) {
 	e := r.cfg.Escalation
-	start := time.Now()
+	start := r.cfg.Clock.Now()
 	if s, ok := r.db.(stopper); ok {
 		sctx, cancel := context.WithTimeout(ctx, e.ShutdownWait)
 		err := s.Shutdown(sctx)
@@ -229,7 +229,7 @@ func (r *Runner) stopMySQLD(ctx context.Context) (string, error) {
 	}
 	if r.cfg.Process.PIDFile == "" {
 		return StopFailed, fmt.Errorf("mysqld still runs %s after SHUTDOWN, and no pid file to kill it by: %w",
-			time.Since(start).Round(time.Millisecond), ErrStillRunning)
+			r.cfg.Clock.Since(start).Round(time.Millisecond), ErrStillRunning)
 	}
 	pid, err := r.cfg.Process.kill()
 	if err != nil && !errors.Is(err, ErrNoProcess) {
@@ -238,7 +238,7 @@ func (r *Runner) stopMySQLD(ctx context.Context) (string, error) {
 	// SIGKILL cannot be caught: once it is delivered the process never
 	// runs its own code again, so it acknowledges no more commits even
 	// while the kernel is still tearing it down.
-	gone := r.waitGone(ctx, time.Now().Add(e.KillWait))
+	gone := r.waitGone(ctx, r.cfg.Clock.Now().Add(e.KillWait))
 	r.log.Warn("killed mysqld", "pid", pid, "exitSeen", gone)
 	return StopKill, nil
 }
@@ -249,10 +249,10 @@ func (r *Runner) waitGone(ctx context.Context, until time.Time) bool {
 		if r.mysqldGone(ctx) {
 			return true
 		}
-		if !time.Now().Before(until) || ctx.Err() != nil {
+		if !r.cfg.Clock.Now().Before(until) || ctx.Err() != nil {
 			return false
 		}
-		sleep(ctx, min(20*time.Millisecond, time.Until(until)))
+		r.sleep(ctx, min(20*time.Millisecond, r.clockUntil(until)))
 	}
 }
 
@@ -283,14 +283,15 @@ func (r *Runner) noteRead(state DBState, pid int, replicating bool) {
 	}
 }
 
-func sleep(ctx context.Context, d time.Duration) {
+// sleep waits d on the Runner's clock, or until ctx ends.
+func (r *Runner) sleep(ctx context.Context, d time.Duration) {
 	if d <= 0 {
 		return
 	}
-	t := time.NewTimer(d)
+	t := r.cfg.Clock.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
-	case <-t.C:
+	case <-t.C():
 	}
 }

@@ -53,7 +53,7 @@ func (r *Runner) keepHold(ctx context.Context) {
 	// A read that failed proves nothing: a hold in place stays while this
 	// sidecar's own rule fences, and goes otherwise (a primary the operator
 	// made writable must not stay held while its reads time out).
-	keep := cur != nil && db == DBUnknown && r.loop.Check(time.Now(), DBWritable).Fence
+	keep := cur != nil && db == DBUnknown && r.loop.Check(r.cfg.Clock.Now(), DBWritable).Fence
 	want := db == DBReadOnly && !r.hold.replicating || keep
 	r.mu.Unlock()
 	if cur != nil {
@@ -91,7 +91,7 @@ func (r *Runner) setHold(h mysql.WriteHold) {
 	defer r.mu.Unlock()
 	r.hold.h = h
 	if h != nil {
-		r.hold.since = time.Now()
+		r.hold.since = r.cfg.Clock.Now()
 	} else {
 		r.hold.since = time.Time{}
 	}

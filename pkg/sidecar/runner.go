@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"time"
 
+	"k8s.io/utils/clock"
+
 	"github.com/shipstream/bloodraven/pkg/mysql"
 	"github.com/shipstream/bloodraven/pkg/pki"
 )
@@ -57,9 +59,15 @@ type Config struct {
 	// TLS, when set, is the site's certificate and CA bundle: every request
 	// goes over HTTPS with it, and the peer port is served over TLS (tls.go).
 	TLS pki.Source
+	// Clock tells the time and runs the timers; nil is the wall clock.
+	// Tests and a simulation step their own.
+	Clock clock.WithDelayedExecution
 }
 
 func (c Config) withDefaults() Config {
+	if c.Clock == nil {
+		c.Clock = clock.RealClock{}
+	}
 	if c.RequestTimeout <= 0 {
 		c.RequestTimeout = c.PeerCheckInterval * 2 / 3
 	}
@@ -193,25 +201,25 @@ func (r *Runner) Run(ctx context.Context) error {
 	r.log.Info("sidecar starting", "group", r.cfg.Group, "site", r.cfg.Site, "peers", len(r.cfg.Peers),
 		"leaseTimeout", r.cfg.LeaseTimeout, "peerCheckInterval", r.cfg.PeerCheckInterval)
 	r.check(ctx)
-	sched := newSchedule(r.cfg.PeerCheckInterval, r.cfg.RefreshGap, time.Now())
-	timer := time.NewTimer(0)
+	sched := newSchedule(r.cfg.PeerCheckInterval, r.cfg.RefreshGap, r.cfg.Clock.Now())
+	timer := r.cfg.Clock.NewTimer(0)
 	defer timer.Stop()
 	for {
-		wake, kind := sched.wake(time.Now(), r.leaseDeadline())
-		timer.Reset(time.Until(wake))
+		wake, kind := sched.wake(r.cfg.Clock.Now(), r.leaseDeadline())
+		timer.Reset(r.clockUntil(wake))
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-r.refresh:
 			sched.request()
 			continue
-		case <-timer.C:
+		case <-timer.C():
 		}
 		if kind == wakeLease {
 			r.check(ctx)
 			continue
 		}
-		sched.ticked(time.Now(), kind)
+		sched.ticked(r.cfg.Clock.Now(), kind)
 		if kind == wakeRefresh {
 			r.metrics.refreshTicks.Inc()
 		}
@@ -229,7 +237,7 @@ func (r *Runner) Run(ctx context.Context) error {
 // is over. The tick ends by matching the write hold to the fence.
 func (r *Runner) Tick(ctx context.Context) {
 	r.reloadKeys()
-	start := time.Now()
+	start := r.cfg.Clock.Now()
 	r.enforceWake(ctx, start)
 	defer r.armLeaseWatch(ctx, start)()
 	// The report describes the read below: it echoes the operator's last
@@ -271,7 +279,7 @@ func (r *Runner) Tick(ctx context.Context) {
 	r.mu.Lock()
 	d := r.loop.Tick(obs)
 	if !d.Fence {
-		late := r.loop.Check(time.Now(), db)
+		late := r.loop.Check(r.cfg.Clock.Now(), db)
 		d.Fence, d.Reason = late.Fence, late.Reason
 	}
 	view, _ := r.loop.View()
@@ -300,10 +308,10 @@ func (r *Runner) Tick(ctx context.Context) {
 // when the lease runs out between ticks. Like Tick it first fences on the
 // state last seen (enforceWake).
 func (r *Runner) check(ctx context.Context) {
-	r.enforceWake(ctx, time.Now())
+	r.enforceWake(ctx, r.cfg.Clock.Now())
 	db := r.readDB(ctx)
 	r.mu.Lock()
-	d := r.loop.Check(time.Now(), db)
+	d := r.loop.Check(r.cfg.Clock.Now(), db)
 	r.mu.Unlock()
 	if d.Fence {
 		_ = r.fence(ctx, d.Reason)
@@ -319,7 +327,7 @@ func (r *Runner) readDB(ctx context.Context) DBState {
 	state, pid := r.classify(sctx, st, err)
 	r.mu.Lock()
 	prev := r.st.db
-	r.st.db, r.st.dbErr, r.st.dbAt = state, err, time.Now()
+	r.st.db, r.st.dbErr, r.st.dbAt = state, err, r.cfg.Clock.Now()
 	r.noteRead(state, pid, st.Replica != nil)
 	r.mu.Unlock()
 	if state != prev {
@@ -359,7 +367,7 @@ func (r *Runner) fenceOnce(ctx context.Context, reason string, deadline time.Tim
 		err = r.verify(fctx)
 	}
 	r.mu.Lock()
-	r.st.noteFence(time.Now(), reason, err)
+	r.st.noteFence(r.cfg.Clock.Now(), reason, err)
 	r.mu.Unlock()
 	if err != nil {
 		r.metrics.fenceErrors.Inc()
@@ -381,7 +389,7 @@ func (r *Runner) verify(ctx context.Context) error {
 		return ErrStillWritable
 	}
 	r.mu.Lock()
-	r.st.db, r.st.dbErr, r.st.dbAt = DBReadOnly, nil, time.Now()
+	r.st.db, r.st.dbErr, r.st.dbAt = DBReadOnly, nil, r.cfg.Clock.Now()
 	r.mu.Unlock()
 	return nil
 }
@@ -395,8 +403,11 @@ func (r *Runner) leaseDeadline() time.Time {
 func (r *Runner) leaseSeconds() float64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.loop.LeaseRemaining(time.Now()).Seconds()
+	return r.loop.LeaseRemaining(r.cfg.Clock.Now()).Seconds()
 }
+
+// clockUntil is how long until t on the Runner's clock.
+func (r *Runner) clockUntil(t time.Time) time.Duration { return t.Sub(r.cfg.Clock.Now()) }
 
 func (r *Runner) generationInt() int64 {
 	r.mu.Lock()

@@ -225,7 +225,7 @@ type FenceReport struct {
 func (r *Runner) Status() StatusReport {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	now := time.Now()
+	now := r.cfg.Clock.Now()
 	ls := r.loop.State()
 	rep := StatusReport{Namespace: r.cfg.Namespace, Group: r.cfg.Group, Site: r.cfg.Site,
 		MySQLD: r.st.db.String(), MySQLDAt: r.st.dbAt, Fenced: r.st.db == DBReadOnly,

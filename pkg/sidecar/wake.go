@@ -54,8 +54,8 @@ func (r *Runner) armLeaseWatch(ctx context.Context, start time.Time) func() {
 	if !lease.After(start) {
 		return func() {}
 	}
-	t := time.AfterFunc(lease.Sub(start), func() {
-		now := time.Now()
+	t := r.cfg.Clock.AfterFunc(lease.Sub(start), func() {
+		now := r.cfg.Clock.Now()
 		r.mu.Lock()
 		d := r.loop.Check(now, r.st.db)
 		r.mu.Unlock()
