@@ -21,8 +21,8 @@ import (
 //
 //	world [sites=N] [seed=N] [roles=(pc,pc,dr)] [poll=1s] [threshold=N]
 //	      [recovery=N] [lease=6s] [peer-check=2s] [cooldown=30s]
-//	      [writes=0.9] [model]
-//	fault <kind> [site=NAME|primary|operator] [peer=...] [dur=N] [delay=N]
+//	      [writes=0.9] [model] [operator=real|model]
+//	fault <kind> [site=NAME|primary|operator] [peer=...] [dur=N] [delay=N] [by=N]
 //	step [N]          runs N steps (default 1), prints the trace they made
 //	print status      the operator's persisted state
 //	print sites       each site's mysqld, sidecar view and lease
@@ -72,7 +72,7 @@ func (sc *script) world(td *datadriven.TestData) (string, error) {
 		PollInterval: time.Second, FailureThreshold: 2, RecoveryThreshold: 1, LeaseTimeout: 6 * time.Second,
 		PeerCheckInterval: 2 * time.Second, Cooldown: 30 * time.Second, MaxLagWait: 20 * time.Second,
 		DrainTimeout: 10 * time.Second, WriteChance: 1, Schedule: Schedule{}}
-	model := false
+	model, realOp := false, false
 	for _, a := range td.CmdArgs {
 		v := ""
 		if len(a.Vals) > 0 {
@@ -105,6 +105,11 @@ func (sc *script) world(td *datadriven.TestData) (string, error) {
 			_, err = fmt.Sscan(v, &cfg.WriteChance)
 		case "model":
 			model = true
+		case "operator":
+			realOp = v == "real"
+			if v != "real" && v != "model" {
+				err = fmt.Errorf("operator=%q: want real or model", v)
+			}
 		default:
 			err = fmt.Errorf("unknown argument %q", a.Key)
 		}
@@ -115,7 +120,12 @@ func (sc *script) world(td *datadriven.TestData) (string, error) {
 	if err := cfg.validate(); err != nil {
 		return "", err
 	}
-	if !model {
+	switch {
+	case model && realOp:
+		return "", fmt.Errorf("world: the real operator needs the real sidecar (drop model)")
+	case realOp:
+		UseRealOperator(&cfg)
+	case !model:
 		UseRealCode(&cfg)
 	}
 	cfg = cfg.withDefaults()
@@ -126,8 +136,11 @@ func (sc *script) world(td *datadriven.TestData) (string, error) {
 		names[i] = siteNames[i] + "(" + string(r) + ")"
 	}
 	code := "real sidecar and failover code"
-	if model {
+	switch {
+	case model:
 		code = "model sidecar and failover"
+	case realOp:
+		code = "real operator loop, sidecar and failover code"
 	}
 	return fmt.Sprintf("sites %s; poll %s, threshold %d, lease %s, peer-check %s, cooldown %s; %s",
 		strings.Join(names, " "), cfg.PollInterval, cfg.FailureThreshold, cfg.LeaseTimeout, cfg.PeerCheckInterval,
