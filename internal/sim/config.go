@@ -60,6 +60,9 @@ type Config struct {
 	// RealOperator runs pkg/controller's poll loop and API (realop.go)
 	// instead of the model operator; it needs the real sidecar.
 	RealOperator bool
+	// OperatorReplicas is how many operator processes run, elected
+	// through one lock (real operator only; 0 means 1).
+	OperatorReplicas int
 }
 
 // ConfigForSeed derives a run's parameters from its seed: two to four sites

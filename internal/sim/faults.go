@@ -70,7 +70,7 @@ func (w *World) fire(f Fault) {
 	if f.Kind == FaultPauseOperator {
 		w.logf("fault %s", f)
 		if r, ok := w.op.(*realOperator); ok {
-			r.pausedUntil = max(r.pausedUntil, w.step+f.Dur)
+			r.pauseLeader(w.step + f.Dur)
 		}
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"crypto/ed25519"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -244,4 +245,10 @@ func UseRealCode(c *Config) {
 func UseRealOperator(c *Config) {
 	UseRealCode(c)
 	c.RealOperator = true
+	// One run in three has a standby replica: requests that land on it
+	// are answered 503, and a paused leader's lock passes to it.
+	c.OperatorReplicas = 1
+	if rand.New(rand.NewPCG(c.Seed, 0x2e9)).IntN(3) == 0 {
+		c.OperatorReplicas = 2
+	}
 }

@@ -3,12 +3,11 @@ package sim
 import (
 	"context"
 	"fmt"
-	"net/http"
+	"math/rand/v2"
 	"net/url"
 	"strings"
 	"time"
 
-	"github.com/go-logr/logr"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,7 +20,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
-	"github.com/shipstream/bloodraven/pkg/controller"
 	"github.com/shipstream/bloodraven/pkg/routing"
 	"github.com/shipstream/bloodraven/pkg/sidecar"
 )
@@ -38,26 +36,25 @@ const maxPassesPerStep = 4
 // resourceVersion), each mysqld (simInstance), routing (simRouter) and the
 // clock (the step's logical time).
 type realOperator struct {
-	w      *World
-	up     bool
-	clk    *clocktesting.FakeClock
-	api    client.Client // the API server: it outlives every operator process
-	key    types.NamespacedName
-	loop   *controller.GroupStepper
-	http   http.Handler
-	nextAt time.Time // when the loop's next pass is due
-	procs  int       // operator processes started, for their names
-	kube   *simKube
+	w   *World
+	clk *clocktesting.FakeClock
+	api client.Client // the API server: it outlives every operator process
+	key types.NamespacedName
+	// procs are the operator's replicas (realop_proc.go); lease is their
+	// leader-election lock; started counts processes, for their ids.
+	procs   []*opProc
+	lease   simLease
+	started int
+	spread  *rand.Rand // which replica a request lands on
+	kube    *simKube
 	// writes counts the API server's writes; seen is the projection of the
 	// group read at seenWrites of them (persisted re-reads only after a write).
 	writes, seenWrites int
 	seen               *Status
 	seenGroup          *v1alpha1.MysqlFailoverGroup
 	fast               fastGroup
-	// pausedUntil is the step a paused process resumes at; sent keeps
-	// each site's last reports and answers, for late-report and late-view.
-	pausedUntil int
-	sent        []sentLog
+	// sent keeps each site's last reports and answers, for late-report and late-view.
+	sent []sentLog
 }
 
 // sentLog is one site's last queries to the operator and its answers;
@@ -70,7 +67,7 @@ type sentLog struct {
 
 func newRealOperator(w *World) *realOperator {
 	r := &realOperator{w: w, clk: clocktesting.NewFakeClock(w.now()),
-		key: types.NamespacedName{Namespace: simGroup, Name: simGroup}}
+		key: types.NamespacedName{Namespace: simGroup, Name: simGroup}, spread: rand.New(rand.NewPCG(w.cfg.Seed, 0x5e7))}
 	// The plain object tracker: no managed fields, which the loop never
 	// reads and which cost more than everything else in a run.
 	tracker := clienttesting.NewObjectTracker(simScheme, serializer.NewCodecFactory(simScheme).UniversalDecoder())
@@ -115,69 +112,64 @@ func (r *realOperator) group() *v1alpha1.MysqlFailoverGroup {
 	return g
 }
 
-func (r *realOperator) running() bool { return r.up }
+// running reports whether any replica runs.
+func (r *realOperator) running() bool {
+	for _, p := range r.procs {
+		if p.up {
+			return true
+		}
+	}
+	return false
+}
 
+// stop stops every replica (operator-down: the whole Deployment).
 func (r *realOperator) stop() {
-	r.up = false
-	if r.loop != nil {
-		r.loop.Close()
-		r.loop = nil
+	for _, p := range r.procs {
+		p.exit()
 	}
 }
 
-// restart starts a new operator process: a new Registry (a new process id
-// and view sequence), empty loop memory, the persisted status kept.
+// restart starts every replica afresh, all standing by: the next step
+// elects one. The persisted status is kept.
 func (r *realOperator) restart(now time.Time) {
 	r.stop()
 	r.clk.SetTime(now)
-	r.procs++
-	reg := controller.NewRegistry(r.clk.Now)
-	reg.SetSigner(simSigner)
-	rec := simRecorder{w: r.w}
-	auth := controller.NewReportAuth(simTrust, r.api, rec, nil, logr.Discard())
-	op, err := controller.New(controller.Deps{Client: r.api, Reader: r.api, Resolver: simResolver{},
-		Router: &simRouter{w: r.w}, Recorder: rec, Registry: reg, Open: r.open, Clock: r.clk, Auth: auth,
-		Log: logr.Discard()}, controller.Options{NudgeTimeout: -1, DrainTimeout: r.w.cfg.DrainTimeout})
-	if err != nil {
-		panic(fmt.Sprintf("sim operator: %v", err))
+	if r.procs == nil {
+		r.procs = make([]*opProc, max(1, r.w.cfg.OperatorReplicas))
+		for i := range r.procs {
+			r.procs[i] = &opProc{r: r}
+		}
 	}
-	elected := make(chan struct{})
-	close(elected)
-	r.http = (&controller.API{Registry: reg, Elected: elected, Auth: auth}).Handler()
-	r.loop = op.Stepper(r.key)
-	r.up, r.nextAt, r.pausedUntil = true, now, 0
+	for _, p := range r.procs {
+		p.start(now)
+	}
 	if r.sent == nil {
 		r.sent = make([]sentLog, len(r.w.sites))
 	}
+	r.elect(now)
 }
 
-// step runs the passes due at now, at most maxPassesPerStep.
+// step runs the passes due at now on every replica that believes it
+// leads, then lets every replica's elector act: a leader resumed from a
+// pause makes its first pass before it notices it lost the lock.
 func (r *realOperator) step(now time.Time) {
 	r.clk.SetTime(now)
 	r.kube.sync(now)
-	if !r.serving() {
-		return // paused: no pass; on resume the loop goes on with its memory
-	}
-	for range maxPassesPerStep {
-		if now.Before(r.nextAt) {
-			return
+	for _, p := range r.procs {
+		if p.leads && p.awake() {
+			p.passes(now)
 		}
-		wait, gone := r.loop.Pass(context.Background())
-		if gone {
-			r.w.check.violate("group-gone", "the operator's loop found the group gone")
-			r.stop()
-			return
-		}
-		r.nextAt = now.Add(wait)
 	}
+	r.elect(now)
 }
 
 // answer is the sidecar's GET /active-site, sent to the real handler with
 // the query the real sidecar sends, and the answer read as the real
 // sidecar reads it.
 func (r *realOperator) answer(s *site, _ time.Time) *View {
-	if !r.serving() {
-		return nil // a paused process: the request times out
+	p := r.pick(s)
+	if p == nil {
+		return nil // no replica answers: the request times out
 	}
 	r.clk.SetTime(r.w.now())
 	rs, ok := s.sidecar.(*realSidecar)
@@ -185,7 +177,7 @@ func (r *realOperator) answer(s *site, _ time.Time) *View {
 		panic("the real operator needs the real sidecar (UseRealCode)")
 	}
 	q := rs.report(s.writable(), s.db.up).Query(r.key.Namespace, r.key.Name)
-	rec := r.serveQuery(q, s)
+	rec := p.serveQuery(q, s)
 	reply := sidecar.Classify(rec.Code, rec.Body.Bytes(), false)
 	v := &View{reply: &reply}
 	if reply.Kind == sidecar.ReplyView {

@@ -77,10 +77,11 @@ func (r *realOperator) remember(s *site, q url.Values, v *View) {
 // network held back, or duplicated. The handler's answer goes nowhere.
 func (r *realOperator) lateReport(s *site) {
 	k := r.sent[s.idx]
-	if len(k.queries) == 0 || !r.serving() {
+	p := r.pick(s)
+	if len(k.queries) == 0 || p == nil {
 		return
 	}
-	r.serveQuery(k.queries[0], s)
+	p.serveQuery(k.queries[0], s)
 	r.w.logf("operator got a late copy of %s's report", s.name)
 }
 
@@ -100,12 +101,11 @@ func (r *realOperator) lateView(s *site) {
 // site's. Both must be refused (and counted): believed, they would
 // confirm a fence that did not happen.
 func (r *realOperator) forgeReports(s *site) {
-	if !r.serving() {
+	p := r.pick(s)
+	if p == nil {
 		return
 	}
-	q := url.Values{}
-	rep := realReport(s.name, r.persisted().Generation)
-	q = rep.Query(r.key.Namespace, r.key.Name)
+	q := realReport(s.name, r.persisted().Generation).Query(r.key.Namespace, r.key.Name)
 	var other *site
 	for _, o := range r.w.sites {
 		if o != s {
@@ -114,7 +114,7 @@ func (r *realOperator) forgeReports(s *site) {
 		}
 	}
 	for _, tlsFrom := range []*site{nil, other} {
-		rec := r.serveQuery(q, tlsFrom)
+		rec := p.serveQuery(q, tlsFrom)
 		if rec.Code == http.StatusOK {
 			r.w.check.violate(InvariantForgedAccepted, "a forged report for "+s.name+" was answered 200")
 		}
@@ -122,18 +122,14 @@ func (r *realOperator) forgeReports(s *site) {
 	r.w.logf("forged reports for %s sent to the operator", s.name)
 }
 
-// serving reports whether the operator's API answers now.
-func (r *realOperator) serving() bool { return r.up && r.w.step >= r.pausedUntil }
-
 // serveQuery sends GET /active-site?q, over TLS with from's certificate
-// (nil: plain HTTP), to the operator's handler.
-func (r *realOperator) serveQuery(q url.Values, from *site) *httptest.ResponseRecorder {
+// (nil: plain HTTP), to the replica's handler.
+func (p *opProc) serveQuery(q url.Values, from *site) *httptest.ResponseRecorder {
 	req := httptest.NewRequest(http.MethodGet, "/active-site?"+q.Encode(), nil)
-	req.TLS = nil
 	if from != nil {
 		req.TLS = simTLS(from.name)
 	}
 	rec := httptest.NewRecorder()
-	r.http.ServeHTTP(rec, req)
+	p.http.ServeHTTP(rec, req)
 	return rec
 }

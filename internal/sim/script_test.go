@@ -21,7 +21,7 @@ import (
 //
 //	world [sites=N] [seed=N] [roles=(pc,pc,dr)] [poll=1s] [threshold=N]
 //	      [recovery=N] [lease=6s] [peer-check=2s] [cooldown=30s]
-//	      [writes=0.9] [model] [operator=real|model]
+//	      [writes=0.9] [model] [operator=real|model] [replicas=N]
 //	fault <kind> [site=NAME|primary|operator] [peer=...] [dur=N] [delay=N] [by=N]
 //	step [N]          runs N steps (default 1), prints the trace they made
 //	print status      the operator's persisted state
@@ -103,6 +103,8 @@ func (sc *script) world(td *datadriven.TestData) (string, error) {
 			_, err = fmt.Sscan(v, &cfg.RecoveryThreshold)
 		case "writes":
 			_, err = fmt.Sscan(v, &cfg.WriteChance)
+		case "replicas":
+			_, err = fmt.Sscan(v, &cfg.OperatorReplicas)
 		case "model":
 			model = true
 		case "operator":
@@ -124,7 +126,9 @@ func (sc *script) world(td *datadriven.TestData) (string, error) {
 	case model && realOp:
 		return "", fmt.Errorf("world: the real operator needs the real sidecar (drop model)")
 	case realOp:
+		replicas := cfg.OperatorReplicas
 		UseRealOperator(&cfg)
+		cfg.OperatorReplicas = max(1, replicas)
 	case !model:
 		UseRealCode(&cfg)
 	}
