@@ -11,7 +11,6 @@ import (
 	"github.com/shipstream/bloodraven/pkg/controller"
 )
 
-
 // leaseDuration is the leader-election lock's lease (controller-runtime's
 // default): a standby takes the lock once the holder has not renewed it
 // for this long.
