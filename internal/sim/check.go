@@ -65,6 +65,15 @@ func (c *checker) writers() []string {
 	return out
 }
 
+// atCommit checks that the site acknowledging a client write is the only
+// one that accepts writes: two writers are a violation even when one of
+// them is fenced before the step ends.
+func (c *checker) atCommit(s *site) {
+	if ws := c.writers(); len(ws) > 1 {
+		c.violate(InvariantOneWriter, fmt.Sprintf("%s acknowledged a write while writable: %s", s.name, strings.Join(ws, ", ")))
+	}
+}
+
 // afterStep checks that at most one site writes, and that no site replicating
 // from the active site holds a transaction the active site lacks.
 func (c *checker) afterStep() {

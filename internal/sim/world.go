@@ -173,6 +173,7 @@ func (w *World) replicate() {
 
 // commit commits a client transaction on s, the next of its own server.
 func (w *World) commit(s *site) {
+	w.check.atCommit(s)
 	n := s.db.executed[s.idx] + 1
 	s.db.executed[s.idx] = n
 	w.commits++
