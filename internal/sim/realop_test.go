@@ -45,3 +45,20 @@ func TestSimRealOperatorReplays(t *testing.T) {
 		}
 	}
 }
+
+// TestSimRealOperatorFoundSeeds replays the seeds on which the real
+// operator's runs found bugs (docs/simulation.md, "What the real
+// operator's runs found"): each must run clean.
+func TestSimRealOperatorFoundSeeds(t *testing.T) {
+	for _, seed := range []uint64{1, 129, 2067, 2257} {
+		cfg := ConfigForSeed(seed, DefaultSteps)
+		UseRealOperator(&cfg)
+		r, err := Run(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Failed() {
+			t.Errorf("seed %d broke an invariant:\n%s", seed, r.Report())
+		}
+	}
+}

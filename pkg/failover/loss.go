@@ -20,6 +20,11 @@ func AccountLoss(st *v1alpha1.MysqlFailoverGroupStatus, fromExecuted gtid.Set) b
 		return false
 	}
 	lost := fromExecuted.Subtract(promoted)
+	if id := SiteStatusOf(st, lf.To).ServerID; id != "" {
+		// The new primary's own transactions are never lost: the old one,
+		// repointed at it before this read, holds those it wrote since.
+		lost = lost.Without(id)
+	}
 	if lf.From == lf.To {
 		// Promoted again itself (a retarget back to the old primary): it
 		// lost nothing, and what it wrote since is no loss either.

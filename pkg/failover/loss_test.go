@@ -27,9 +27,13 @@ func TestAccountLoss(t *testing.T) {
 		{"nothing lost",
 			v1alpha1.MysqlFailoverGroupStatus{LastFailover: last(), PromotionGtidExecuted: uuidA + ":1-10"},
 			uuidA + ":1-10", true, 0, ""},
+		// The old primary, repointed at the new one before it was read,
+		// holds the new primary's writes since: none is lost (found by the
+		// simulation with the real operator, seed 2067).
 		{"new primary's own writes do not count",
-			v1alpha1.MysqlFailoverGroupStatus{LastFailover: last(), PromotionGtidExecuted: uuidA + ":1-10"},
-			uuidA + ":1-10," + uuidB + ":1-3", true, 3, uuidB + ":1-3"},
+			v1alpha1.MysqlFailoverGroupStatus{LastFailover: last(), PromotionGtidExecuted: uuidA + ":1-10",
+				Sites: []v1alpha1.SiteStatus{{Name: "a", ServerID: uuidA}, {Name: "b", ServerID: uuidB}}},
+			uuidA + ":1-12," + uuidB + ":1-3", true, 2, uuidA + ":11-12"},
 		{"already accounted", func() v1alpha1.MysqlFailoverGroupStatus {
 			st := v1alpha1.MysqlFailoverGroupStatus{LastFailover: last(), PromotionGtidExecuted: uuidA + ":1-8"}
 			n := int64(0)
