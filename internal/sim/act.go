@@ -127,15 +127,22 @@ func (g guardedOps) Fence(site string) error {
 	return nil
 }
 
+// refuse refuses an unsafe operation: the guard kept it from happening,
+// but a sequence that asked for it is wrong, so it is a violation.
+func (g guardedOps) refuse(err error) error {
+	g.o.w.check.violate(InvariantGuard, err.Error())
+	return err
+}
+
 func (g guardedOps) Unfence(site string) error {
 	st := g.o.st
 	if site != st.ActiveSite {
-		return fmt.Errorf("unfence %s, active site is %s: %w", site, st.ActiveSite, ErrUnsafe)
+		return g.refuse(fmt.Errorf("unfence %s, active site is %s: %w", site, st.ActiveSite, ErrUnsafe))
 	}
 	for i, rec := range st.Sites {
 		seenFenced := g.o.mem.fresh[i] && g.o.mem.last[i].ReadOnly
 		if rec.Name != site && rec.MayBeWritable && !seenFenced {
-			return fmt.Errorf("unfence %s while %s may write: %w", site, rec.Name, ErrUnsafe)
+			return g.refuse(fmt.Errorf("unfence %s while %s may write: %w", site, rec.Name, ErrUnsafe))
 		}
 	}
 	rec := st.Site(site)

@@ -16,6 +16,8 @@ const (
 	InvariantNoRejoin    = "no-diverged-rejoin"  // discarded transactions never come back
 	InvariantDecide      = "decide-error"        // Decide rejected the operator's input
 	InvariantTruthful    = "truthful-divergence" // GTIDs Decide names as divergent really are
+	// InvariantGuard: a sequence asked the model operator's guard for an unsafe operation.
+	InvariantGuard = "unsafe-operation-refused"
 	// InvariantForgedAccepted: a report without its site's certificate was answered.
 	InvariantForgedAccepted = "forged-report-refused"
 )
