@@ -2,6 +2,8 @@ package sim
 
 import (
 	"flag"
+	"fmt"
+	"os"
 	"slices"
 	"testing"
 )
@@ -48,11 +50,20 @@ func TestSimRealOperatorReplays(t *testing.T) {
 
 // TestSimRealOperatorFoundSeeds replays the seeds on which the real
 // operator's runs found bugs (docs/simulation.md, "What the real
-// operator's runs found"): each must run clean.
+// operator's runs found"), each with the schedule it had then
+// (testdata/seeds), so that new fault kinds do not change them: each must
+// run clean.
 func TestSimRealOperatorFoundSeeds(t *testing.T) {
 	for _, seed := range []uint64{1, 129, 2067, 2257} {
 		cfg := ConfigForSeed(seed, DefaultSteps)
 		UseRealOperator(&cfg)
+		text, err := os.ReadFile(fmt.Sprintf("testdata/seeds/realop-%d.txt", seed))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Schedule, err = ParseSchedule(string(text)); err != nil {
+			t.Fatal(err)
+		}
 		r, err := Run(cfg)
 		if err != nil {
 			t.Fatal(err)
