@@ -325,7 +325,7 @@ func (k *simKube) sync(now time.Time) {
 		if (k.w.step+s.idx)%kubeletBeatSteps == 0 && !orphan && k.w.net.up(s.idx, k.w.operatorNode(), k.w.step) {
 			l := &coordinationv1.Lease{}
 			k.must(k.api.Get(ctx, client.ObjectKey{Namespace: "kube-node-lease", Name: kubeNode(s)}, l))
-			renew := metav1.NewMicroTime(now)
+			renew := metav1.NewMicroTime(k.w.clockOf(s)) // the kubelet's own wall clock
 			l.Spec.RenewTime = &renew
 			k.must(k.api.Update(ctx, l))
 		}

@@ -55,7 +55,7 @@ func (w *World) thaw(s *site) {
 	if !ok || !s.pod {
 		return
 	}
-	if rs.wake(w.clockOf(s), s.writable()) && s.writable() {
+	if rs.wake(w.now(), s.writable()) && s.writable() {
 		s.db.readOnly = true
 		w.stats.SidecarFences["wake"]++
 		w.logf("sidecar %s fenced its mysqld on waking (lease over)", s.name)

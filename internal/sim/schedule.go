@@ -29,7 +29,7 @@ const (
 	FaultPauseOperator FaultKind = "pause-operator" // the operator process frozen for Dur steps, memory kept
 	FaultPauseSite     FaultKind = "pause-site"     // the site's mysqld and sidecar frozen for Dur steps
 	FaultLossyReplies  FaultKind = "lossy-replies"  // the operator's calls to the site take effect, their answers are lost, for Dur steps
-	FaultSkew          FaultKind = "skew"           // the site's sidecar and kubelet clocks run By steps off from now on
+	FaultSkew          FaultKind = "skew"           // the site's wall clock (its kubelet's Lease) steps By steps off from now on
 	FaultLateReport    FaultKind = "late-report"    // a report the site's sidecar sent earlier reaches the operator again, now
 	FaultLateView      FaultKind = "late-view"      // the site's sidecar gets an earlier answer of the operator instead of the next one
 	FaultOrphanPod     FaultKind = "orphan-pod"     // the site's Pod is force-deleted while its node is cut from the API server for Dur steps

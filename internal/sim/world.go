@@ -49,7 +49,9 @@ type site struct {
 
 func (s *site) writable() bool { return s.pod && s.db.up && !s.db.readOnly }
 
-// clockOf is the time on site s's machine: the world's, off by its skew.
+// clockOf is the wall-clock time on site s's machine: the world's, off by
+// its skew. Only the kubelet's Lease carries it: the sidecar times its
+// lease on the monotonic clock, which a wall-clock step does not move.
 func (w *World) clockOf(s *site) time.Time { return w.now().Add(time.Duration(s.skew) * StepDuration) }
 
 // World is one simulation run in progress.
@@ -211,7 +213,7 @@ func (w *World) tickSidecars() {
 		}
 		var opView *View
 		if w.op.running() && w.net.call(s.idx, w.operatorNode(), w.step) {
-			opView = w.op.answer(s, w.clockOf(s))
+			opView = w.op.answer(s, w.now())
 		}
 		var peers []View
 		for _, p := range w.sites {
@@ -221,7 +223,7 @@ func (w *World) tickSidecars() {
 				peers = append(peers, v)
 			}
 		}
-		if fence, why := s.sidecar.Tick(w.clockOf(s), opView, peers, s.writable()); fence && s.writable() {
+		if fence, why := s.sidecar.Tick(w.now(), opView, peers, s.writable()); fence && s.writable() {
 			s.db.readOnly = true
 			w.stats.SidecarFences[why]++
 			w.logf("sidecar %s fenced its mysqld (%s), view %s gen %d", s.name, why, s.sidecar.View().Active, s.sidecar.View().Generation)
