@@ -35,6 +35,10 @@ func newPlannedRunner(l *groupLoop) *plannedRunner {
 	if op.router != nil {
 		env.Router = op.router
 	}
+	// A promotion that waits for the target's sidecar passes again as soon
+	// as that sidecar fetches the new view (adoptwake.go). Every loop sets
+	// the same hook.
+	op.registry.notifyOnAdoption(op.Wake)
 	return &plannedRunner{m: failover.NewPlanned(env)}
 }
 
