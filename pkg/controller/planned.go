@@ -52,7 +52,10 @@ func (l *groupLoop) plannedAct(ctx context.Context, p failover.Pass) bool {
 		r.has = true
 		return false
 	}
+	start := time.Now()
 	out, err := r.m.Step(ctx, p)
+	l.log.V(1).Info("planned failover step", "phase", out.Phase, "acted", out.Acted, "waiting", out.Waiting,
+		"next", out.Next.String(), "took", time.Since(start).String())
 	if out.Next >= 0 {
 		r.next, r.has = out.Next, true
 	}
