@@ -12,9 +12,10 @@ import (
 
 // TestAdoptionWakesTheLoop: a promotion waits for the target's sidecar to
 // hold the new generation, and used to look again only at its next poll.
-// Serving a sidecar a generation higher than any served to it before now
-// wakes its group's loop at once; serving it again, an older generation, an
-// anonymous caller or no loop at all wakes nothing.
+// Serving a sidecar a generation higher than one served to it before now
+// wakes its group's loop at once; the first view after a start, serving it
+// again, an older generation, an anonymous caller or no loop at all wakes
+// nothing.
 func TestAdoptionWakesTheLoop(t *testing.T) {
 	orders := types.NamespacedName{Namespace: "shop", Name: "orders"}
 	other := types.NamespacedName{Namespace: "shop", Name: "carts"}
@@ -29,13 +30,14 @@ func TestAdoptionWakesTheLoop(t *testing.T) {
 		then  serve
 		wake  bool
 	}{
-		{"the first view a sidecar is served", nil, serve{orders, "b", 1}, true},
+		{"the first view served after a start", nil, serve{orders, "b", 3}, false},
 		{"a new generation for the target", []serve{{orders, "b", 1}}, serve{orders, "b", 2}, true},
 		{"the same generation again", []serve{{orders, "b", 2}}, serve{orders, "b", 2}, false},
 		{"an older generation", []serve{{orders, "b", 3}}, serve{orders, "b", 2}, false},
-		{"another site's first fetch of a generation its peer has", []serve{{orders, "a", 2}}, serve{orders, "b", 2}, true},
-		{"an anonymous caller", nil, serve{orders, "", 5}, false},
-		{"a group without a loop", nil, serve{other, "b", 1}, false},
+		{"another site's new generation, one its peer has", []serve{{orders, "a", 1}, {orders, "b", 1}, {orders, "a", 2}},
+			serve{orders, "b", 2}, true},
+		{"an anonymous caller", []serve{{orders, "", 1}}, serve{orders, "", 5}, false},
+		{"a group without a loop", []serve{{other, "b", 1}}, serve{other, "b", 2}, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

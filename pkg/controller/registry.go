@@ -179,7 +179,9 @@ func (r *Registry) Serve(view v1alpha1.ActiveSiteView, site string, rep *failove
 		}
 	}
 	rec.lastServed = now
-	adopted := view.Generation > rec.servedGen
+	// The first view served after this process started is no adoption:
+	// no step of this process waits for it.
+	adopted := rec.servedGen > 0 && view.Generation > rec.servedGen
 	rec.servedGen = max(rec.servedGen, view.Generation)
 	hook := r.onAdopt
 	r.mu.Unlock()
