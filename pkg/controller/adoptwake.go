@@ -11,18 +11,18 @@ import "k8s.io/apimachinery/pkg/types"
 // pass, a poll (50 ms for a planned failover, the poll interval for an
 // emergency) and a whole observation later. So the Registry tells the loop
 // the moment it serves a sidecar a generation higher than one served to it
-// before, and the loop passes again at once. The first view served to a
-// sidecar after this process started wakes nothing: no step waits for it,
-// and every extra pass is one more probe of every site, which counts
-// toward failureThreshold. The wait and its rule stay as
-// they were: the wake only makes the loop look sooner, and a pass that
-// finds nothing to do costs one observation.
+// before, and the loop passes again at once. The wait and its rule stay as
+// they were: the wake only makes the loop look sooner.
+//
+// The first view served to a sidecar after this process started wakes
+// nothing: no step waits for it, and every extra pass is one more probe of
+// every site, which counts toward failureThreshold. A sidecar causes at
+// most one wake per generation.
 
 // notifyOnAdoption makes the Registry call f with the group whenever it
 // serves one of the group's sidecars a higher generation than one it served
-// that sidecar before. f is
-// called after the Registry's lock is released, on the serving goroutine,
-// and must not block.
+// that sidecar before. f is called after the Registry's lock is released,
+// on the serving goroutine, and must not block.
 func (r *Registry) notifyOnAdoption(f func(types.NamespacedName)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

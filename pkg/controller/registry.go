@@ -38,7 +38,7 @@ type Registry struct {
 	// onPublish, when set, hears every view published (the nudger, nudge.go).
 	onPublish func(v1alpha1.ActiveSiteView, []string)
 	// onAdopt, when set, hears every group one of whose sidecars was just
-	// served a higher generation than before (adoptwake.go).
+	// served a higher generation than one served to it before (adoptwake.go).
 	onAdopt func(types.NamespacedName)
 }
 
