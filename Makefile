@@ -156,7 +156,9 @@ chaos: build
 
 # Figures over BLOODRAVEN_BENCH_RUNS runs (at least 5) of each measured scenario:
 # emergency RTO with default settings, planned window and duration, stale and
-# isolated fence latencies. One figure a line.
+# isolated fence latencies. One figure a line. BLOODRAVEN_BENCH_ONLY=<measure>
+# (emergency-rto, planned, stale-fence, isolated-fence) runs one measure alone,
+# and then allows fewer runs: for investigating, not for the figures.
 playground-bench: build
 	@out=$$($(GO_TEST) -tags playground -timeout 90m -run '^TestPlaygroundBench$$' -v ./playground/scenario 2>&1) || { echo "$$out"; exit 1; }; \
 	  grep -E '^(emergency|planned|stale|isolated)-' <<<"$$out"

@@ -131,7 +131,8 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	ctrl.SetLogger(zap.New(zap.Level(lvl)))
+	// Milliseconds in every line's time: a failover's steps are that close.
+	ctrl.SetLogger(zap.New(zap.Level(lvl), func(o *zap.Options) { o.TimeEncoder = zapcore.RFC3339NanoTimeEncoder }))
 	mgr, lock, err := newManager(f)
 	if err != nil {
 		return err

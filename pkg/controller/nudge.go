@@ -188,6 +188,7 @@ func (n *nudger) send(k siteKey) error {
 		n.results.WithLabelValues(NudgeFailed).Inc()
 		return fmt.Errorf("%w %s/%s: %w", errNudge, k.group, k.site, err)
 	}
+	start := time.Now()
 	resp, err := n.client.Do(req)
 	if err != nil {
 		n.results.WithLabelValues(NudgeFailed).Inc()
@@ -198,6 +199,7 @@ func (n *nudger) send(k siteKey) error {
 	switch {
 	case resp.StatusCode >= 200 && resp.StatusCode < 300:
 		n.results.WithLabelValues(NudgeAccepted).Inc()
+		n.log.V(1).Info("nudged", "group", k.group.String(), "site", k.site, "took", time.Since(start).String())
 	case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed:
 		n.results.WithLabelValues(NudgeUnsupported).Inc()
 	default:

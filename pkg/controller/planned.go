@@ -35,6 +35,10 @@ func newPlannedRunner(l *groupLoop) *plannedRunner {
 	if op.router != nil {
 		env.Router = op.router
 	}
+	// A promotion that waits for the target's sidecar passes again as soon
+	// as that sidecar fetches the new view (adoptwake.go). Every loop sets
+	// the same hook.
+	op.registry.notifyOnAdoption(op.Wake)
 	return &plannedRunner{m: failover.NewPlanned(env)}
 }
 
@@ -48,7 +52,10 @@ func (l *groupLoop) plannedAct(ctx context.Context, p failover.Pass) bool {
 		r.has = true
 		return false
 	}
+	start := time.Now()
 	out, err := r.m.Step(ctx, p)
+	l.log.V(1).Info("planned failover step", "phase", out.Phase, "acted", out.Acted, "waiting", out.Waiting,
+		"next", out.Next.String(), "took", time.Since(start).String())
 	if out.Next >= 0 {
 		r.next, r.has = out.Next, true
 	}

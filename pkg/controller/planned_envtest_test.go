@@ -292,6 +292,12 @@ func TestPlannedOperatorKilledInEachPhase(t *testing.T) {
 	for i, s := range stops {
 		request := fmt.Sprintf("%s:maxLagWait=%ds", to, 30+i) // a new value every round
 		slow := e.startOperatorWith(slowProbes(700 * time.Millisecond))
+		// The fence's own pass runs the first round of the drain: only a
+		// client that keeps coming back holds Draining in its second step.
+		linger := func() {}
+		if s.fenced {
+			linger = e.lingerOn(from)
+		}
 		e.annotate(request)
 		e.eventually(20*time.Second, fmt.Sprintf("round %d: %s (fenced %v)", i, s.phase, s.fenced), func() bool {
 			b := e.get().Status.PlannedFailover
@@ -299,6 +305,7 @@ func TestPlannedOperatorKilledInEachPhase(t *testing.T) {
 				(s.phase != v1alpha1.PhaseDraining || (b.SourceGtidAtFence != "") == s.fenced)
 		})
 		slow.stop()
+		linger()
 		t.Logf("round %d: operator killed in %s (fenced %v)", i, s.phase, s.fenced)
 		next := e.startOperator()
 		g := e.planned(request, v1alpha1.PhaseSucceeded, 30*time.Second)

@@ -37,6 +37,9 @@ type Registry struct {
 	known map[types.NamespacedName][]string
 	// onPublish, when set, hears every view published (the nudger, nudge.go).
 	onPublish func(v1alpha1.ActiveSiteView, []string)
+	// onAdopt, when set, hears every group one of whose sidecars was just
+	// served a higher generation than one served to it before (adoptwake.go).
+	onAdopt func(types.NamespacedName)
 }
 
 type published struct {
@@ -167,7 +170,6 @@ func (r *Registry) Serve(view v1alpha1.ActiveSiteView, site string, rep *topolog
 	}
 	key := siteKey{group: types.NamespacedName{Namespace: view.Namespace, Name: view.Group}, site: site}
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	rec := r.record(key)
 	if rep != nil {
 		rep.At = now
@@ -177,7 +179,15 @@ func (r *Registry) Serve(view v1alpha1.ActiveSiteView, site string, rep *topolog
 		}
 	}
 	rec.lastServed = now
+	// The first view served after this process started is no adoption:
+	// no step of this process waits for it.
+	adopted := rec.servedGen > 0 && view.Generation > rec.servedGen
 	rec.servedGen = max(rec.servedGen, view.Generation)
+	hook := r.onAdopt
+	r.mu.Unlock()
+	if adopted && hook != nil {
+		hook(key.group)
+	}
 	return view
 }
 

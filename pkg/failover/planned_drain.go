@@ -9,9 +9,10 @@ import (
 	"github.com/shipstream/bloodraven/pkg/gtid"
 )
 
-// draining runs the two steps of Draining, one per pass: fence the source
-// and record its GTID set, then kill its application connections until none
-// are left or drainTimeout runs out.
+// draining runs the two steps of Draining: fence the source and record its
+// GTID set, then kill its application connections until none are left or
+// drainTimeout runs out. The first round of kills follows the recorded
+// fence in the same pass; later rounds, one per pass.
 func (m *Planned) draining(ctx context.Context, p Pass, b *v1alpha1.PlannedFailoverStatus) (PlannedOutcome, error) {
 	if b.SourceGtidAtFence == "" {
 		return m.fenceSource(ctx, p, b)
@@ -48,7 +49,10 @@ func (m *Planned) fenceSource(ctx context.Context, p Pass, b *v1alpha1.PlannedFa
 	if err := m.persist(ctx, p); err != nil {
 		return waiting(retryPause, "persisting the fence"), err
 	}
-	return PlannedOutcome{Acted: true}, nil
+	// The fence is recorded. The first round of kills needs no new
+	// observation (it asks the source itself), so it runs now rather than
+	// a pass later: every pass here is time without a writable primary.
+	return m.drainClients(ctx, p, b)
 }
 
 // applyFence strips the primary role label, fences src by SQL and reads its

@@ -13,12 +13,12 @@ import (
 // promoting makes the target the primary with the emergency sequence's
 // primitives: it waits (bounded) for the target's sidecar to hold the
 // generation naming it, checks that no other site can write and that the
-// target still holds the fenced set, drains its relay log, promotes it, then
-// moves role labels and DNS. A target that no longer holds the fenced set
-// is rolled back (rollbackNamed). Other failures are retried for
-// drainTimeout, then end in ExecuteFailed without rollback: the target is
-// already named active, and the poll loop's re-assertion or emergency path
-// carries on from there.
+// target still holds the fenced set, drains its relay log, promotes it and
+// moves the role labels to it, records the promotion, then points DNS. A
+// target that no longer holds the fenced set is rolled back
+// (rollbackNamed). Other failures are retried for drainTimeout, then end
+// in ExecuteFailed without rollback: the target is already named active,
+// and the poll loop's re-assertion or emergency path carries on from there.
 func (m *Planned) promoting(ctx context.Context, p Pass, b *v1alpha1.PlannedFailoverStatus) (PlannedOutcome, error) {
 	if p.Group.Status.ActiveSite != b.Target {
 		if rollingBack(b.Reason) {
@@ -93,7 +93,21 @@ func (m *Planned) promoteTarget(ctx context.Context, p Pass, b *v1alpha1.Planned
 		}
 		return m.retry(ctx, p, b, retryPause, fmt.Sprintf("%v %s: %v", ErrPromote, b.Target, err))
 	}
+	m.labelTarget(ctx, p, b)
 	return m.promoted(ctx, p, b, fenced, set)
+}
+
+// labelTarget moves the -primary role to the target the moment it is
+// writable, before the promotion is recorded: clients wait for one status
+// write less. The target is already named active (lagCaughtUp), so the
+// Service points only at the one site that may write. A failure changes
+// nothing: routeTarget labels again after the record, and retries.
+func (m *Planned) labelTarget(ctx context.Context, p Pass, b *v1alpha1.PlannedFailoverStatus) {
+	if r := m.env.Router; r != nil {
+		cctx, cancel := m.call(ctx, p)
+		_ = r.SetRoleLabels(cctx, p.Group, b.Target) // routeTarget reports a failure
+		cancel()
+	}
 }
 
 // notYet says why the target may not be made writable yet, and how soon to look again.

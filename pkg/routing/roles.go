@@ -35,17 +35,39 @@ func (r *Router) SetRoleLabels(ctx context.Context, g *v1alpha1.MysqlFailoverGro
 	if err != nil {
 		return fmt.Errorf("set role labels: list pods: %w", err)
 	}
-	for i := range pods.Items {
+	for _, i := range patchOrder(pods.Items, primarySite) {
 		p := &pods.Items[i]
 		want, ok := wantRole(p.Labels, primarySite)
-		if have, has := p.Labels[v1alpha1.LabelRole]; has == ok && have == want {
-			continue
-		}
 		if err := r.patchRole(ctx, p, want, ok); err != nil {
 			return fmt.Errorf("set role labels %s: %w", primarySite, err)
 		}
 	}
 	return nil
+}
+
+// patchOrder lists the indexes of the Pods whose role label must change, in
+// the order to patch them: first every Pod losing the primary role, so that
+// the -primary Service never selects two sites; then the new primary's
+// Pods, so that clients reach it one write sooner than when the replicas
+// go first (each patch moves an EndpointSlice, and proxies apply what they
+// have seen); the other replicas last.
+func patchOrder(pods []corev1.Pod, primarySite string) []int {
+	var demote, promote, rest []int
+	for i := range pods {
+		labels := pods[i].Labels
+		want, ok := wantRole(labels, primarySite)
+		have, has := labels[v1alpha1.LabelRole]
+		switch {
+		case has == ok && have == want:
+		case have == v1alpha1.RolePrimary:
+			demote = append(demote, i)
+		case ok && want == v1alpha1.RolePrimary:
+			promote = append(promote, i)
+		default:
+			rest = append(rest, i)
+		}
+	}
+	return append(append(demote, promote...), rest...)
 }
 
 // wantRole is a Pod's role label given the primary site; ok is false when

@@ -100,6 +100,7 @@ func defaultRefreshGap(interval time.Duration) time.Duration {
 // Refresh asks the Run loop for a tick now. It never blocks: a request made
 // while one is already waiting to be seen by the loop is folded into it.
 func (r *Runner) Refresh() {
+	r.log.Debug("refresh asked")
 	r.metrics.refreshRequests.Inc()
 	r.requestTick()
 }

@@ -223,7 +223,9 @@ func (r *Runner) Run(ctx context.Context) error {
 		if kind == wakeRefresh {
 			r.metrics.refreshTicks.Inc()
 		}
+		began := time.Now()
 		r.Tick(ctx)
+		r.log.Debug("tick", "kind", kind.String(), "took", time.Since(began).String())
 	}
 }
 

@@ -76,13 +76,19 @@ func figure(r Result, have, want string) map[string]float64 {
 var units = map[string]string{"emergency-rto": "s", "planned-window": "ms", "planned-duration": "s",
 	"stale-fence": "s", "isolated-fence": "s"}
 
-// Bench runs every measure runs times and writes one figure a line to out:
-// "<figure>-median <n> <unit>" and "<figure>-max <n> <unit>". It returns an
-// error when a run broke a promise or could not measure.
-func (e *Env) Bench(ctx context.Context, runs int, out io.Writer) error {
+// Bench runs every measure (or only the one named only, when not empty)
+// runs times and writes one figure a line to out: "<figure>-median <n>
+// <unit>" and "<figure>-max <n> <unit>". It returns an error when a run
+// broke a promise or could not measure, or when only names no measure.
+func (e *Env) Bench(ctx context.Context, only string, runs int, out io.Writer) error {
 	samples := map[string][]float64{}
 	var failed []string
+	ran := false
 	for _, m := range measures {
+		if only != "" && m.name != only {
+			continue
+		}
+		ran = true
 		for i := range runs {
 			e.Logf("bench %s run %d/%d: %s", m.name, i+1, runs, m.title)
 			start := time.Now()
@@ -98,6 +104,9 @@ func (e *Env) Bench(ctx context.Context, runs int, out io.Writer) error {
 				samples[k] = append(samples[k], v)
 			}
 		}
+	}
+	if !ran {
+		return fmt.Errorf("bench: no measure named %q", only)
 	}
 	names := make([]string, 0, len(samples))
 	for k := range samples {

@@ -98,13 +98,15 @@ func (p *Proxy) sync(ctx context.Context) error {
 	if same {
 		return nil
 	}
+	t0 := time.Now()
 	if err := nsutil.NFT(ctx, p.netns, nsutil.ReplaceTable("ip", "brlc_proxy", body)); err != nil {
 		return err
 	}
 	p.mu.Lock()
 	p.last = body
 	p.mu.Unlock()
-	p.logf("proxy: rules updated (%d service ports)", strings.Count(body, " jump svc")-strings.Count(body, "vmap"))
+	p.logf("proxy: rules updated (%d service ports) in %s", strings.Count(body, " jump svc")-strings.Count(body, "vmap"),
+		time.Since(t0).Round(time.Millisecond))
 	return nil
 }
 
