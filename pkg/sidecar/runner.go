@@ -223,9 +223,9 @@ func (r *Runner) Run(ctx context.Context) error {
 		if kind == wakeRefresh {
 			r.metrics.refreshTicks.Inc()
 		}
-		began := time.Now()
+		began := r.cfg.Clock.Now()
 		r.Tick(ctx)
-		r.log.Debug("tick", "kind", kind.String(), "took", time.Since(began).String())
+		r.log.Debug("tick", "kind", kind.String(), "took", r.cfg.Clock.Since(began).String())
 	}
 }
 
