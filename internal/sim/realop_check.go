@@ -14,6 +14,10 @@ const (
 	// counts exactly the acknowledged transactions of the old primary the
 	// new one did not hold when it was made writable.
 	InvariantLossReported = "loss-reported-exactly"
+	// InvariantGTIDReuse: no server commits a transaction under a GTID an
+	// acknowledged transaction had before a power loss took it back
+	// (durability.go).
+	InvariantGTIDReuse = "no-gtid-reuse"
 )
 
 // realChecks is the checker's state for the real operator's invariants.
@@ -29,6 +33,8 @@ type realChecks struct {
 	provisional     gtid.Set
 	provisionalSite string
 	provisionalGen  int64
+	// dur is what reached each mysqld's disk (durability.go).
+	dur durability
 }
 
 // notePromotion remembers what s held when it became writable.
