@@ -71,11 +71,11 @@ func (c *checker) checkReal(r *realOperator) {
 		if !ok1 || !ok2 || !ok3 || !from.db.up || !from.pod {
 			continue // nothing to compare with: the truth is gone with the server
 		}
-		// The old primary's own transactions the new one lacked: anything
-		// it holds of other servers came through replication.
-		own := make(txs, len(from.db.executed))
-		own[from.idx] = from.db.executed[from.idx]
-		truth := own.set(c.w.uuids).Subtract(base)
+		// What the old primary held that the new one lacked: its own
+		// transactions, and those of an earlier primary it replicated
+		// while the new one was down (both acknowledged, both gone
+		// from the history).
+		truth := from.db.executed.set(c.w.uuids).Subtract(base)
 		_ = to
 		if int64(truth.Count()) != *h.TransactionsLost {
 			c.violate(InvariantLossReported, fmt.Sprintf("failover %s -> %s (generation %d) reports %d lost, truly %d (%s)",
