@@ -7,7 +7,8 @@ import (
 
 // AccountLoss fills lastFailover.transactionsLost and lostGtidSet from the
 // old primary's executed set, read once it is reachable again: whatever it
-// executed that the target did not hold when it was promoted. It does
+// executed that the target did not hold when it was promoted, except the
+// target's own transactions written since. It does
 // nothing, and returns false, when the loss is already accounted or there is
 // nothing to account it against.
 func AccountLoss(st *v1alpha1.MysqlFailoverGroupStatus, fromExecuted gtid.Set) bool {
@@ -20,6 +21,12 @@ func AccountLoss(st *v1alpha1.MysqlFailoverGroupStatus, fromExecuted gtid.Set) b
 		return false
 	}
 	lost := fromExecuted.Subtract(promoted)
+	if id := SiteStatusOf(st, lf.To).ServerID; id != "" {
+		// The new primary's own transactions past the promotion are its
+		// writes since, which the old primary may have replicated (it
+		// was a replica of it, never writable): they are not lost.
+		lost = lost.Without(id)
+	}
 	if lf.From == lf.To {
 		// Promoted again itself (a retarget back to the old primary): it
 		// lost nothing, and what it wrote since is no loss either.
