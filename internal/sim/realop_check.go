@@ -73,10 +73,12 @@ func (c *checker) checkReal(r *realOperator) {
 		}
 		// What the old primary held that the new one lacked: its own
 		// transactions, and those of an earlier primary it replicated
-		// while the new one was down (both acknowledged, both gone
-		// from the history).
-		truth := from.db.executed.set(c.w.uuids).Subtract(base)
-		_ = to
+		// while the new one was down (both acknowledged, both gone from
+		// the history). The new primary's own past base are its writes
+		// since, which the old one may have replicated from it.
+		held := from.db.executed.clone()
+		held[to.idx] = 0
+		truth := held.set(c.w.uuids).Subtract(base)
 		if int64(truth.Count()) != *h.TransactionsLost {
 			c.violate(InvariantLossReported, fmt.Sprintf("failover %s -> %s (generation %d) reports %d lost, truly %d (%s)",
 				h.From, h.To, h.Generation, *h.TransactionsLost, truth.Count(), truth))
