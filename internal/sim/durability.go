@@ -112,10 +112,10 @@ func (w *World) powerLoss(s *site, until int) {
 
 // noteCommit checks a new commit, transaction n of s's server. A number a
 // power loss took back names an acknowledged transaction already: handing
-// it out again loses that transaction silently, and where another site
-// still holds it, the two histories diverge under the same GTID with
-// nothing to tell them apart (issue 13, path 2: the active site
-// re-asserted without its tail).
+// it out again gives one GTID to two transactions. Where no site holds the
+// earlier one it is lost silently; where another site holds it, the two
+// histories differ under the same GTID with nothing to tell them apart
+// (issue 13, path 2: the active site re-asserted without its tail).
 func (c *checker) noteCommit(s *site, n uint64) {
 	d := &c.real.dur
 	k := s.idx
@@ -130,7 +130,7 @@ func (c *checker) noteCommit(s *site, n uint64) {
 		}
 	}
 	if len(holders) > 0 {
-		held = strings.Join(holders, ", ") + " hold the earlier one: diverged silently"
+		held = "the earlier one is held by " + strings.Join(holders, ", ")
 	}
 	c.violate(InvariantGTIDReuse, fmt.Sprintf("%s commits %s:%d again after a power loss took it back; %s", s.name, s.uuid, n, held))
 }

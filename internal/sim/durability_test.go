@@ -82,7 +82,7 @@ func TestPowerLoss(t *testing.T) {
 		a.pod, a.db.readOnly = true, false
 		w.commit(a)
 		if len(w.check.violations) != 1 || w.check.violations[0].Invariant != InvariantGTIDReuse ||
-			!strings.Contains(w.check.violations[0].Detail, "iad commits") || !strings.Contains(w.check.violations[0].Detail, "pdx hold") {
+			!strings.Contains(w.check.violations[0].Detail, "iad commits") || !strings.Contains(w.check.violations[0].Detail, "held by pdx") {
 			t.Fatalf("violations %v, want one %s naming pdx", w.check.violations, InvariantGTIDReuse)
 		}
 	})
