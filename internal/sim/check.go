@@ -98,7 +98,7 @@ func (c *checker) afterStep() {
 		if s == active || !s.pod || !s.db.up || !s.db.replicating || s.db.source != active.idx {
 			continue
 		}
-		if !active.db.executed.contains(s.db.executed) {
+		if !active.db.executed.contains(s.db.executed) && !c.tailLostBy(active, s) {
 			c.violate(InvariantNoRejoin, fmt.Sprintf("%s %v replicates from active %s %v", s.name, s.db.executed, active.name, active.db.executed))
 		}
 	}

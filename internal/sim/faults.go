@@ -35,6 +35,7 @@ func (w *World) restore() {
 
 // fireFaults applies the faults scheduled for this step.
 func (w *World) fireFaults() {
+	w.noteFlushed()
 	for w.next < len(w.sched) && w.sched[w.next].At <= w.step {
 		f := w.sched[w.next]
 		w.next++
@@ -103,6 +104,8 @@ func (w *World) fire(f Fault) {
 		}
 	case FaultReclone:
 		w.reclone(s)
+	case FaultPowerLoss:
+		w.powerLoss(s, until)
 	case FaultPauseSite, FaultLossyReplies, FaultSkew, FaultLateReport, FaultLateView, FaultOrphanPod, FaultForgeReport:
 		w.fireReal(f, s, until)
 	case FaultRestartSide:

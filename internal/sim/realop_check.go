@@ -14,6 +14,10 @@ const (
 	// counts exactly the acknowledged transactions of the old primary the
 	// new one did not hold when it was made writable.
 	InvariantLossReported = "loss-reported-exactly"
+	// InvariantGTIDReuse: no server commits a transaction under a GTID an
+	// acknowledged transaction had before a power loss took it back
+	// (durability.go).
+	InvariantGTIDReuse = "no-gtid-reuse"
 )
 
 // realChecks is the checker's state for the real operator's invariants.
@@ -29,6 +33,8 @@ type realChecks struct {
 	provisional     gtid.Set
 	provisionalSite string
 	provisionalGen  int64
+	// dur is what reached each mysqld's disk (durability.go).
+	dur durability
 }
 
 // notePromotion remembers what s held when it became writable.
@@ -65,14 +71,14 @@ func (c *checker) checkReal(r *realOperator) {
 		if !ok1 || !ok2 || !ok3 || !from.db.up || !from.pod {
 			continue // nothing to compare with: the truth is gone with the server
 		}
-		// The old primary's own transactions the new one lacked: anything
-		// it holds of other servers came through replication.
-		own := make(txs, len(from.db.executed))
-		own[from.idx] = from.db.executed[from.idx]
-		truth := own.set(c.w.uuids).Subtract(base)
-		if from == to {
-			truth = gtid.Set{} // promoted again itself: what it wrote since is its own
-		}
+		// What the old primary held that the new one lacked: its own
+		// transactions, and those of an earlier primary it replicated
+		// while the new one was down (both acknowledged, both gone from
+		// the history). The new primary's own past base are its writes
+		// since, which the old one may have replicated from it.
+		held := from.db.executed.clone()
+		held[to.idx] = 0
+		truth := held.set(c.w.uuids).Subtract(base)
 		if int64(truth.Count()) != *h.TransactionsLost {
 			c.violate(InvariantLossReported, fmt.Sprintf("failover %s -> %s (generation %d) reports %d lost, truly %d (%s)",
 				h.From, h.To, h.Generation, *h.TransactionsLost, truth.Count(), truth))

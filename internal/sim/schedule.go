@@ -34,6 +34,7 @@ const (
 	FaultLateView      FaultKind = "late-view"      // the site's sidecar gets an earlier answer of the operator instead of the next one
 	FaultOrphanPod     FaultKind = "orphan-pod"     // the site's Pod is force-deleted while its node is cut from the API server for Dur steps
 	FaultForgeReport   FaultKind = "forge-report"   // reports naming the site arrive without its certificate, or with another's
+	FaultPowerLoss     FaultKind = "power-loss"     // the site's node loses power for Dur steps: its Pod stops, unsynced commits are lost (durability.go)
 )
 
 // Special node numbers in a Fault.
@@ -177,6 +178,9 @@ var realOperatorKinds = []weightedKind{
 	{FaultLossyReplies, true, 1}, {FaultLossyReplies, false, 1}, {FaultSkew, false, 2},
 	{FaultLateReport, false, 2}, {FaultLateView, false, 2}, {FaultOrphanPod, true, 1},
 	{FaultOrphanPod, false, 1}, {FaultForgeReport, true, 2},
+	// Weight 0: drawn apart, after the others (drawPowerLosses), so that
+	// adding the kind left every other fault of every seed as it was.
+	{FaultPowerLoss, true, 0},
 }
 
 // weightedKinds lists fault kinds with their weights in a generated schedule.
@@ -224,7 +228,25 @@ func GenerateSchedule(rng *rand.Rand, c Config) Schedule {
 		}
 		out = append(out, f.normalized())
 	}
+	if c.RealOperator {
+		out = drawPowerLosses(rng, c, out)
+	}
 	return out
+}
+
+// drawPowerLosses adds power losses to s, every 40 to 160 steps, two in
+// three on the active site; each lasts as long as a node's reboot, 20 s to
+// 2 min. They are drawn after every other fault, from the same generator.
+func drawPowerLosses(rng *rand.Rand, c Config, s Schedule) Schedule {
+	for at := 20 + rng.IntN(60); at < c.Steps-30; at += 40 + rng.IntN(120) {
+		f := Fault{At: at, Kind: FaultPowerLoss, Site: Primary, Dur: 20 + rng.IntN(100)}
+		if rng.IntN(3) == 0 {
+			f.Site = rng.IntN(len(c.Roles))
+		}
+		s = append(s, f)
+	}
+	slices.SortStableFunc(s, func(a, b Fault) int { return a.At - b.At })
+	return s
 }
 
 // normalized clears the fields a fault's kind does not use, so that a

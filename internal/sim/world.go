@@ -185,6 +185,7 @@ func (w *World) commit(s *site) {
 		w.commitAt[s.idx] = append(pos, w.commits)
 	}
 	w.stats.Writes++
+	w.check.noteCommit(s, n)
 }
 
 // applyNext applies the relayed transaction committed first, as a source's

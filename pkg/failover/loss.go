@@ -7,7 +7,8 @@ import (
 
 // AccountLoss fills lastFailover.transactionsLost and lostGtidSet from the
 // old primary's executed set, read once it is reachable again: whatever it
-// executed that the target did not hold when it was promoted. It does
+// executed that the target did not hold when it was promoted, except the
+// target's own transactions written since. It does
 // nothing, and returns false, when the loss is already accounted or there is
 // nothing to account it against.
 func AccountLoss(st *v1alpha1.MysqlFailoverGroupStatus, fromExecuted gtid.Set) bool {

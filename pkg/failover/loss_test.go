@@ -49,6 +49,15 @@ func TestAccountLoss(t *testing.T) {
 			lf.To = lf.From
 			return v1alpha1.MysqlFailoverGroupStatus{LastFailover: lf, PromotionGtidExecuted: uuidA + ":1-8"}
 		}(), uuidA + ":1-60", true, 0, ""},
+		// The old primary was never writable (a planned target named
+		// active, then an emergency failover away from it) and kept
+		// replicating from the new primary: what it holds of the new
+		// primary's server past the promotion was written since, not
+		// lost (found by the simulation with the real operator, seed 124).
+		{"the new primary's writes since, replicated back to the old primary, are not lost", func() v1alpha1.MysqlFailoverGroupStatus {
+			return v1alpha1.MysqlFailoverGroupStatus{LastFailover: last(), PromotionGtidExecuted: uuidA + ":1-10," + uuidB + ":1-60",
+				Sites: []v1alpha1.SiteStatus{{Name: "b", ServerID: uuidB}}}
+		}(), uuidA + ":1-12," + uuidB + ":1-63", true, 2, uuidA + ":11-12"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
