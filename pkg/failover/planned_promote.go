@@ -93,16 +93,22 @@ func (m *Planned) promoteTarget(ctx context.Context, p Pass, b *v1alpha1.Planned
 		}
 		return m.retry(ctx, p, b, retryPause, fmt.Sprintf("%v %s: %v", ErrPromote, b.Target, err))
 	}
-	m.labelTarget(ctx, p, b)
+	m.labelTarget(ctx, p, b, fresh)
 	return m.promoted(ctx, p, b, fenced, set)
 }
 
 // labelTarget moves the -primary role to the target the moment it is
 // writable, before the promotion is recorded: clients wait for one status
 // write less. The target is already named active (lagCaughtUp), so the
-// Service points only at the one site that may write. A failure changes
-// nothing: routeTarget labels again after the record, and retries.
-func (m *Planned) labelTarget(ctx context.Context, p Pass, b *v1alpha1.PlannedFailoverStatus) {
+// Service points only at the one site that may write. It asks the gate
+// again first: a process paused during the Promote statement may have lost
+// its leadership, and the new leader may have rolled the failover back; its
+// record then fails, and it must not have sent the clients to the target.
+// A failure changes nothing: routeTarget labels again after the record.
+func (m *Planned) labelTarget(ctx context.Context, p Pass, b *v1alpha1.PlannedFailoverStatus, fresh time.Time) {
+	if err := p.gateFresh(ctx, fresh); err != nil {
+		return
+	}
 	if r := m.env.Router; r != nil {
 		cctx, cancel := m.call(ctx, p)
 		_ = r.SetRoleLabels(cctx, p.Group, b.Target) // routeTarget reports a failure

@@ -1,6 +1,8 @@
 package failover
 
 import (
+	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -44,5 +46,42 @@ func TestPlannedMovesClientsBeforeRecording(t *testing.T) {
 	w.assertSwitched(t)
 	if w.maxWriters > 1 {
 		t.Fatalf("%d writers at once", w.maxWriters)
+	}
+}
+
+// TestPlannedDeposedMidPromoteMovesNoClients: the operator passes its
+// checks, claims b and sends the Promote statement, and is paused past its
+// leadership meanwhile; a new leader rolls the failover back, and the
+// paused process's promotion record then fails. The early label move must
+// ask the gate again: a deposed process must not send every -primary client
+// to b, which the new leader fenced.
+func TestPlannedDeposedMidPromoteMovesNoClients(t *testing.T) {
+	w := newPWorld(t)
+	w.annotate("b")
+	for i := 0; ; i++ {
+		if i == 100 {
+			t.Fatal("the target was never promoted")
+		}
+		w.tick()
+		b := w.block()
+		p := w.pass()
+		if b != nil && b.Phase == v1alpha1.PhasePromoting && w.persisted.Status.ActiveSite == "b" {
+			calls := 0
+			p.MayMakeWritable = func(context.Context, time.Time) error {
+				if calls++; calls > 1 {
+					return errors.New("deposed: the leader-election lock is held by another process")
+				}
+				return nil
+			}
+			w.failAt = w.persists + 2 // the claim goes through, the promotion's record is refused
+		}
+		out, _ := w.m.Step(t.Context(), p)
+		w.now = w.now.Add(max(out.Next, 10*time.Millisecond))
+		if w.sites["b"].writable {
+			break
+		}
+	}
+	if w.labels == "b" {
+		t.Fatal("a deposed operator moved the -primary role to b before recording the promotion")
 	}
 }
