@@ -76,10 +76,26 @@ func freezeSite(ctx context.Context, g *Group, l *Load, r *Result) error {
 	}
 	h := r.stop(ctx, l)
 	r.judgeExcept(h, *mg.Status.LastFailover.TransactionsLost, func(o load.Overlap) bool {
-		return o.Other == a && !o.At.Start.Before(thaw) && o.At.End.Before(thaw.Add(thawAllowance))
+		return inThawWindow(o, a, thaw)
 	})
 	judgeThaw(h, r, a, thaw)
 	return nil
+}
+
+// inThawWindow tells whether an overlap is the thawed site's allowance seen
+// from either side: a write site acknowledged inside another site's writable
+// span, or another site's write inside a span of site's own acknowledged
+// probes, both wholly within thawAllowance after the thaw. Anything else
+// is a second writer.
+func inThawWindow(o load.Overlap, site string, thaw time.Time) bool {
+	end := thaw.Add(thawAllowance)
+	switch site {
+	case o.Other:
+		return !o.At.Start.Before(thaw) && o.At.End.Before(end)
+	case o.Site:
+		return !o.From.Before(thaw) && o.To.Before(end)
+	}
+	return false
 }
 
 // judgeThaw measures the thaw window: from the thaw to the end of the last
