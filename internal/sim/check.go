@@ -45,6 +45,7 @@ type checker struct {
 	discarded  gtid.Set
 	violations []Violation
 	real       realChecks
+	hist       []history // freshest.go
 }
 
 func newChecker(w *World) *checker { return &checker{w: w} }
@@ -60,7 +61,7 @@ func (c *checker) violate(invariant, detail string) {
 func (c *checker) writers() []string {
 	var out []string
 	for _, s := range c.w.sites {
-		if s.writable() && !s.frozen(c.w.step) {
+		if s.writable() && !s.mysqldPaused(c.w.step) {
 			out = append(out, s.name)
 		}
 	}
@@ -89,6 +90,7 @@ func (c *checker) afterStep() {
 	}
 	if r, ok := c.w.op.(*realOperator); ok {
 		c.checkReal(r)
+		c.noteHistory()
 	}
 	active, ok := c.w.siteByName(c.w.op.persisted().ActiveSite)
 	if !ok {
@@ -126,6 +128,7 @@ func (c *checker) beforeUnfence(s *site) {
 // new writer lacks as discarded.
 func (c *checker) afterUnfence(s *site) {
 	c.notePromotion(s)
+	c.checkFreshest(s)
 	if ws := c.writers(); len(ws) > 1 {
 		c.violate(InvariantOneWriter, fmt.Sprintf("%s unfenced while writable: %s", s.name, strings.Join(ws, ", ")))
 	}

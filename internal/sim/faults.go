@@ -2,6 +2,7 @@ package sim
 
 // restore brings back whatever a fault took away once its time is up.
 func (w *World) restore() {
+	w.landFences()
 	for _, s := range w.sites {
 		if !s.pod && w.step >= s.podBackAt {
 			s.pod, s.startedAt, s.sidecarStarts = true, w.now(), 0
@@ -75,6 +76,11 @@ func (w *World) fire(f Fault) {
 		}
 		return
 	}
+	if f.Kind == FaultOneWay {
+		w.logf("fault %s", f)
+		w.fireOneWay(f, w.step+f.Dur)
+		return
+	}
 	if target < 0 || target == w.operatorNode() {
 		return
 	}
@@ -106,7 +112,8 @@ func (w *World) fire(f Fault) {
 		w.reclone(s)
 	case FaultPowerLoss:
 		w.powerLoss(s, until)
-	case FaultPauseSite, FaultLossyReplies, FaultSkew, FaultLateReport, FaultLateView, FaultOrphanPod, FaultForgeReport:
+	case FaultPauseSite, FaultLossyReplies, FaultSkew, FaultLateReport, FaultLateView, FaultOrphanPod, FaultForgeReport,
+		FaultPauseMySQL, FaultFailFence, FaultSlowFence:
 		w.fireReal(f, s, until)
 	case FaultRestartSide:
 		if s.pod {

@@ -322,7 +322,7 @@ func (k *simKube) sync(now time.Time) {
 		case p != nil && len(p.Status.ContainerStatuses) > 0 && s.sidecarStarts != p.Status.ContainerStatuses[0].RestartCount:
 			k.setSidecar(s, now)
 		}
-		if (k.w.step+s.idx)%kubeletBeatSteps == 0 && !orphan && k.w.net.up(s.idx, k.w.operatorNode(), k.w.step) {
+		if (k.w.step+s.idx)%kubeletBeatSteps == 0 && !orphan && k.w.net.sends(s.idx, k.w.operatorNode(), k.w.step) {
 			l := &coordinationv1.Lease{}
 			k.must(k.api.Get(ctx, client.ObjectKey{Namespace: "kube-node-lease", Name: kubeNode(s)}, l))
 			renew := metav1.NewMicroTime(k.w.clockOf(s)) // the kubelet's own wall clock

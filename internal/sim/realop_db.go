@@ -49,13 +49,26 @@ var _ mysql.Instance = simInstance{}
 
 func (i simInstance) reach() (*site, error) { return netOps{i.w}.reach(i.name) }
 
-// answer is a verb's outcome as the operator sees it: while the site's
-// answers are lost (lossy-replies), a verb that took effect times out.
+// answer is the outcome of a verb that changes the site (or of Status) as
+// the operator sees it: while the site's answers are lost (lossy-replies),
+// a verb that took effect times out. The waits and reads within a pass
+// keep their answers, so that the promotion itself is what times out after
+// taking effect (issue 13, path 6).
 func (i simInstance) answer(err error) error {
 	if s, ok := i.w.siteByName(i.name); ok && err == nil && s.lossy(i.w.step) {
 		return fmt.Errorf("%s: answer lost: %w", i.name, mysql.ErrTimeout)
 	}
-	return err
+	return i.replied(err)
+}
+
+// replied is any verb's outcome under drop-one-way: while what the site
+// sends the operator is lost, whatever the verb did, no answer comes back.
+func (i simInstance) replied(err error) error {
+	s, ok := i.w.siteByName(i.name)
+	if !ok || errors.Is(err, ErrUnreachable) || i.w.net.sends(s.idx, i.w.operatorNode(), i.w.step) {
+		return err
+	}
+	return fmt.Errorf("%s: answer lost: %w", i.name, mysql.ErrTimeout)
 }
 
 // Addr implements mysql.Instance.
@@ -82,7 +95,7 @@ func (i simInstance) Status(context.Context) (mysql.Status, error) {
 		AutoPosition: true}
 	if s.db.replicating {
 		rs.IORunning = mysql.ThreadConnecting
-		if src.pod && src.db.up && w.net.up(s.idx, src.idx, w.step) {
+		if src.pod && src.db.up && w.net.connected(s.idx, src.idx, w.step) {
 			rs.IORunning = mysql.ThreadYes
 			rs.SecondsBehind = int64(s.db.executed.behind(received))
 		}
@@ -91,8 +104,18 @@ func (i simInstance) Status(context.Context) (mysql.Status, error) {
 	return st, nil
 }
 
-// Fence implements mysql.Instance: super_read_only, verified.
-func (i simInstance) Fence(context.Context) error { return i.answer(netOps{i.w}.Fence(i.name)) }
+// Fence implements mysql.Instance: super_read_only, verified; under the
+// fence faults it errs or times out (fence.go).
+func (i simInstance) Fence(context.Context) error {
+	s, err := i.reach()
+	if err != nil {
+		return i.answer(err)
+	}
+	if handled, err := i.w.operatorFence(s); handled {
+		return i.answer(err)
+	}
+	return i.answer(netOps{i.w}.Fence(i.name))
+}
 
 // Unfence implements mysql.Instance.
 func (i simInstance) Unfence(context.Context) error { return i.answer(netOps{i.w}.Unfence(i.name)) }
@@ -100,7 +123,7 @@ func (i simInstance) Unfence(context.Context) error { return i.answer(netOps{i.w
 // KillAppConnections implements mysql.Instance: the sim's clients hold no sessions.
 func (i simInstance) KillAppConnections(context.Context) (int, error) {
 	_, err := i.reach()
-	return 0, err
+	return 0, i.replied(err)
 }
 
 // WaitForGTID implements mysql.Instance: logical time does not pass during
@@ -108,12 +131,12 @@ func (i simInstance) KillAppConnections(context.Context) (int, error) {
 func (i simInstance) WaitForGTID(_ context.Context, set gtid.Set, _ time.Duration) error {
 	s, err := i.reach()
 	if err != nil {
-		return err
+		return i.replied(err)
 	}
 	if !s.db.executed.set(i.w.uuids).Contains(set) {
 		return fmt.Errorf("wait for %s on %s: %w", set, i.name, mysql.ErrTimeout)
 	}
-	return nil
+	return i.replied(nil)
 }
 
 // DrainRelayLog implements mysql.Instance, at once like WaitForGTID.
@@ -121,13 +144,13 @@ func (i simInstance) DrainRelayLog(context.Context, time.Duration) error {
 	s, err := i.reach()
 	switch {
 	case err != nil:
-		return err
+		return i.replied(err)
 	case s.db.source < 0:
-		return fmt.Errorf("drain %s: %w", i.name, mysql.ErrNotReplica)
+		return i.replied(fmt.Errorf("drain %s: %w", i.name, mysql.ErrNotReplica))
 	case !s.db.executed.contains(s.db.received):
 		return fmt.Errorf("drain %s: %w", i.name, mysql.ErrTimeout)
 	}
-	return nil
+	return i.replied(nil)
 }
 
 // Promote implements mysql.Instance: STOP REPLICA, RESET REPLICA ALL,
@@ -135,11 +158,11 @@ func (i simInstance) DrainRelayLog(context.Context, time.Duration) error {
 func (i simInstance) Promote(context.Context) (gtid.Set, error) {
 	s, err := i.reach()
 	if err != nil {
-		return gtid.Set{}, err
+		return gtid.Set{}, i.answer(err)
 	}
 	ops := netOps{i.w}
 	if err := ops.StopReplica(i.name); err != nil {
-		return gtid.Set{}, err
+		return gtid.Set{}, i.answer(err)
 	}
 	set := s.db.executed.set(i.w.uuids)
 	if err := i.answer(ops.Unfence(i.name)); err != nil {
@@ -153,7 +176,7 @@ func (i simInstance) Promote(context.Context) (gtid.Set, error) {
 func (i simInstance) ReplicateFrom(_ context.Context, source mysql.Endpoint, _ mysql.Credentials) error {
 	s, err := i.reach()
 	if err != nil {
-		return err
+		return i.answer(err)
 	}
 	src, ok := i.w.siteByName(source.Host)
 	if !ok {
@@ -175,7 +198,7 @@ func (i simInstance) ReplicateFrom(_ context.Context, source mysql.Endpoint, _ m
 func (i simInstance) StopReplication(context.Context) error {
 	s, err := i.reach()
 	if err != nil {
-		return err
+		return i.answer(err)
 	}
 	s.db.replicating = false
 	return i.answer(nil)
@@ -185,6 +208,9 @@ func (i simInstance) StopReplication(context.Context) error {
 func (i simInstance) ErrantAgainst(_ context.Context, source gtid.Set) (gtid.Set, error) {
 	s, err := i.reach()
 	if err != nil {
+		return gtid.Set{}, i.replied(err)
+	}
+	if err := i.replied(nil); err != nil {
 		return gtid.Set{}, err
 	}
 	return gtid.Errant(s.db.executed.set(i.w.uuids), source), nil

@@ -44,6 +44,14 @@ func (w *World) fireReal(f Fault, s *site, until int) {
 		}
 	case FaultForgeReport:
 		r.forgeReports(s)
+	case FaultPauseMySQL:
+		if s.pod && s.db.up {
+			s.dbFrozenUntil = max(s.dbFrozenUntil, until)
+		}
+	case FaultFailFence:
+		s.fenceFailUntil = max(s.fenceFailUntil, until)
+	case FaultSlowFence:
+		s.fenceSlowUntil, s.fenceSlowBy = max(s.fenceSlowUntil, until), max(f.Delay, 1)
 	}
 }
 
@@ -56,9 +64,8 @@ func (w *World) thaw(s *site) {
 		return
 	}
 	if rs.wake(w.now(), s.writable()) && s.writable() {
-		s.db.readOnly = true
-		w.stats.SidecarFences["wake"]++
-		w.logf("sidecar %s fenced its mysqld on waking (lease over)", s.name)
+		w.logf("sidecar %s woke with its lease over", s.name)
+		w.sidecarFence(s, "wake")
 	}
 }
 

@@ -35,7 +35,16 @@ const (
 	FaultOrphanPod     FaultKind = "orphan-pod"     // the site's Pod is force-deleted while its node is cut from the API server for Dur steps
 	FaultForgeReport   FaultKind = "forge-report"   // reports naming the site arrive without its certificate, or with another's
 	FaultPowerLoss     FaultKind = "power-loss"     // the site's node loses power for Dur steps: its Pod stops, unsynced commits are lost (durability.go)
+	FaultPauseMySQL    FaultKind = "pause-mysqld"   // the site's mysqld alone frozen for Dur steps; its sidecar runs on
+	FaultFailFence     FaultKind = "fail-fence"     // for Dur steps a fence on the site errs and changes nothing (a sidecar's escalates to stopping mysqld)
+	FaultSlowFence     FaultKind = "slow-fence"     // for Dur steps an operator's fence times out and lands Delay steps later (a sidecar's escalates)
+	FaultOneWay        FaultKind = "drop-one-way"   // what Site sends to Peer is lost for Dur steps; the other direction works
 )
+
+// linked reports whether the kind acts on a link, between Site and Peer.
+func (k FaultKind) linked() bool {
+	return k == FaultDropLink || k == FaultDelayLink || k == FaultOneWay
+}
 
 // Special node numbers in a Fault.
 const (
@@ -52,7 +61,7 @@ type Fault struct {
 	Site  int
 	Peer  int // links only
 	Dur   int
-	Delay int // delay-link only
+	Delay int // delay-link and slow-fence only
 	By    int // skew only: the clock offset in steps
 }
 
@@ -74,10 +83,10 @@ func (f Fault) String() string {
 	if f.Kind != FaultOperatorDown && f.Kind != FaultPauseOperator {
 		s += " site=" + nodeName(f.Site)
 	}
-	if f.Kind == FaultDropLink || f.Kind == FaultDelayLink {
+	if f.Kind.linked() {
 		s += " peer=" + nodeName(f.Peer)
 	}
-	if f.Kind == FaultDelayLink {
+	if f.Kind == FaultDelayLink || f.Kind == FaultSlowFence {
 		s += fmt.Sprintf(" delay=%d", f.Delay)
 	}
 	if f.Kind == FaultSkew {
@@ -178,6 +187,8 @@ var realOperatorKinds = []weightedKind{
 	{FaultLossyReplies, true, 1}, {FaultLossyReplies, false, 1}, {FaultSkew, false, 2},
 	{FaultLateReport, false, 2}, {FaultLateView, false, 2}, {FaultOrphanPod, true, 1},
 	{FaultOrphanPod, false, 1}, {FaultForgeReport, true, 2},
+	{FaultPauseMySQL, true, 2}, {FaultPauseMySQL, false, 1}, {FaultFailFence, true, 2},
+	{FaultSlowFence, true, 2}, {FaultOneWay, false, 3}, {FaultOneWay, true, 2},
 	// Weight 0: drawn apart, after the others (drawPowerLosses), so that
 	// adding the kind left every other fault of every seed as it was.
 	{FaultPowerLoss, true, 0},
@@ -216,12 +227,18 @@ func GenerateSchedule(rng *rand.Rand, c Config) Schedule {
 		if w.primary {
 			f.Site = Primary
 		}
-		if f.Kind == FaultDropLink || f.Kind == FaultDelayLink {
+		if f.Kind.linked() {
 			f.Peer = OperatorNode
 			if p := rng.IntN(n + 1); p < n && p != f.Site {
 				f.Peer = p
 			}
 			f.Delay = 1 + rng.IntN(4)
+			if f.Kind == FaultOneWay && rng.IntN(2) == 0 {
+				f.Site, f.Peer = f.Peer, f.Site // the other way round
+			}
+		}
+		if f.Kind == FaultSlowFence {
+			f.Delay = 1 + rng.IntN(8)
 		}
 		if f.Kind == FaultSkew {
 			f.By = rng.IntN(121) - 60 // up to a minute either way
@@ -252,10 +269,10 @@ func drawPowerLosses(rng *rand.Rand, c Config, s Schedule) Schedule {
 // normalized clears the fields a fault's kind does not use, so that a
 // schedule equals its parsed String.
 func (f Fault) normalized() Fault {
-	if f.Kind != FaultDropLink && f.Kind != FaultDelayLink {
+	if !f.Kind.linked() {
 		f.Peer = 0
 	}
-	if f.Kind != FaultDelayLink {
+	if f.Kind != FaultDelayLink && f.Kind != FaultSlowFence {
 		f.Delay = 0
 	}
 	if f.Kind != FaultSkew {

@@ -44,7 +44,7 @@ func (o netOps) reach(name string) (*site, error) {
 	switch {
 	case !ok:
 		return nil, fmt.Errorf("site %q: %w", name, ErrUnknownSite)
-	case !s.pod || s.frozen(o.w.step) || !o.w.net.call(o.w.operatorNode(), s.idx, o.w.step):
+	case !s.pod || s.mysqldPaused(o.w.step) || !o.w.net.delivers(o.w.operatorNode(), s.idx, o.w.step):
 		return s, fmt.Errorf("site %s: %w", name, ErrUnreachable)
 	case !s.db.up:
 		return s, fmt.Errorf("site %s: %w", name, ErrMySQLDown)
@@ -69,7 +69,7 @@ func (o netOps) Status(name string) (SiteStatus, error) {
 	if s.db.source >= 0 {
 		src := o.w.sites[s.db.source]
 		st.Source = src.name
-		st.Replicating = s.db.replicating && src.pod && src.db.up && o.w.net.up(s.idx, src.idx, o.w.step)
+		st.Replicating = s.db.replicating && src.pod && src.db.up && o.w.net.connected(s.idx, src.idx, o.w.step)
 	}
 	return st, nil
 }

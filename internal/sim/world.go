@@ -45,6 +45,11 @@ type site struct {
 	frozenUntil, lossyUntil, orphanUntil int
 	skew                                 int
 	sidecar                              SidecarLoop
+	// More of those faults (fence.go): until when mysqld alone is frozen,
+	// fences fail, fences are slow (and by how many steps); dbBoots counts
+	// mysqld's starts, so that a late fence dies with its process.
+	dbFrozenUntil, fenceFailUntil, fenceSlowUntil, fenceSlowBy int
+	dbBoots                                                    int
 }
 
 func (s *site) writable() bool { return s.pod && s.db.up && !s.db.readOnly }
@@ -73,6 +78,8 @@ type World struct {
 	// commitAt[k][n-1] is the commit order of transaction n of site k's server.
 	commitAt [][]uint64
 	commits  uint64
+	// lateFences are operator fences still queued in a mysqld (fence.go).
+	lateFences []lateFence
 }
 
 func newWorld(cfg Config, sched Schedule) *World {
@@ -147,7 +154,7 @@ func (w *World) runStep() {
 // clientWrites commits a client transaction on every writable mysqld, by chance.
 func (w *World) clientWrites() {
 	for _, s := range w.sites {
-		if s.writable() && !s.frozen(w.step) && w.rng.Float64() < w.cfg.WriteChance {
+		if s.writable() && !s.mysqldPaused(w.step) && w.rng.Float64() < w.cfg.WriteChance {
 			w.commit(s)
 		}
 	}
@@ -157,11 +164,11 @@ func (w *World) clientWrites() {
 // SQL thread (unless stalled).
 func (w *World) replicate() {
 	for _, s := range w.sites {
-		if !s.pod || !s.db.up || !s.db.replicating || s.db.source < 0 || s.frozen(w.step) {
+		if !s.pod || !s.db.up || !s.db.replicating || s.db.source < 0 || s.mysqldPaused(w.step) {
 			continue
 		}
 		src := w.sites[s.db.source]
-		if src.pod && src.db.up && !src.frozen(w.step) && w.net.stream(s.idx, src.idx, w.step) {
+		if src.pod && src.db.up && !src.mysqldPaused(w.step) && w.net.stream(s.idx, src.idx, w.step) {
 			s.db.received.raise(src.db.executed)
 		}
 		budget := applyBudget
@@ -213,8 +220,11 @@ func (w *World) tickSidecars() {
 			continue
 		}
 		var opView *View
-		if w.op.running() && w.net.call(s.idx, w.operatorNode(), w.step) {
-			opView = w.op.answer(s, w.now())
+		if w.op.running() && w.net.delivers(s.idx, w.operatorNode(), w.step) {
+			// The report arrives; the answer may be lost on the way back.
+			if v := w.op.answer(s, w.now()); w.net.sends(w.operatorNode(), s.idx, w.step) {
+				opView = v
+			}
 		}
 		var peers []View
 		for _, p := range w.sites {
@@ -224,10 +234,8 @@ func (w *World) tickSidecars() {
 				peers = append(peers, v)
 			}
 		}
-		if fence, why := s.sidecar.Tick(w.now(), opView, peers, s.writable()); fence && s.writable() {
-			s.db.readOnly = true
-			w.stats.SidecarFences[why]++
-			w.logf("sidecar %s fenced its mysqld (%s), view %s gen %d", s.name, why, s.sidecar.View().Active, s.sidecar.View().Generation)
+		if fence, why := s.sidecar.Tick(w.now(), opView, peers, s.writable()); fence {
+			w.sidecarFence(s, why)
 		}
 	}
 }
@@ -248,5 +256,6 @@ func (w *World) boot(s *site) {
 	s.db.up = true
 	s.db.readOnly = true
 	s.db.received = s.db.executed.clone()
-	s.dbBackAt = 0
+	s.dbBackAt, s.dbFrozenUntil = 0, 0
+	s.dbBoots++
 }
