@@ -3,6 +3,7 @@ package sim
 // restore brings back whatever a fault took away once its time is up.
 func (w *World) restore() {
 	w.landFences()
+	defer w.fireLeaseFences()
 	for _, s := range w.sites {
 		if !s.pod && w.step >= s.podBackAt {
 			s.pod, s.startedAt, s.sidecarStarts = true, w.now(), 0
@@ -10,7 +11,7 @@ func (w *World) restore() {
 			w.boot(s)
 			w.logf("pod %s rescheduled: mysqld boots fenced, sidecar without a view", s.name)
 		}
-		if s.frozenUntil > 0 && w.step == s.frozenUntil {
+		if (s.frozenUntil > 0 && w.step == s.frozenUntil) || (s.sidecarFrozenUntil > 0 && w.step == s.sidecarFrozenUntil) {
 			w.thaw(s)
 		}
 		if s.orphanUntil > 0 && w.step == s.orphanUntil && s.pod {
@@ -113,7 +114,7 @@ func (w *World) fire(f Fault) {
 	case FaultPowerLoss:
 		w.powerLoss(s, until)
 	case FaultPauseSite, FaultLossyReplies, FaultSkew, FaultLateReport, FaultLateView, FaultOrphanPod, FaultForgeReport,
-		FaultPauseMySQL, FaultFailFence, FaultSlowFence:
+		FaultPauseMySQL, FaultFailFence, FaultSlowFence, FaultPauseSidecar:
 		w.fireReal(f, s, until)
 	case FaultRestartSide:
 		if s.pod {

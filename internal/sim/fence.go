@@ -2,8 +2,10 @@ package sim
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/shipstream/bloodraven/pkg/mysql"
+	"github.com/shipstream/bloodraven/pkg/sidecar"
 )
 
 // Faults of fencing and of single processes (realop_faults.go draws them):
@@ -23,6 +25,10 @@ type lateFence struct {
 // mysqldPaused reports whether the site's mysqld runs no code at step:
 // the whole site, or mysqld alone, is frozen.
 func (s *site) mysqldPaused(step int) bool { return s.frozen(step) || step < s.dbFrozenUntil }
+
+// sidecarPaused reports whether the site's sidecar runs no code at step:
+// the whole site, or the sidecar alone, is frozen.
+func (s *site) sidecarPaused(step int) bool { return s.frozen(step) || step < s.sidecarFrozenUntil }
 
 // fenceFails and fenceSlow report the site's fence faults at step.
 func (s *site) fenceFails(step int) bool { return step < s.fenceFailUntil }
@@ -83,6 +89,50 @@ func (w *World) landFences() {
 		}
 	}
 	w.lateFences = kept
+}
+
+// leaseFenceMargin is the time the sim's sidecar allows its arming
+// statement (the runner's least margin, a second).
+const leaseFenceMargin = time.Second
+
+// armLeaseFence is the sidecar's arm of mysqld's lease fence after its
+// tick, as the runner decides it (sidecar.Loop.LeaseFence). The event
+// fires at the latest: a second after its whole seconds are up, counted
+// on the site's own wall clock (a skew fault moves it).
+func (w *World) armLeaseFence(s *site) {
+	rs, ok := s.sidecar.(*realSidecar)
+	if !ok {
+		return
+	}
+	db := sidecar.DBDown
+	switch {
+	case s.mysqldPaused(w.step):
+		db = sidecar.DBUnknown
+	case s.writable():
+		db = sidecar.DBWritable
+	case s.db.up:
+		db = sidecar.DBReadOnly
+	}
+	if after, arm := rs.l.LeaseFence(w.now(), db, leaseFenceMargin); arm {
+		s.leaseFenceAt = w.clockOf(s).Add(after.Truncate(time.Second) + time.Second)
+	}
+}
+
+// fireLeaseFences runs, in every running mysqld whose lease fence is due,
+// the event that fences it. It stays due across restarts (it is in
+// mysqld's data dictionary), firing once.
+func (w *World) fireLeaseFences() {
+	for _, s := range w.sites {
+		if s.leaseFenceAt.IsZero() || !s.pod || !s.db.up || s.mysqldPaused(w.step) || w.clockOf(s).Before(s.leaseFenceAt) {
+			continue
+		}
+		s.leaseFenceAt = time.Time{}
+		if !s.db.readOnly {
+			s.db.readOnly = true
+			w.stats.SidecarFences["lease-event"]++
+			w.logf("mysqld %s fenced itself: its lease fence event fired", s.name)
+		}
+	}
 }
 
 // fireOneWay cuts one direction of a link: what f's Site sends to its Peer.

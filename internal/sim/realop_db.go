@@ -225,6 +225,9 @@ func (i simInstance) Shutdown(context.Context) error { return errSidecarVerb }
 // HoldWrites implements mysql.Instance; only a sidecar holds writes.
 func (i simInstance) HoldWrites(context.Context) (mysql.WriteHold, error) { return nil, errSidecarVerb }
 
+// ArmLeaseFence implements mysql.Instance; only a sidecar arms it.
+func (i simInstance) ArmLeaseFence(context.Context, time.Duration) error { return errSidecarVerb }
+
 // ReloadTLS implements mysql.Instance; the sim has no TLS.
 func (i simInstance) ReloadTLS(context.Context) error { return nil }
 

@@ -48,6 +48,10 @@ func (w *World) fireReal(f Fault, s *site, until int) {
 		if s.pod && s.db.up {
 			s.dbFrozenUntil = max(s.dbFrozenUntil, until)
 		}
+	case FaultPauseSidecar:
+		if s.pod {
+			s.sidecarFrozenUntil = max(s.sidecarFrozenUntil, until)
+		}
 	case FaultFailFence:
 		s.fenceFailUntil = max(s.fenceFailUntil, until)
 	case FaultSlowFence:
@@ -67,6 +71,7 @@ func (w *World) thaw(s *site) {
 		w.logf("sidecar %s woke with its lease over", s.name)
 		w.sidecarFence(s, "wake")
 	}
+	w.armLeaseFence(s)
 }
 
 // remember keeps the site's last lateKept queries and answers.

@@ -39,6 +39,7 @@ const (
 	FaultFailFence     FaultKind = "fail-fence"     // for Dur steps a fence on the site errs and changes nothing (a sidecar's escalates to stopping mysqld)
 	FaultSlowFence     FaultKind = "slow-fence"     // for Dur steps an operator's fence times out and lands Delay steps later (a sidecar's escalates)
 	FaultOneWay        FaultKind = "drop-one-way"   // what Site sends to Peer is lost for Dur steps; the other direction works
+	FaultPauseSidecar  FaultKind = "pause-sidecar"  // the site's sidecar alone frozen for Dur steps; its mysqld runs on
 )
 
 // linked reports whether the kind acts on a link, between Site and Peer.
@@ -189,6 +190,7 @@ var realOperatorKinds = []weightedKind{
 	{FaultOrphanPod, false, 1}, {FaultForgeReport, true, 2},
 	{FaultPauseMySQL, true, 2}, {FaultPauseMySQL, false, 1}, {FaultFailFence, true, 2},
 	{FaultSlowFence, true, 2}, {FaultOneWay, false, 3}, {FaultOneWay, true, 2},
+	{FaultPauseSidecar, true, 2}, {FaultPauseSidecar, false, 1},
 	// Weight 0: drawn apart, after the others (drawPowerLosses), so that
 	// adding the kind left every other fault of every seed as it was.
 	{FaultPowerLoss, true, 0},

@@ -49,7 +49,10 @@ type site struct {
 	// fences fail, fences are slow (and by how many steps); dbBoots counts
 	// mysqld's starts, so that a late fence dies with its process.
 	dbFrozenUntil, fenceFailUntil, fenceSlowUntil, fenceSlowBy int
-	dbBoots                                                    int
+	dbBoots, sidecarFrozenUntil                                int
+	// leaseFenceAt is when mysqld's lease fence event fires, on the
+	// site's wall clock; zero when none is pending (fence.go).
+	leaseFenceAt time.Time
 }
 
 func (s *site) writable() bool { return s.pod && s.db.up && !s.db.readOnly }
@@ -216,7 +219,7 @@ func (w *World) applyNext(db *mysqld) bool {
 func (w *World) tickSidecars() {
 	every := steps(w.cfg.PeerCheckInterval)
 	for _, s := range w.sites {
-		if !s.pod || s.frozen(w.step) || (w.step+s.phase)%every != 0 {
+		if !s.pod || s.sidecarPaused(w.step) || (w.step+s.phase)%every != 0 {
 			continue
 		}
 		var opView *View
@@ -228,7 +231,7 @@ func (w *World) tickSidecars() {
 		}
 		var peers []View
 		for _, p := range w.sites {
-			if p != s && p.pod && !p.frozen(w.step) && w.net.call(s.idx, p.idx, w.step) {
+			if p != s && p.pod && !p.sidecarPaused(w.step) && w.net.call(s.idx, p.idx, w.step) {
 				v := p.sidecar.Relay()
 				v.From = p.name
 				peers = append(peers, v)
@@ -237,6 +240,7 @@ func (w *World) tickSidecars() {
 		if fence, why := s.sidecar.Tick(w.now(), opView, peers, s.writable()); fence {
 			w.sidecarFence(s, why)
 		}
+		w.armLeaseFence(s)
 	}
 }
 

@@ -21,6 +21,8 @@ type dialect interface {
 	setLockWaitTimeout(ctx context.Context, ex executor, seconds int) error
 	// setFenced turns the application write barrier on or off.
 	setFenced(ctx context.Context, ex executor, on bool) error
+	// fenceStatement is the statement that raises the barrier.
+	fenceStatement() string
 	// readOnly reads back whether the barrier is up and whether the server is writable.
 	readOnly(ctx context.Context, ex executor) (fenced, writable bool, err error)
 	sessions(ctx context.Context, ex executor) ([]session, error)

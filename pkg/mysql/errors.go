@@ -35,6 +35,9 @@ var (
 	ErrUnsupportedVersion = errors.New("unsupported server version")
 	// ErrInvalidConfig: Open was given an unusable Config.
 	ErrInvalidConfig = errors.New("invalid config")
+	// ErrLeaseFenceUnavailable: the server cannot run the lease fence (its
+	// event scheduler is disabled), or the time asked is under a second.
+	ErrLeaseFenceUnavailable = errors.New("lease fence unavailable")
 )
 
 // Server error numbers the package acts on.
@@ -44,6 +47,8 @@ const (
 	errSourceFatal       = 1236 // ER_MASTER_FATAL_ERROR_READING_BINLOG
 	errGTIDStrictOrder   = 1950 // ER_GTID_STRICT_OUT_OF_ORDER (MariaDB)
 	errReadOnlyStatement = 1290 // ER_OPTION_PREVENTS_STATEMENT
+	errUnknownDatabase   = 1049 // ER_BAD_DB_ERROR
+	errNoSuchEvent       = 1539 // ER_EVENT_DOES_NOT_EXIST
 )
 
 // wrap gives err the verb and address, and marks transport failures with

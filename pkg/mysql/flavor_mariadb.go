@@ -72,12 +72,14 @@ func (d mariadbDialect) status(ctx context.Context, ex executor) (Status, error)
 	return st, nil
 }
 
-func (mariadbDialect) setFenced(ctx context.Context, ex executor, on bool) error {
+func (d mariadbDialect) setFenced(ctx context.Context, ex executor, on bool) error {
 	if on {
-		return ex.exec(ctx, "SET GLOBAL read_only = ON")
+		return ex.exec(ctx, d.fenceStatement())
 	}
 	return ex.exec(ctx, "SET GLOBAL read_only = OFF")
 }
+
+func (mariadbDialect) fenceStatement() string { return "SET GLOBAL read_only = ON" }
 
 func (mariadbDialect) readOnly(ctx context.Context, ex executor) (fenced, writable bool, err error) {
 	r, err := queryOne(ctx, ex, mariadbReadOnlyQuery)

@@ -67,15 +67,17 @@ func (d mysqlDialect) status(ctx context.Context, ex executor) (Status, error) {
 
 // setFenced: super_read_only=ON implies read_only=ON; turning it off leaves
 // read_only on, so that needs its own statement.
-func (mysqlDialect) setFenced(ctx context.Context, ex executor, on bool) error {
+func (d mysqlDialect) setFenced(ctx context.Context, ex executor, on bool) error {
 	if on {
-		return ex.exec(ctx, "SET GLOBAL super_read_only = ON")
+		return ex.exec(ctx, d.fenceStatement())
 	}
 	if err := ex.exec(ctx, "SET GLOBAL super_read_only = OFF"); err != nil {
 		return err
 	}
 	return ex.exec(ctx, "SET GLOBAL read_only = OFF")
 }
+
+func (mysqlDialect) fenceStatement() string { return "SET GLOBAL super_read_only = ON" }
 
 func (mysqlDialect) readOnly(ctx context.Context, ex executor) (fenced, writable bool, err error) {
 	r, err := queryOne(ctx, ex, mysqlReadOnlyQuery)

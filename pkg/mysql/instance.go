@@ -54,6 +54,10 @@ type Instance interface {
 	// ReloadTLS makes the server load its certificate files again, after a
 	// rotation; open sessions and replication are not interrupted.
 	ReloadTLS(ctx context.Context) error
+	// ArmLeaseFence makes the server fence itself after the given time
+	// (whole seconds, two or more) unless armed again first: the sidecar's
+	// lease, kept by mysqld (leasefence.go).
+	ArmLeaseFence(ctx context.Context, after time.Duration) error
 	// Close releases the connection pool.
 	Close() error
 }

@@ -100,6 +100,8 @@ func renderMyCnf(flavor v1alpha1.Flavor, site, userConfig string, tls v1alpha1.M
 // transactional GTID state holds (relay_log_recovery; MySQL 8.0 keeps that
 // state in tables by default, and 8.3 removed the options to keep it in
 // files, so naming relay_log_info_repository would stop 8.4 from starting).
+// The event scheduler runs (MariaDB's default is off): the sidecar's lease
+// fence is an event that fences mysqld if the sidecar stops pushing it.
 func EnforcedSettings(flavor v1alpha1.Flavor, site string) []string {
 	lines := []string{
 		fmt.Sprintf("server_id=%d", ServerID(site)),
@@ -110,6 +112,8 @@ func EnforcedSettings(flavor v1alpha1.Flavor, site string) []string {
 		"sync_binlog=1",
 		"innodb_flush_log_at_trx_commit=1",
 		"relay_log_recovery=ON",
+		// The sidecar's lease fence is an event (pkg/mysql ArmLeaseFence).
+		"event_scheduler=ON",
 	}
 	if flavor == v1alpha1.FlavorMySQL {
 		return append(lines,

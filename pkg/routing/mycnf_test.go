@@ -42,7 +42,7 @@ func TestRenderMyCnf(t *testing.T) {
 				"read_only": "ON", "gtid_strict_mode": "ON", "gtid_domain_id": "0", "log_slave_updates": "ON",
 				"binlog_format": "ROW", "log_bin": "binlog", "relay_log": "relay-bin", "skip_name_resolve": "ON",
 				"user": "root", "bind_address": "0.0.0.0", "socket": SocketPath, "datadir": DataDir,
-				"init_file": InitFile, "port": "3306", "server_id": iadServerID,
+				"init_file": InitFile, "port": "3306", "server_id": iadServerID, "event_scheduler": "ON",
 			},
 			absent: []string{"super_read_only", "gtid_mode"},
 		},

@@ -171,6 +171,8 @@ type site struct {
 	// fencesAtReassert counts the sidecar's fences (the boot fence) when the
 	// operator re-asserted the site.
 	fencesAtReassert int32
+	// halt stops the Runner for good, as a paused process: it acts no more.
+	halt func()
 }
 
 func newSite(t *testing.T, c *testbed.MariaDBCluster, idx int, name string) *site {
@@ -233,7 +235,8 @@ func (s *site) runWith(t *testing.T, cfg sidecar.Config) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = r.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	s.halt = func() { cancel(); <-done }
+	t.Cleanup(s.halt)
 }
 
 // testWriter sends a sidecar's log lines to t.Log, prefixed with its site.

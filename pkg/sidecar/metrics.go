@@ -21,6 +21,7 @@ const (
 	MetricRefreshTicks   = "bloodraven_sidecar_refresh_ticks_total"
 	MetricMySQLDStops    = "bloodraven_sidecar_mysqld_stops_total"
 	MetricRejectedViews  = "bloodraven_sidecar_rejected_views_total"
+	MetricLeaseFenceArms = "bloodraven_sidecar_lease_fence_arms_total"
 )
 
 // Values of LabelReason on MetricRejectedViews: why a view was refused.
@@ -71,7 +72,11 @@ const (
 	// LabelTarget is "operator" or "peer/<site>".
 	LabelTarget = "target"
 	// LabelKind says how a contact failed: KindUnreachable, KindMalformed or KindForeign.
-	LabelKind       = "kind"
+	LabelKind = "kind"
+	// LabelResult says how an arm of the lease fence ended: ResultOK or ResultFailed.
+	LabelResult     = "result"
+	ResultOK        = "ok"
+	ResultFailed    = "failed"
 	KindUnreachable = "unreachable"
 	KindMalformed   = "malformed"
 	KindForeign     = "foreign"
@@ -91,6 +96,8 @@ type metrics struct {
 	refreshRequests, refreshTicks prometheus.Counter
 	// mysqldStops counts fences that escalated to stopping mysqld.
 	mysqldStops *prometheus.CounterVec
+	// leaseFenceArms counts arms of mysqld's lease fence, by result.
+	leaseFenceArms *prometheus.CounterVec
 }
 
 // newMetrics registers the series. lease, generation and writable are read
@@ -112,9 +119,12 @@ func newMetrics(targets []string, lease, generation, writable func() float64) *m
 			Help: "Ticks run early because of refresh requests; requests between two ticks make one."}),
 		mysqldStops: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricMySQLDStops,
 			Help: "Fences that could not complete in their budget and stopped mysqld, by how the stop ended."}, []string{LabelHow}),
+		leaseFenceArms: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricLeaseFenceArms,
+			Help: "Times the sidecar pushed mysqld's lease fence (an event that fences it) to its lease's end, by result."},
+			[]string{LabelResult}),
 	}
 	m.reg.MustRegister(m.selfFences, m.fenceErrors, m.contactErrors, m.rejectedViews, m.refreshRequests, m.refreshTicks,
-		m.mysqldStops,
+		m.mysqldStops, m.leaseFenceArms,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: MetricLeaseRemaining,
 			Help: "Time until the lease runs out; at or below zero a writable mysqld is fenced."}, lease),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: MetricViewGeneration,
@@ -126,6 +136,9 @@ func newMetrics(targets []string, lease, generation, writable func() float64) *m
 	)
 	for _, r := range fenceReasons {
 		m.selfFences.WithLabelValues(r)
+	}
+	for _, r := range []string{ResultOK, ResultFailed} {
+		m.leaseFenceArms.WithLabelValues(r)
 	}
 	for _, h := range stopOutcomes {
 		m.mysqldStops.WithLabelValues(h)

@@ -292,9 +292,13 @@ func (r *Runner) Tick(ctx context.Context) {
 	d.Adopted = d.Adopted || early.Adopted
 	r.record(obs, d, view.Generation, view.ActiveSite, source)
 	if d.Fence {
-		_ = r.fence(ctx, d.Reason)
+		if r.fence(ctx, d.Reason) == nil {
+			db = DBReadOnly
+		}
 	}
 	r.syncHold(ctx)
+	// After the hold is matched: the arm's DDL waits behind a held lock.
+	r.armLeaseFence(ctx, db)
 	r.mu.Lock()
 	newGen := echoGen != 0 && r.loop.opView.Generation != echoGen
 	r.mu.Unlock()
@@ -316,9 +320,13 @@ func (r *Runner) check(ctx context.Context) {
 	d := r.loop.Check(r.cfg.Clock.Now(), db)
 	r.mu.Unlock()
 	if d.Fence {
-		_ = r.fence(ctx, d.Reason)
+		if r.fence(ctx, d.Reason) == nil {
+			db = DBReadOnly
+		}
 	}
 	r.syncHold(ctx)
+	// After the hold is matched: the arm's DDL waits behind a held lock.
+	r.armLeaseFence(ctx, db)
 }
 
 // readDB reads mysqld's state within StatusTimeout and remembers it for /readyz.

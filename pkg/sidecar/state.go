@@ -28,6 +28,9 @@ type runnerState struct {
 	lastFence       time.Time
 	lastFenceReason string
 	fenceErr        error
+	// leaseFenceErr is why the last arm of mysqld's lease fence failed, nil
+	// when it held (leasefence.go).
+	leaseFenceErr error
 }
 
 func newRunnerState(cfg Config) runnerState {
@@ -194,6 +197,8 @@ type StatusReport struct {
 	Peers       []ContactReport `json:"peers"`
 	LastFence   *FenceReport    `json:"lastFence,omitempty"`
 	FenceError  string          `json:"fenceError,omitempty"`
+	// LeaseFenceError is why the last arm of mysqld's lease fence failed.
+	LeaseFenceError string `json:"leaseFenceError,omitempty"`
 	// MySQLDStop is the last time a fence escalated to stopping mysqld.
 	MySQLDStop *StopReport `json:"mysqldStop,omitempty"`
 	// WriteHoldSince is when the sidecar took the global read lock that
@@ -234,6 +239,9 @@ func (r *Runner) Status() StatusReport {
 		LastContact: timePtr(ls.LastContact), BootAt: ls.BootAt, Peers: []ContactReport{}}
 	if r.st.dbErr != nil {
 		rep.MySQLDError = r.st.dbErr.Error()
+	}
+	if r.st.leaseFenceErr != nil {
+		rep.LeaseFenceError = r.st.leaseFenceErr.Error()
 	}
 	if ls.HasView {
 		v := ls.View

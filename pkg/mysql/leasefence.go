@@ -1,0 +1,93 @@
+package mysql
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// The lease fence is mysqld's own copy of its sidecar's lease: an event
+// that fences the server at the lease's end unless the sidecar pushes it
+// later first. The sidecar enforces its lease by fencing when it runs out;
+// a sidecar that is paused (stopped, starved, swapped out) while its
+// mysqld runs on enforces nothing, and once the operator promotes another
+// site at the lease deadline the old primary would write on. The event
+// scheduler runs inside mysqld, so the fence happens while mysqld runs,
+// whatever happened to the sidecar.
+//
+// The statements run with sql_log_bin off: the schema and the event are
+// this server's own and reach no binlog, so they make no GTID and no
+// replica ever sees them. The event's time is the server's own clock plus
+// whole seconds, counted when the statement runs; the event keeps its
+// definition once it fired (ON COMPLETION PRESERVE) and the next arm
+// enables it again.
+const (
+	leaseFenceSchema = "bloodraven"
+	leaseFenceEvent  = "`bloodraven`.`lease_fence`"
+	// eventSchedulerQuery reads whether events run.
+	eventSchedulerQuery = "SELECT @@GLOBAL.event_scheduler AS event_scheduler"
+	eventSchedulerOn    = "SET GLOBAL event_scheduler = ON"
+)
+
+// leaseFenceStatements are what ArmLeaseFence sends after the
+// scheduler check: alter is tried first; create (schema, then event) only
+// when the event or its schema is missing, and then alter again.
+func leaseFenceStatements(fence string, secs int64) (alter string, create []string) {
+	alter = fmt.Sprintf("ALTER EVENT %s ON SCHEDULE AT CURRENT_TIMESTAMP + INTERVAL %d SECOND ENABLE", leaseFenceEvent, secs)
+	create = []string{
+		"CREATE DATABASE IF NOT EXISTS `" + leaseFenceSchema + "`",
+		fmt.Sprintf("CREATE EVENT IF NOT EXISTS %s ON SCHEDULE AT CURRENT_TIMESTAMP + INTERVAL 1 DAY "+
+			"ON COMPLETION PRESERVE DISABLE DO %s", leaseFenceEvent, fence),
+	}
+	return alter, create
+}
+
+// ArmLeaseFence makes the server fence itself after (whole seconds, at
+// least one) unless armed again before; see the comment above. It turns
+// the event scheduler on when it is off, and fails with
+// ErrLeaseFenceUnavailable when the server has it disabled.
+func (in *instance) ArmLeaseFence(ctx context.Context, after time.Duration) error {
+	secs := int64(after / time.Second)
+	if secs < 1 {
+		return wrap("arm lease fence", in.addr, fmt.Errorf("%s: %w", after, ErrLeaseFenceUnavailable))
+	}
+	return in.run(ctx, "arm lease fence", 0, func(ctx context.Context, ex executor, d dialect) error {
+		if err := ensureScheduler(ctx, ex); err != nil {
+			return err
+		}
+		if err := ex.exec(ctx, "SET SESSION sql_log_bin = 0"); err != nil {
+			return err
+		}
+		defer func() { _ = ex.exec(ctx, "SET SESSION sql_log_bin = 1") }()
+		alter, create := leaseFenceStatements(d.fenceStatement(), secs)
+		err := ex.exec(ctx, alter)
+		if n := serverErrno(err); n != errNoSuchEvent && n != errUnknownDatabase {
+			return err
+		}
+		for _, q := range create {
+			if err := ex.exec(ctx, q); err != nil {
+				return fmt.Errorf("create the lease fence: %w", err)
+			}
+		}
+		return ex.exec(ctx, alter)
+	})
+}
+
+// ensureScheduler turns the event scheduler on unless it runs already.
+func ensureScheduler(ctx context.Context, ex executor) error {
+	r, err := queryOne(ctx, ex, eventSchedulerQuery)
+	if err != nil {
+		return fmt.Errorf("read event_scheduler: %w", err)
+	}
+	switch v := strings.ToUpper(r.str("event_scheduler")); v {
+	case "ON", "1":
+		return nil
+	case "DISABLED":
+		return fmt.Errorf("event_scheduler is DISABLED at startup: %w", ErrLeaseFenceUnavailable)
+	}
+	if err := ex.exec(ctx, eventSchedulerOn); err != nil {
+		return fmt.Errorf("turn the event scheduler on: %w", err)
+	}
+	return nil
+}
