@@ -77,3 +77,4 @@ func TestScenarioErrantFormerPrimary(t *testing.T)       { run(t, "errant-former
 func TestScenarioSidecarRestartIsland(t *testing.T)      { run(t, "sidecar-restart-island") }
 func TestScenarioLongRollbackFence(t *testing.T)         { run(t, "long-rollback-fence") }
 func TestScenarioKeyRotation(t *testing.T)               { run(t, "key-rotation") }
+func TestScenarioPausedSidecar(t *testing.T)             { run(t, "paused-sidecar") }
