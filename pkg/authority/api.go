@@ -89,7 +89,7 @@ func (a *API) activeSite(w http.ResponseWriter, req *http.Request) {
 	if err != nil {
 		// A leader that has not published the group yet (no active site)
 		// still records an authenticated report: the generation it holds
-		// guards the bootstrap (authority_hold.go). It serves nothing.
+		// guards the bootstrap (grouploop's authority_hold.go). It serves nothing.
 		if errors.Is(err, ErrNotPublished) && ar.report != nil && hasSite(sites, ar.site) &&
 			a.evidence(req) && a.checkReport(w, req, ar, sites) {
 			a.Registry.noteReport(ar.group, ar.site, *ar.report)

@@ -35,7 +35,7 @@ type Registry struct {
 	side  map[siteKey]*sidecarRecord
 	// known are each group's sites as its loop last read them (know).
 	known map[types.NamespacedName][]string
-	// onPublish, when set, hears every view published (the nudger, nudge.go).
+	// onPublish, when set, hears every view published (the Nudger, nudge.go).
 	onPublish func(v1alpha1.ActiveSiteView, []string)
 	// onAdopt, when set, hears every group one of whose sidecars was just
 	// served a higher generation than one served to it before (adoptwake.go).
@@ -252,7 +252,7 @@ func (sv SidecarView) LastServed() time.Time { return sv.lastServed }
 // Peer is what the fence-confirmation rule needs of this sidecar, as a peer
 // of another site while generation gen is published. stopped is since when
 // (this operator's clock) the kubelets of the site's gone Pods have stopped
-// their containers (groupLoop.stoppedAt; zero when not, or when this pass
+// their containers (grouploop's Loop.stoppedAt; zero when not, or when this pass
 // did not list the Pods): a Pod gone from the API may still run a sidecar
 // that serves views, so the site counts as gone, and serves nothing, only
 // from then on.

@@ -85,7 +85,7 @@ func TestRegistryPeerAdoption(t *testing.T) {
 				}
 				reg.SawPods(key, "fra", pods)
 			}
-			var stopped time.Time // the kubelet proof (podgone.go), here from the last listing on
+			var stopped time.Time // the kubelet proof (grouploop's podgone.go), here from the last listing on
 			if c.listed {
 				stopped = now
 			}

@@ -8,7 +8,7 @@ import (
 )
 
 // seqMarks are the moments fence evidence about each site must postdate,
-// on this process's view sequence (registry_seq.go) rather than on a
+// on this process's view sequence (authority's registry_seq.go) rather than on a
 // clock: a sidecar report counts only when it echoes a view served at or
 // after them. They live in memory; a restarted operator has another id, so
 // no report of an earlier process's views counts anyway.

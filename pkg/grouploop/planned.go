@@ -36,7 +36,7 @@ func newPlannedRunner(l *Loop) *plannedRunner {
 		env.Router = shared.Router
 	}
 	// A promotion that waits for the target's sidecar passes again as soon
-	// as that sidecar fetches the new view (adoptwake.go). Every loop sets
+	// as that sidecar fetches the new view (authority's adoptwake.go). Every loop sets
 	// the same hook.
 	shared.Registry.NotifyOnAdoption(shared.Wake)
 	return &plannedRunner{m: failover.NewPlanned(env)}
