@@ -41,7 +41,7 @@ func DefaultSidecarURL(namespace, group, site string) string {
 	return fmt.Sprintf("https://%s:%d", routing.SiteServiceHost(namespace, group, site), routing.SidecarPort)
 }
 
-// defaultNudgeTimeout bounds one nudge unless Options say otherwise.
+// defaultNudgeTimeout bounds one nudge unless NewNudger is given another.
 const defaultNudgeTimeout = time.Second
 
 // MetricNudges counts nudges by result: NudgeAccepted, NudgeUnsupported, NudgeFailed.
