@@ -102,8 +102,8 @@ helm-check: $(CONTROLLER_GEN)
 # Deterministic simulation over many seeds: make sim SEEDS=5000 [STEPS=600] [REAL=1] [REALOP=1],
 # or replay one seed with its trace: make sim SEED=51 [SCHEDULE=file]. REAL=1 runs
 # pkg/sidecar's Loop and pkg/failover's sequences instead of the sim's models;
-# REALOP=1 (with REAL=1) also runs pkg/controller's poll loop and API instead of
-# the model operator, with the fault kinds only a real process has.
+# REALOP=1 (with REAL=1) also runs pkg/grouploop's poll loop and pkg/authority's
+# API instead of the model operator, with the fault kinds only a real process has.
 SEEDS ?= 2000
 STEPS ?= 600
 sim:

@@ -12,7 +12,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 
-	"github.com/shipstream/bloodraven/pkg/controller"
+	"github.com/shipstream/bloodraven/pkg/authority"
 )
 
 // serviceAccountNamespace is where Kubernetes mounts the Pod's namespace.
@@ -21,7 +21,7 @@ const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/n
 // newLeaderLock makes the manager's leader-election Lease lock here, rather
 // than inside the manager, so that the operator knows its own identity and
 // can check, before every step that makes a site writable, that it still
-// holds the Lease (controller.LockLeadership).
+// holds the Lease (authority.LockLeadership).
 func newLeaderLock(cfg *rest.Config, f flags) (resourcelock.Interface, error) {
 	ns := f.leaderElectionNS
 	if ns == "" {
@@ -54,9 +54,9 @@ func newLeaderLock(cfg *rest.Config, f flags) (resourcelock.Interface, error) {
 }
 
 // leadership is the operator's view of its lock; nil when leader election is off.
-func leadership(lock resourcelock.Interface) controller.Leadership {
+func leadership(lock resourcelock.Interface) authority.Leadership {
 	if lock == nil {
 		return nil
 	}
-	return controller.LockLeadership{Lock: lock, Now: time.Now}
+	return authority.LockLeadership{Lock: lock, Now: time.Now}
 }

@@ -19,7 +19,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/shipstream/bloodraven/pkg/authority"
 	"github.com/shipstream/bloodraven/pkg/controller"
+	"github.com/shipstream/bloodraven/pkg/grouploop"
 	"github.com/shipstream/bloodraven/pkg/pki"
 	"github.com/shipstream/bloodraven/pkg/routing"
 )
@@ -182,8 +184,8 @@ func newManager(f flags) (ctrl.Manager, resourcelock.Interface, error) {
 	return mgr, lock, nil
 }
 
-func wire(mgr ctrl.Manager, f flags, leader controller.Leadership) error {
-	keys := &controller.ViewKeys{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Namespace: f.viewKeysNS,
+func wire(mgr ctrl.Manager, f flags, leader authority.Leadership) error {
+	keys := &authority.ViewKeys{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Namespace: f.viewKeysNS,
 		Log: ctrl.Log.WithName("view-keys")}
 	keeper, err := newKeeper(mgr, f)
 	if err != nil {
@@ -200,11 +202,11 @@ func wire(mgr ctrl.Manager, f flags, leader controller.Leadership) error {
 	}
 	router := routing.New(mgr.GetClient(), mgr.GetScheme(), ropts)
 	recorder := mgr.GetEventRecorder("bloodraven")
-	auth := controller.NewReportAuth(keeper.Pool, mgr.GetClient(), recorder, metrics.Registry,
+	auth := authority.NewReportAuth(keeper.Pool, mgr.GetClient(), recorder, metrics.Registry,
 		ctrl.Log.WithName("api"))
 	op, err := controller.New(controller.Deps{
 		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Router: router,
-		Resolver: controller.ServiceResolver{Credentials: router, TLS: router}, Recorder: recorder,
+		Resolver: grouploop.ServiceResolver{Credentials: router, TLS: router}, Recorder: recorder,
 		Registerer: metrics.Registry, Log: ctrl.Log.WithName("operator"), Auth: auth, Credentials: keeper,
 		Leadership: leader,
 	}, controller.Options{ProbeTimeout: f.probeTimeout, DrainTimeout: f.drainTimeout, CallTimeout: f.callTimeout,
@@ -219,7 +221,7 @@ func wire(mgr ctrl.Manager, f flags, leader controller.Leadership) error {
 	if err := mgr.Add(keys); err != nil {
 		return fmt.Errorf("add view keys: %w", err)
 	}
-	api := &controller.API{Registry: op.Registry(), Elected: mgr.Elected(),
+	api := &authority.API{Registry: op.Registry(), Elected: mgr.Elected(),
 		Ready: func() error { return cacheSynced(mgr) }, Auth: auth}
 	if err := addAPIServers(mgr, f, api.Handler(), keeper); err != nil {
 		return err

@@ -10,7 +10,7 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/shipstream/bloodraven/pkg/controller"
+	"github.com/shipstream/bloodraven/pkg/authority"
 	"github.com/shipstream/bloodraven/pkg/pki"
 )
 
@@ -39,7 +39,7 @@ func newKeeper(mgr ctrl.Manager, f flags) (*pki.Keeper, error) {
 	}
 	req := pki.Request{Identity: pki.OperatorIdentity(), DNSNames: apiDNSNames(f.operatorURL, f.tlsDNSNames)}
 	keeper := pki.NewKeeper(ca, req, time.Now)
-	if err := mgr.Add(&controller.CARefresher{Keeper: keeper, Reader: mgr.GetAPIReader(), Namespace: ns,
+	if err := mgr.Add(&authority.CARefresher{Keeper: keeper, Reader: mgr.GetAPIReader(), Namespace: ns,
 		Name: f.caSecret, Log: ctrl.Log.WithName("pki")}); err != nil {
 		return nil, fmt.Errorf("add ca refresher: %w", err)
 	}
@@ -80,13 +80,13 @@ func apiDNSNames(operatorURL, extra string) []string {
 // "0", on its plain port (views, and reports of sidecars that predate TLS
 // until their group switches).
 func addAPIServers(mgr ctrl.Manager, f flags, h http.Handler, keeper *pki.Keeper) error {
-	if err := mgr.Add(&controller.APIServer{Addr: f.apiTLSAddr, Handler: h, TLS: pki.ServerConfig(keeper)}); err != nil {
+	if err := mgr.Add(&authority.APIServer{Addr: f.apiTLSAddr, Handler: h, TLS: pki.ServerConfig(keeper)}); err != nil {
 		return fmt.Errorf("add api (tls): %w", err)
 	}
 	if f.apiAddr == "0" || f.apiAddr == "" {
 		return nil
 	}
-	if err := mgr.Add(&controller.APIServer{Addr: f.apiAddr, Handler: h}); err != nil {
+	if err := mgr.Add(&authority.APIServer{Addr: f.apiAddr, Handler: h}); err != nil {
 		return fmt.Errorf("add api: %w", err)
 	}
 	return nil

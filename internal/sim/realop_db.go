@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
-	"github.com/shipstream/bloodraven/pkg/controller"
+	"github.com/shipstream/bloodraven/pkg/grouploop"
 	"github.com/shipstream/bloodraven/pkg/gtid"
 	"github.com/shipstream/bloodraven/pkg/mysql"
 )
@@ -21,9 +21,9 @@ const simPort = 3306
 // simResolver maps each site to its mysqld: host = the site's name.
 type simResolver struct{}
 
-// Resolve implements controller.Resolver.
-func (simResolver) Resolve(_ context.Context, _ *v1alpha1.MysqlFailoverGroup, site string) (controller.SiteAccess, error) {
-	return controller.SiteAccess{Config: mysql.Config{Addr: fmt.Sprintf("%s:%d", site, simPort), Flavor: v1alpha1.FlavorMySQL},
+// Resolve implements grouploop.Resolver.
+func (simResolver) Resolve(_ context.Context, _ *v1alpha1.MysqlFailoverGroup, site string) (grouploop.SiteAccess, error) {
+	return grouploop.SiteAccess{Config: mysql.Config{Addr: fmt.Sprintf("%s:%d", site, simPort), Flavor: v1alpha1.FlavorMySQL},
 		Endpoint: mysql.Endpoint{Host: site, Port: simPort}}, nil
 }
 

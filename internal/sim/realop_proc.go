@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-logr/logr"
 
+	"github.com/shipstream/bloodraven/pkg/authority"
 	"github.com/shipstream/bloodraven/pkg/controller"
 )
 
@@ -31,7 +32,7 @@ type opProc struct {
 	pausedUntil int
 	leads       bool // this process believes it leads (its manager was elected)
 	elected     chan struct{}
-	reg         *controller.Registry
+	reg         *authority.Registry
 	op          *controller.Operator
 	loop        *controller.GroupStepper
 	http        http.Handler
@@ -44,10 +45,10 @@ func (p *opProc) start(now time.Time) {
 	r.started++
 	p.id, p.up, p.pausedUntil, p.leads = fmt.Sprintf("operator-%d", r.started), true, 0, false
 	p.elected = make(chan struct{})
-	p.reg = controller.NewRegistry(r.clk.Now)
+	p.reg = authority.NewRegistry(r.clk.Now)
 	p.reg.SetSigner(simSigner)
 	rec := simRecorder{w: r.w}
-	auth := controller.NewReportAuth(simTrust, r.api, rec, nil, logr.Discard())
+	auth := authority.NewReportAuth(simTrust, r.api, rec, nil, logr.Discard())
 	op, err := controller.New(controller.Deps{Client: r.api, Reader: r.api, Resolver: simResolver{},
 		Router: &simRouter{w: r.w}, Recorder: rec, Registry: p.reg, Open: r.open, Clock: r.clk, Auth: auth,
 		Leadership: simLeadership{p}, Log: logr.Discard()},
@@ -56,7 +57,7 @@ func (p *opProc) start(now time.Time) {
 		panic(fmt.Sprintf("sim operator: %v", err))
 	}
 	p.op = op
-	p.http = (&controller.API{Registry: p.reg, Elected: p.elected, Auth: auth}).Handler()
+	p.http = (&authority.API{Registry: p.reg, Elected: p.elected, Auth: auth}).Handler()
 	p.nextAt = now
 }
 
@@ -140,19 +141,19 @@ func (r *realOperator) pick(*site) *opProc {
 	return awake[r.spread.IntN(len(awake))]
 }
 
-// simLeadership is controller.LockLeadership over the sim's lock: held
+// simLeadership is authority.LockLeadership over the sim's lock: held
 // while the lock names the process and its last renewal plus the lease is
 // ahead of now.
 type simLeadership struct{ p *opProc }
 
-// Held implements controller.Leadership.
+// Held implements authority.Leadership.
 func (l simLeadership) Held(context.Context) error {
 	r := l.p.r
 	if r.lease.holder != l.p.id {
-		return fmt.Errorf("%w: the lock is held by %q", controller.ErrNotLeader, r.lease.holder)
+		return fmt.Errorf("%w: the lock is held by %q", authority.ErrNotLeader, r.lease.holder)
 	}
 	if !r.clk.Now().Before(r.lease.renewedAt.Add(leaseDuration)) {
-		return fmt.Errorf("%w: the lock expired", controller.ErrNotLeader)
+		return fmt.Errorf("%w: the lock expired", authority.ErrNotLeader)
 	}
 	return nil
 }

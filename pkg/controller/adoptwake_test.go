@@ -8,7 +8,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/authority"
 )
+
+var t0 = time.Date(2026, 4, 20, 14, 0, 0, 0, time.UTC)
 
 // TestAdoptionWakesTheLoop: a promotion waits for the target's sidecar to
 // hold the new generation, and used to look again only at its next poll.
@@ -41,10 +44,10 @@ func TestAdoptionWakesTheLoop(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := NewRegistry(func() time.Time { return t0 })
+			r := authority.NewRegistry(func() time.Time { return t0 })
 			wake := make(chan struct{}, 1)
-			o := &Operator{registry: r, loops: map[types.NamespacedName]*loopHandle{orders: {wake: wake}}}
-			r.notifyOnAdoption(o.Wake)
+			o := &Operator{loops: map[types.NamespacedName]*loopHandle{orders: {wake: wake}}}
+			r.NotifyOnAdoption(o.Wake)
 			view := func(s serve) v1alpha1.ActiveSiteView {
 				return v1alpha1.ActiveSiteView{Namespace: s.group.Namespace, Group: s.group.Name, ActiveSite: "b", Generation: s.gen}
 			}

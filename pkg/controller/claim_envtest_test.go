@@ -4,7 +4,6 @@ package controller_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync/atomic"
 	"testing"
@@ -79,45 +78,4 @@ func TestReassertAbortsWhenAnotherWriterMoved(t *testing.T) {
 	e.eventually(5*time.Second, "a's claim cleared", func() bool {
 		return !failover.MaybeWritable(&e.get().Status, "a")
 	})
-}
-
-// TestClaimConflictsOnTheAPIServer: the claim's optimistic lock holds on a
-// real API server, also when the claim changes nothing (the site was marked
-// already): the patch then carries only the resourceVersion, and it must
-// still conflict with a newer object rather than pass as a no-op.
-func TestClaimConflictsOnTheAPIServer(t *testing.T) {
-	e := newEnv(t, "a", "b")
-	e.createGroup(nil)
-	for _, marked := range []bool{false, true} {
-		t.Run(fmt.Sprintf("already marked %v", marked), func(t *testing.T) {
-			g := e.get()
-			failover.SiteRecord(&g.Status, "a").MaybeWritable = marked
-			if err := cp.Client.Status().Update(t.Context(), g); err != nil {
-				t.Fatal(err)
-			}
-			stale := e.get()
-			p := controller.NewPassPersister(cp.Client, cp.Client, stale)
-			other := e.get()
-			other.Status.ObservedGeneration += 1000
-			if err := cp.Client.Status().Update(t.Context(), other); err != nil {
-				t.Fatal(err)
-			}
-			err := failover.Claim(t.Context(), p, stale, "a")
-			if !errors.Is(err, failover.ErrClaim) || !errors.Is(err, controller.ErrAuthorityMoved) {
-				t.Fatalf("want ErrClaim and ErrAuthorityMoved, got %v", err)
-			}
-			if got := e.get(); got.ResourceVersion != other.ResourceVersion ||
-				failover.MaybeWritable(&got.Status, "a") != marked {
-				t.Fatalf("the refused claim wrote: %s -> %s, %+v", other.ResourceVersion, got.ResourceVersion, got.Status.Sites)
-			}
-			// On the fresh object the same claim lands.
-			fresh := e.get()
-			if err := failover.Claim(t.Context(), controller.NewPassPersister(cp.Client, cp.Client, fresh), fresh, "a"); err != nil {
-				t.Fatalf("claim on a fresh read: %v", err)
-			}
-			if !failover.MaybeWritable(&e.get().Status, "a") {
-				t.Fatal("the claim on a fresh read was not written")
-			}
-		})
-	}
 }

@@ -28,7 +28,9 @@ import (
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
 	"github.com/shipstream/bloodraven/internal/testbed"
+	"github.com/shipstream/bloodraven/pkg/authority"
 	"github.com/shipstream/bloodraven/pkg/controller"
+	"github.com/shipstream/bloodraven/pkg/grouploop"
 	"github.com/shipstream/bloodraven/pkg/routing"
 )
 
@@ -104,9 +106,9 @@ func (e *env) index(site string) int {
 }
 
 // Resolve maps each site to its test-bed instance (or its proxy).
-func (e *env) Resolve(_ context.Context, g *v1alpha1.MysqlFailoverGroup, site string) (controller.SiteAccess, error) {
+func (e *env) Resolve(_ context.Context, g *v1alpha1.MysqlFailoverGroup, site string) (grouploop.SiteAccess, error) {
 	if g.Namespace != e.ns {
-		return controller.SiteAccess{}, fmt.Errorf("group %s/%s is not this test's", g.Namespace, g.Name)
+		return grouploop.SiteAccess{}, fmt.Errorf("group %s/%s is not this test's", g.Namespace, g.Name)
 	}
 	i := e.index(site)
 	acc := e.db.Accounts
@@ -116,7 +118,7 @@ func (e *env) Resolve(_ context.Context, g *v1alpha1.MysqlFailoverGroup, site st
 		Application: routing.Account{Username: acc.Application.User, Password: acc.Application.Password},
 		Monitor:     routing.Account{Username: acc.Monitor.User, Password: acc.Monitor.Password},
 	}
-	sa := controller.AccessFor(g, testbed.Host, e.db.Port(i), creds)
+	sa := grouploop.AccessFor(g, testbed.Host, e.db.Port(i), creds)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if a, ok := e.addrs[site]; ok {
@@ -210,7 +212,7 @@ func (e *env) startOperatorWith(mod func(*controller.Deps, *controller.Options))
 		e.t.Fatal(err)
 	}
 	op.Registry().SetSigner(testViewSigner)
-	api := (&controller.API{Registry: op.Registry(), Elected: mgr.Elected()}).Handler()
+	api := (&authority.API{Registry: op.Registry(), Elected: mgr.Elected()}).Handler()
 	e.apiImpl.Store(&api)
 	ctx, cancel := context.WithCancel(context.Background())
 	run := &operatorRun{op: op, cancel: cancel, done: make(chan struct{}), reg: reg, api: &e.apiImpl}

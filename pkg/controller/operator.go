@@ -15,7 +15,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/authority"
 	"github.com/shipstream/bloodraven/pkg/failover"
+	"github.com/shipstream/bloodraven/pkg/grouploop"
 	"github.com/shipstream/bloodraven/pkg/mysql"
 	"github.com/shipstream/bloodraven/pkg/pki"
 )
@@ -40,8 +42,8 @@ type Options struct {
 	MaxLag time.Duration
 	// ResyncPeriod re-converges every group's objects at least this often.
 	ResyncPeriod time.Duration
-	// NudgeTimeout bounds one nudge of a sidecar (nudge.go); 0 means 1 s,
-	// negative turns nudges off.
+	// NudgeTimeout bounds one nudge of a sidecar (authority.Nudger); 0
+	// means 1 s, negative turns nudges off.
 	NudgeTimeout time.Duration
 }
 
@@ -59,8 +61,10 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-func (o Options) failoverSettings() failover.Settings {
-	return failover.Settings{DrainTimeout: o.DrainTimeout, CallTimeout: o.CallTimeout, FenceTimeout: o.FenceTimeout}
+// loop is what of the settings the group loops read.
+func (o Options) loop() grouploop.Options {
+	return grouploop.Options{ProbeTimeout: o.ProbeTimeout, MaxLag: o.MaxLag,
+		Failover: failover.Settings{DrainTimeout: o.DrainTimeout, CallTimeout: o.CallTimeout, FenceTimeout: o.FenceTimeout}}
 }
 
 // Deps are what New wires together. Client, Reader and Resolver are required.
@@ -69,27 +73,27 @@ type Deps struct {
 	Client client.Client
 	// Reader reads straight from the API server (the manager's APIReader).
 	Reader   client.Reader
-	Resolver Resolver
+	Resolver grouploop.Resolver
 	// Router converges objects and moves clients; nil skips both (tests of the loop alone).
 	Router   Router
 	Recorder events.EventRecorder
 	// Registerer receives the metrics; nil leaves them unregistered.
 	Registerer prometheus.Registerer
 	// Registry is shared with the API; nil makes one.
-	Registry *Registry
-	Open     Opener
+	Registry *authority.Registry
+	Open     grouploop.Opener
 	// Clock tells the time and runs the loops' timers; nil is the wall clock.
 	Clock clock.Clock
 	Log   logr.Logger
 
 	// SidecarURL is where each site's sidecar is nudged; nil means DefaultSidecarURL.
-	SidecarURL SidecarURL
+	SidecarURL authority.SidecarURL
 	// Leadership is asked before every step that makes a site writable; nil
 	// means leader election is off (this process is the only operator).
-	Leadership Leadership
+	Leadership authority.Leadership
 	// Auth, when set, is the API's report check: the loop persists the
-	// group's switch to authenticated reports (auth.go).
-	Auth *ReportAuth
+	// group's switch to authenticated reports.
+	Auth *authority.ReportAuth
 	// Credentials, when set, is the operator's certificate: nudges to
 	// https:// sidecars present it and check the site's identity.
 	Credentials pki.Source
@@ -98,21 +102,11 @@ type Deps struct {
 // Operator owns the poll loops of every group. It is a manager Runnable
 // that needs leader election: loops run only on the leader.
 type Operator struct {
-	// nudge asks a site's sidecar for a tick now (nudge.go); nil without nudges.
-	nudge    func(group types.NamespacedName, site string)
-	client   client.Client
-	reader   client.Reader
-	resolver Resolver
-	router   Router
-	registry *Registry
-	notifier *notifier
-	metrics  *Metrics
-	auth     *ReportAuth
-	open     Opener
-	clock    clock.Clock
-	leader   Leadership
-	opts     Options
-	log      logr.Logger
+	// env is what every group's loop shares.
+	env    *grouploop.Env
+	client client.Client
+	router Router
+	opts   Options
 
 	started chan struct{}
 	mu      sync.Mutex
@@ -138,27 +132,31 @@ func New(d Deps, opts Options) (*Operator, error) {
 		d.Open = mysql.Open
 	}
 	if d.Registry == nil {
-		d.Registry = NewRegistry(d.Clock.Now)
+		d.Registry = authority.NewRegistry(d.Clock.Now)
 	}
-	m := NewMetrics(d.Registerer)
+	m := grouploop.NewMetrics(d.Registerer)
 	var nudge func(types.NamespacedName, string)
 	if opts.NudgeTimeout >= 0 {
-		n := newNudger(d.SidecarURL, opts.NudgeTimeout, d.Registerer, d.Log)
-		n.useCredentials(d.Credentials)
-		d.Registry.notifyOnPublish(n.published)
-		nudge = n.site
+		n := authority.NewNudger(d.SidecarURL, opts.NudgeTimeout, d.Registerer, d.Log)
+		n.UseCredentials(d.Credentials)
+		d.Registry.NotifyOnPublish(n.Published)
+		nudge = n.Site
 	}
-	return &Operator{nudge: nudge, client: d.Client, reader: d.Reader, resolver: d.Resolver, router: d.Router,
-		registry: d.Registry, notifier: &notifier{rec: d.Recorder, metrics: m}, metrics: m, auth: d.Auth,
-		open: d.Open, clock: d.Clock, leader: d.Leadership, opts: opts.withDefaults(), log: d.Log,
-		started: make(chan struct{}), loops: map[types.NamespacedName]*loopHandle{}}, nil
+	opts = opts.withDefaults()
+	o := &Operator{client: d.Client, router: d.Router, opts: opts,
+		started: make(chan struct{}), loops: map[types.NamespacedName]*loopHandle{}}
+	o.env = &grouploop.Env{Client: d.Client, Reader: d.Reader, Resolver: d.Resolver, Router: d.Router,
+		Registry: d.Registry, Notifier: grouploop.NewNotifier(d.Recorder, m), Metrics: m, Auth: d.Auth,
+		Open: d.Open, Clock: d.Clock, Leader: d.Leadership, Options: opts.loop(), Log: d.Log,
+		Nudge: nudge, Wake: o.Wake}
+	return o, nil
 }
 
 // Registry is the Operator's registry of published views and sidecar reports.
-func (o *Operator) Registry() *Registry { return o.registry }
+func (o *Operator) Registry() *authority.Registry { return o.env.Registry }
 
 // Metrics are the Operator's collectors.
-func (o *Operator) Metrics() *Metrics { return o.metrics }
+func (o *Operator) Metrics() *grouploop.Metrics { return o.env.Metrics }
 
 // NeedLeaderElection implements manager.LeaderElectionRunnable.
 func (o *Operator) NeedLeaderElection() bool { return true }
@@ -202,9 +200,7 @@ func (o *Operator) EnsureLoop(key types.NamespacedName) error {
 	o.loops[key] = h
 	go func() {
 		defer close(h.done)
-		l := newGroupLoop(o, key)
-		l.wake = h.wake
-		l.run(ctx)
+		grouploop.New(o.env, key, h.wake).Run(ctx)
 	}()
 	return nil
 }

@@ -1,0 +1,174 @@
+package grouploop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"time"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/failover"
+	"github.com/shipstream/bloodraven/pkg/gtid"
+	"github.com/shipstream/bloodraven/pkg/mysql"
+)
+
+// Opener opens a mysql.Instance; mysql.Open is the default.
+type Opener func(mysql.Config) (mysql.Instance, error)
+
+// siteConn is one site's resolved access and open Instance.
+type siteConn struct {
+	access SiteAccess
+	inst   mysql.Instance
+}
+
+// conns holds one group's Instances, reopened when a site's access changes.
+// It implements failover.DB. Safe for concurrent use (probes run in parallel).
+type conns struct {
+	resolver Resolver
+	open     Opener
+	// promoted hears every site a Promote or Unfence made writable; nil: nobody.
+	promoted func(site string)
+	mu       sync.Mutex
+	sites    map[string]*siteConn
+	errs     map[string]error
+}
+
+func newConns(r Resolver, open Opener) *conns {
+	return &conns{resolver: r, open: open, sites: map[string]*siteConn{}, errs: map[string]error{}}
+}
+
+// refresh resolves every site of g, reopening Instances whose access changed
+// and closing those of sites no longer in the spec. A site that cannot be
+// resolved keeps no Instance and its verbs fail with the resolve error.
+func (c *conns) refresh(ctx context.Context, g *v1alpha1.MysqlFailoverGroup) {
+	want := map[string]bool{}
+	for _, s := range g.Spec.Sites {
+		want[s.Name] = true
+		acc, err := c.resolver.Resolve(ctx, g, s.Name)
+		if err == nil {
+			err = c.ensure(s.Name, acc)
+		}
+		c.mu.Lock()
+		c.errs[s.Name] = err
+		c.mu.Unlock()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for name, sc := range c.sites {
+		if !want[name] {
+			_ = sc.inst.Close()
+			delete(c.sites, name)
+		}
+	}
+}
+
+func (c *conns) ensure(site string, acc SiteAccess) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if sc, ok := c.sites[site]; ok && reflect.DeepEqual(sc.access, acc) {
+		return nil
+	} else if ok {
+		_ = sc.inst.Close()
+		delete(c.sites, site)
+	}
+	inst, err := c.open(acc.Config)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", site, err)
+	}
+	c.sites[site] = &siteConn{access: acc, inst: inst}
+	return nil
+}
+
+func (c *conns) get(site string) (*siteConn, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if sc, ok := c.sites[site]; ok {
+		return sc, nil
+	}
+	if err := c.errs[site]; err != nil {
+		return nil, err
+	}
+	return nil, fmt.Errorf("site %s: %w", site, ErrUnknownSite)
+}
+
+func (c *conns) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for name, sc := range c.sites {
+		_ = sc.inst.Close()
+		delete(c.sites, name)
+	}
+}
+
+// Status observes site.
+func (c *conns) Status(ctx context.Context, site string) (mysql.Status, error) {
+	sc, err := c.get(site)
+	if err != nil {
+		return mysql.Status{}, err
+	}
+	return sc.inst.Status(ctx)
+}
+
+// Fence implements failover.DB.
+func (c *conns) Fence(ctx context.Context, site string) error {
+	sc, err := c.get(site)
+	if err != nil {
+		return err
+	}
+	if err := sc.inst.Fence(ctx); err != nil {
+		return fmt.Errorf("fence %s: %w", site, err)
+	}
+	return nil
+}
+
+// DrainRelayLog implements failover.DB: a site without replication has
+// nothing to drain, and a timeout is failover.ErrDrainPending.
+func (c *conns) DrainRelayLog(ctx context.Context, site string, timeout time.Duration) error {
+	sc, err := c.get(site)
+	if err != nil {
+		return err
+	}
+	err = sc.inst.DrainRelayLog(ctx, timeout)
+	switch {
+	case err == nil, errors.Is(err, mysql.ErrNotReplica):
+		return nil
+	case errors.Is(err, mysql.ErrTimeout):
+		return fmt.Errorf("drain %s: %w: %w", site, failover.ErrDrainPending, err)
+	}
+	return fmt.Errorf("drain %s: %w", site, err)
+}
+
+// Promote implements failover.DB.
+func (c *conns) Promote(ctx context.Context, site string) (gtid.Set, error) {
+	sc, err := c.get(site)
+	if err != nil {
+		return gtid.Set{}, err
+	}
+	set, err := sc.inst.Promote(ctx)
+	if err != nil {
+		return gtid.Set{}, fmt.Errorf("promote %s: %w", site, err)
+	}
+	if c.promoted != nil {
+		c.promoted(site)
+	}
+	return set, nil
+}
+
+// ReplicateFrom implements failover.DB: site follows source at the address
+// replicas reach source by, with source's replication account.
+func (c *conns) ReplicateFrom(ctx context.Context, site, source string) error {
+	sc, err := c.get(site)
+	if err != nil {
+		return err
+	}
+	src, err := c.get(source)
+	if err != nil {
+		return err
+	}
+	if err := sc.inst.ReplicateFrom(ctx, src.access.Endpoint, src.access.Replication); err != nil {
+		return fmt.Errorf("repoint %s at %s: %w", site, source, err)
+	}
+	return nil
+}

@@ -1,0 +1,95 @@
+package grouploop
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+)
+
+// Metrics are the operator's own collectors. NewMetrics registers them on
+// a registry (controller-runtime's metrics.Registry in the operator).
+type Metrics struct {
+	Failovers          *prometheus.CounterVec
+	DNSFlips           *prometheus.CounterVec
+	SiteState          *prometheus.GaugeVec
+	PollLatency        *prometheus.HistogramVec
+	ReplicationLag     *prometheus.GaugeVec
+	Reasserts          *prometheus.CounterVec
+	ExtraWritersFenced *prometheus.CounterVec
+	FailoverBlocked    *prometheus.GaugeVec
+	Diverged           *prometheus.GaugeVec
+	ConfirmRefused     *prometheus.CounterVec
+	Planned            *PlannedMetrics
+}
+
+// Label names.
+const (
+	labelNamespace = "namespace"
+	labelGroup     = "group"
+	labelSite      = "site"
+	labelState     = "state"
+	labelKind      = "kind"
+	labelReason    = "reason"
+)
+
+// NewMetrics makes the collectors and registers them on reg (nil: not registered).
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	g := []string{labelNamespace, labelGroup}
+	s := []string{labelNamespace, labelGroup, labelSite}
+	m := &Metrics{
+		Failovers: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bloodraven_failovers_total",
+			Help: "Completed failovers, by kind (emergency or planned)."}, append(g, labelKind)),
+		DNSFlips: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bloodraven_dns_flips_total",
+			Help: "Changes of the DNSEndpoint's target."}, g),
+		SiteState: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "bloodraven_site_state",
+			Help: "1 for each site's debounced state, 0 for the other states."}, append(s, labelState)),
+		PollLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "bloodraven_poll_latency_seconds",
+			Help:    "Duration of one probe of a site's mysqld, failed probes included.",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}}, s),
+		ReplicationLag: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "bloodraven_replication_lag_seconds",
+			Help: "Seconds_Behind_Source of each replica as last probed."}, s),
+		Reasserts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bloodraven_primary_reasserts_total",
+			Help: "Times the active site was found fenced with no other writer and made writable again."}, g),
+		ExtraWritersFenced: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bloodraven_extra_writers_fenced_total",
+			Help: "Sites other than the active one found writable and fenced."}, s),
+		FailoverBlocked: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "bloodraven_failover_blocked",
+			Help: "1 while a needed failover or re-assertion is blocked, by reason."}, append(g, labelReason)),
+		Diverged: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "bloodraven_site_diverged",
+			Help: "1 while a site is marked diverged (status.sites[].divergentGtid): it holds transactions the authority's history lacks."}, s),
+		ConfirmRefused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bloodraven_confirm_authority_refused_total",
+			Help: "Confirm-authority annotations refused and removed, by reason (invalid, below-reported, unneeded)."},
+			append(g, labelReason)),
+	}
+	if reg != nil {
+		reg.MustRegister(m.Failovers, m.DNSFlips, m.SiteState, m.PollLatency, m.ReplicationLag,
+			m.Reasserts, m.ExtraWritersFenced, m.FailoverBlocked, m.Diverged, m.ConfirmRefused)
+	}
+	m.Planned = newPlannedMetrics(reg)
+	return m
+}
+
+var siteStates = []v1alpha1.SiteState{v1alpha1.StateWritable, v1alpha1.StateReadOnly,
+	v1alpha1.StateUnreachable, v1alpha1.StateUnknown}
+
+// setSiteState sets the one-hot state gauge of a site.
+func (m *Metrics) setSiteState(ns, group, site string, st v1alpha1.SiteState) {
+	for _, s := range siteStates {
+		v := 0.0
+		if s == st {
+			v = 1
+		}
+		m.SiteState.WithLabelValues(ns, group, site, string(s)).Set(v)
+	}
+}
+
+// forget drops a deleted group's series.
+func (m *Metrics) forget(ns, group string) {
+	labels := prometheus.Labels{labelNamespace: ns, labelGroup: group}
+	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{
+		m.Failovers, m.DNSFlips, m.SiteState, m.PollLatency, m.ReplicationLag, m.Reasserts,
+		m.ExtraWritersFenced, m.FailoverBlocked, m.Diverged, m.ConfirmRefused,
+	} {
+		v.DeletePartialMatch(labels)
+	}
+	m.Planned.forget(labels)
+}
