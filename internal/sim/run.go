@@ -53,6 +53,9 @@ func Run(cfg Config) (Result, error) {
 	}
 	w := newWorld(cfg, sched)
 	w.stats.SidecarFences, w.stats.Faults = map[string]int{}, map[FaultKind]int{}
+	if cfg.RealOperator && cfg.OperatorReplicas == 2 {
+		w.stats.Faults[FaultTwoOperators]++
+	}
 	for w.step < cfg.Steps {
 		w.runStep()
 	}

@@ -40,6 +40,9 @@ const (
 	FaultSlowFence     FaultKind = "slow-fence"     // for Dur steps an operator's fence times out and lands Delay steps later (a sidecar's escalates)
 	FaultOneWay        FaultKind = "drop-one-way"   // what Site sends to Peer is lost for Dur steps; the other direction works
 	FaultPauseSidecar  FaultKind = "pause-sidecar"  // the site's sidecar alone frozen for Dur steps; its mysqld runs on
+	// FaultTwoOperators is not scheduled: it counts the runs with two
+	// operator replicas, a leader and a standby (Config.OperatorReplicas).
+	FaultTwoOperators FaultKind = "operator-replicas-2"
 )
 
 // linked reports whether the kind acts on a link, between Site and Peer.
@@ -194,6 +197,7 @@ var realOperatorKinds = []weightedKind{
 	// Weight 0: drawn apart, after the others (drawPowerLosses), so that
 	// adding the kind left every other fault of every seed as it was.
 	{FaultPowerLoss, true, 0},
+	{FaultTwoOperators, false, 0}, // counted per run, never drawn
 }
 
 // weightedKinds lists fault kinds with their weights in a generated schedule.
