@@ -49,17 +49,21 @@ func (f fastGroup) patchStatus(g *v1alpha1.MysqlFailoverGroup, patch client.Patc
 	if patch.Type() != types.MergePatchType {
 		return false, nil
 	}
-	data, err := patch.Data(g)
-	if err != nil {
-		return true, fmt.Errorf("sim status patch: %w", err)
-	}
 	var lock struct {
 		Metadata struct {
 			ResourceVersion string `json:"resourceVersion"`
 		} `json:"metadata"`
 	}
-	if err := json.Unmarshal(data, &lock); err != nil || lock.Metadata.ResourceVersion == "" {
-		return false, nil
+	if v, ok := lockVersion(patch); ok {
+		lock.Metadata.ResourceVersion = v // what Data would carry (realop_lock.go)
+	} else {
+		data, err := patch.Data(g)
+		if err != nil {
+			return true, fmt.Errorf("sim status patch: %w", err)
+		}
+		if err := json.Unmarshal(data, &lock); err != nil || lock.Metadata.ResourceVersion == "" {
+			return false, nil
+		}
 	}
 	cur := &v1alpha1.MysqlFailoverGroup{}
 	if err := f.get(cur); err != nil {
