@@ -31,6 +31,7 @@ var groupResource = v1alpha1.GroupVersion.WithResource("mysqlfailovergroups")
 type fastGroup struct {
 	tracker clienttesting.ObjectTracker
 	key     types.NamespacedName
+	reads   *readCache // Nodes and Leases (realop_reads.go)
 }
 
 // get copies the stored group into g.
