@@ -71,7 +71,7 @@ func newRealOperator(w *World) *realOperator {
 	// The plain object tracker: no managed fields, which the loop never
 	// reads and which cost more than everything else in a run.
 	tracker := clienttesting.NewObjectTracker(simScheme, serializer.NewCodecFactory(simScheme).UniversalDecoder())
-	r.fast = fastGroup{tracker: tracker, key: r.key}
+	r.fast = fastGroup{tracker: tracker, key: r.key, reads: newReadCache()}
 	r.api = fake.NewClientBuilder().WithScheme(simScheme).WithObjectTracker(tracker).
 		WithStatusSubresource(&v1alpha1.MysqlFailoverGroup{}).WithObjects(r.group()).
 		WithInterceptorFuncs(r.apiFuncs()).Build()

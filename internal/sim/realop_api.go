@@ -31,6 +31,7 @@ var groupResource = v1alpha1.GroupVersion.WithResource("mysqlfailovergroups")
 type fastGroup struct {
 	tracker clienttesting.ObjectTracker
 	key     types.NamespacedName
+	reads   *readCache // Nodes and Leases (realop_reads.go)
 }
 
 // get copies the stored group into g.
@@ -49,17 +50,21 @@ func (f fastGroup) patchStatus(g *v1alpha1.MysqlFailoverGroup, patch client.Patc
 	if patch.Type() != types.MergePatchType {
 		return false, nil
 	}
-	data, err := patch.Data(g)
-	if err != nil {
-		return true, fmt.Errorf("sim status patch: %w", err)
-	}
 	var lock struct {
 		Metadata struct {
 			ResourceVersion string `json:"resourceVersion"`
 		} `json:"metadata"`
 	}
-	if err := json.Unmarshal(data, &lock); err != nil || lock.Metadata.ResourceVersion == "" {
-		return false, nil
+	if v, ok := lockVersion(patch); ok {
+		lock.Metadata.ResourceVersion = v // what Data would carry (realop_lock.go)
+	} else {
+		data, err := patch.Data(g)
+		if err != nil {
+			return true, fmt.Errorf("sim status patch: %w", err)
+		}
+		if err := json.Unmarshal(data, &lock); err != nil || lock.Metadata.ResourceVersion == "" {
+			return false, nil
+		}
 	}
 	cur := &v1alpha1.MysqlFailoverGroup{}
 	if err := f.get(cur); err != nil {
@@ -75,12 +80,14 @@ func (f fastGroup) patchStatus(g *v1alpha1.MysqlFailoverGroup, patch client.Patc
 	}
 	// The version matched: status is what the writer computed its patch
 	// from, so applying the patch gives the writer's status exactly.
-	cur.Status = *g.Status.DeepCopy()
+	// The tracker stores a copy, and cur is a copy the tracker gave: g
+	// shares nothing with what is stored.
+	cur.Status = g.Status
 	cur.ResourceVersion = strconv.FormatUint(rv+1, 10)
 	if err := f.tracker.Update(groupResource, cur, f.key.Namespace); err != nil {
 		return true, err
 	}
-	*g = *cur.DeepCopy()
+	*g = *cur
 	return true, nil
 }
 
@@ -117,12 +124,13 @@ func (f fastGroup) listPods(list client.ObjectList, opts ...client.ListOption) (
 	if err != nil {
 		return true, err
 	}
-	all := o.(*corev1.PodList) // a copy
-	pods.Items = pods.Items[:0]
+	all := o.(*corev1.PodList) // a copy: filtered in place
+	items := all.Items[:0]
 	for _, p := range all.Items {
 		if lo.LabelSelector == nil || lo.LabelSelector.Matches(labels.Set(p.Labels)) {
-			pods.Items = append(pods.Items, p)
+			items = append(items, p)
 		}
 	}
+	pods.Items = items
 	return true, nil
 }

@@ -40,11 +40,15 @@ func (r *realOperator) apiFuncs() interceptor.Funcs {
 	return interceptor.Funcs{
 		Create: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.CreateOption) error {
 			r.writes++
+			r.fast.reads.forget(o)
 			return c.Create(ctx, o, opts...)
 		},
 		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, o client.Object, opts ...client.GetOption) error {
 			if g, ok := o.(*v1alpha1.MysqlFailoverGroup); ok && key == r.key && len(opts) == 0 {
 				return r.fast.get(g)
+			}
+			if handled, err := r.fast.reads.get(ctx, c, key, o, opts...); handled {
+				return err
 			}
 			return c.Get(ctx, key, o, opts...)
 		},
@@ -56,22 +60,35 @@ func (r *realOperator) apiFuncs() interceptor.Funcs {
 		},
 		Update: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.UpdateOption) error {
 			r.writes++
+			r.fast.reads.forget(o)
 			return c.Update(ctx, o, opts...)
 		},
 		Patch: func(ctx context.Context, c client.WithWatch, o client.Object, p client.Patch, opts ...client.PatchOption) error {
 			r.writes++
+			r.fast.reads.forget(o)
 			return c.Patch(ctx, o, p, opts...)
 		},
 		Delete: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.DeleteOption) error {
 			r.writes++
+			r.fast.reads.forget(o)
 			return c.Delete(ctx, o, opts...)
+		},
+		DeleteAllOf: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.DeleteAllOfOption) error {
+			r.fast.reads.forgetAll()
+			return c.DeleteAllOf(ctx, o, opts...)
+		},
+		SubResourceCreate: func(ctx context.Context, c client.Client, sub string, o, subObj client.Object, opts ...client.SubResourceCreateOption) error {
+			r.fast.reads.forget(o)
+			return c.SubResource(sub).Create(ctx, o, subObj, opts...)
 		},
 		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, o client.Object, opts ...client.SubResourceUpdateOption) error {
 			r.writes++
+			r.fast.reads.forget(o)
 			return c.SubResource(sub).Update(ctx, o, opts...)
 		},
 		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, o client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
 			r.writes++
+			r.fast.reads.forget(o)
 			return r.fast.statusPatch(ctx, c, sub, o, p, opts...)
 		},
 	}

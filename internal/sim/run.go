@@ -136,9 +136,12 @@ const maxKeptFailures = 3
 // change each Config (nil for none).
 func RunSeeds(first uint64, n int, steps int, adjust func(*Config)) (Summary, error) {
 	sum := newSummary()
-	results := make([]Result, n)
-	errs := make([]error, n)
-	next := make(chan int)
+	type done struct {
+		i   int
+		r   Result
+		err error
+	}
+	next, out := make(chan int), make(chan done)
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
@@ -147,26 +150,44 @@ func RunSeeds(first uint64, n int, steps int, adjust func(*Config)) (Summary, er
 				if adjust != nil {
 					adjust(&cfg)
 				}
-				results[i], errs[i] = Run(cfg)
-				if !results[i].Failed() {
-					results[i].Trace = nil // only failures are reported
+				r, err := Run(cfg)
+				if !r.Failed() {
+					r.Trace = nil // only failures are reported
 				}
+				out <- done{i: i, r: r, err: err}
 			}
 		})
 	}
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	// Added in seed order: the summary does not depend on scheduling.
-	for i := range n {
-		if errs[i] != nil {
-			return sum, errs[i]
+	go func() {
+		for i := range n {
+			next <- i
 		}
-		sum.add(results[i])
+		close(next)
+		wg.Wait()
+		close(out)
+	}()
+	// Added in seed order, as they finish: the summary does not depend on
+	// scheduling, and only the runs finished ahead of an earlier seed's
+	// are held (a hundred thousand Results would not be).
+	var firstErr error
+	pending := map[int]done{}
+	added := 0
+	for d := range out {
+		if firstErr != nil {
+			continue // the rest are dropped; the error is returned once all ran
+		}
+		pending[d.i] = d
+		for p, ok := pending[added]; ok && firstErr == nil; p, ok = pending[added] {
+			delete(pending, added)
+			if p.err != nil {
+				firstErr = p.err
+				break
+			}
+			sum.add(p.r)
+			added++
+		}
 	}
-	return sum, nil
+	return sum, firstErr
 }
 
 func (s *Summary) add(r Result) {

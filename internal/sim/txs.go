@@ -51,7 +51,7 @@ func (t txs) set(uuids []string) gtid.Set {
 			parts = append(parts, fmt.Sprintf("%s:1-%d", uuids[k], n))
 		}
 	}
-	return gtid.MustParseSet(strings.Join(parts, ","))
+	return parsedSet(strings.Join(parts, ",")) // gtidmemo.go
 }
 
 func (t txs) String() string {
