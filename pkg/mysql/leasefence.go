@@ -19,9 +19,14 @@ import (
 // The statements run with sql_log_bin off: the schema and the event are
 // this server's own and reach no binlog, so they make no GTID and no
 // replica ever sees them. The event's time is the server's own clock plus
-// whole seconds, counted when the statement runs; the event keeps its
-// definition once it fired (ON COMPLETION PRESERVE) and the next arm
-// enables it again.
+// whole seconds, counted when the statement runs, in UTC (a daylight-saving
+// change of the server's zone cannot move it).
+//
+// The event repeats daily and each arm moves its start. A one-time event
+// would not do: once it has run, MySQL and MariaDB both remember its last
+// run, and an ALTER that enables it again for a later time leaves it
+// behind every other enabled event in the scheduler's queue, so it never
+// fires again while the server has another event.
 const (
 	leaseFenceSchema = "bloodraven"
 	leaseFenceEvent  = "`bloodraven`.`lease_fence`"
@@ -31,17 +36,29 @@ const (
 )
 
 // leaseFenceStatements are what ArmLeaseFence sends after the
-// scheduler check: alter is tried first; create (schema, then event) only
-// when the event or its schema is missing, and then alter again.
+// scheduler check and the session settings: alter is tried first; create
+// (schema, then event) only when the event or its schema is missing, and
+// then alter again.
 func leaseFenceStatements(fence string, secs int64) (alter string, create []string) {
-	alter = fmt.Sprintf("ALTER EVENT %s ON SCHEDULE AT CURRENT_TIMESTAMP + INTERVAL %d SECOND ENABLE", leaseFenceEvent, secs)
+	alter = fmt.Sprintf("ALTER EVENT %s ON SCHEDULE EVERY 1 DAY STARTS CURRENT_TIMESTAMP + INTERVAL %d SECOND ENABLE",
+		leaseFenceEvent, secs)
 	create = []string{
 		"CREATE DATABASE IF NOT EXISTS `" + leaseFenceSchema + "`",
-		fmt.Sprintf("CREATE EVENT IF NOT EXISTS %s ON SCHEDULE AT CURRENT_TIMESTAMP + INTERVAL 1 DAY "+
+		fmt.Sprintf("CREATE EVENT IF NOT EXISTS %s ON SCHEDULE EVERY 1 DAY STARTS CURRENT_TIMESTAMP + INTERVAL 1 DAY "+
 			"ON COMPLETION PRESERVE DISABLE DO %s", leaseFenceEvent, fence),
 	}
 	return alter, create
 }
+
+// The session settings the arm runs under, and how they are put back.
+const (
+	leaseFenceSession = "SET SESSION sql_log_bin = 0, time_zone = '+00:00'"
+	leaseFenceRestore = "SET SESSION sql_log_bin = 1, time_zone = @@GLOBAL.time_zone"
+)
+
+// restoreTimeout bounds putting the session back, on a context of its own
+// (the arm's may be over by then).
+const restoreTimeout = time.Second
 
 // ArmLeaseFence makes the server fence itself after (whole seconds, at
 // least one) unless armed again before; see the comment above. It turns
@@ -56,10 +73,14 @@ func (in *instance) ArmLeaseFence(ctx context.Context, after time.Duration) erro
 		if err := ensureScheduler(ctx, ex); err != nil {
 			return err
 		}
-		if err := ex.exec(ctx, "SET SESSION sql_log_bin = 0"); err != nil {
+		if err := ex.exec(ctx, leaseFenceSession); err != nil {
 			return err
 		}
-		defer func() { _ = ex.exec(ctx, "SET SESSION sql_log_bin = 1") }()
+		defer func() {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), restoreTimeout)
+			defer cancel()
+			_ = ex.exec(rctx, leaseFenceRestore)
+		}()
 		alter, create := leaseFenceStatements(d.fenceStatement(), secs)
 		err := ex.exec(ctx, alter)
 		if n := serverErrno(err); n != errNoSuchEvent && n != errUnknownDatabase {

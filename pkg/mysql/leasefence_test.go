@@ -19,11 +19,11 @@ func TestLeaseFenceStatements(t *testing.T) {
 	noEvent := &gomysql.MySQLError{Number: errNoSuchEvent, Message: "Unknown event 'lease_fence'"}
 	noSchema := &gomysql.MySQLError{Number: errUnknownDatabase, Message: "Unknown database 'bloodraven'"}
 	alter := func(secs string) string {
-		return "ALTER EVENT `bloodraven`.`lease_fence` ON SCHEDULE AT CURRENT_TIMESTAMP + INTERVAL " + secs + " SECOND ENABLE"
+		return "ALTER EVENT `bloodraven`.`lease_fence` ON SCHEDULE EVERY 1 DAY STARTS CURRENT_TIMESTAMP + INTERVAL " + secs + " SECOND ENABLE"
 	}
 	create := func(fence string) []string {
 		return []string{"CREATE DATABASE IF NOT EXISTS `bloodraven`",
-			"CREATE EVENT IF NOT EXISTS `bloodraven`.`lease_fence` ON SCHEDULE AT CURRENT_TIMESTAMP + INTERVAL 1 DAY " +
+			"CREATE EVENT IF NOT EXISTS `bloodraven`.`lease_fence` ON SCHEDULE EVERY 1 DAY STARTS CURRENT_TIMESTAMP + INTERVAL 1 DAY " +
 				"ON COMPLETION PRESERVE DISABLE DO " + fence}
 	}
 	const mysqlFence, mariaFence = "SET GLOBAL super_read_only = ON", "SET GLOBAL read_only = ON"
@@ -36,13 +36,13 @@ func TestLeaseFenceStatements(t *testing.T) {
 		want      []string
 	}{
 		{"mysql: armed again", mysqlDialect{}, "ON", nil, 5500 * time.Millisecond,
-			[]string{eventSchedulerQuery, "SET SESSION sql_log_bin = 0", alter("5"), "SET SESSION sql_log_bin = 1"}},
+			[]string{eventSchedulerQuery, leaseFenceSession, alter("5"), leaseFenceRestore}},
 		{"mysql: first arm creates the event", mysqlDialect{}, "ON", map[string][]error{alter("6"): {noEvent}}, 6 * time.Second,
-			slices.Concat([]string{eventSchedulerQuery, "SET SESSION sql_log_bin = 0", alter("6")}, create(mysqlFence),
-				[]string{alter("6"), "SET SESSION sql_log_bin = 1"})},
+			slices.Concat([]string{eventSchedulerQuery, leaseFenceSession, alter("6")}, create(mysqlFence),
+				[]string{alter("6"), leaseFenceRestore})},
 		{"mariadb: scheduler off is turned on, schema made", mariadbDialect{}, "OFF", map[string][]error{alter("3"): {noSchema}}, 3 * time.Second,
-			slices.Concat([]string{eventSchedulerQuery, eventSchedulerOn, "SET SESSION sql_log_bin = 0", alter("3")}, create(mariaFence),
-				[]string{alter("3"), "SET SESSION sql_log_bin = 1"})},
+			slices.Concat([]string{eventSchedulerQuery, eventSchedulerOn, leaseFenceSession, alter("3")}, create(mariaFence),
+				[]string{alter("3"), leaseFenceRestore})},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -47,12 +47,13 @@ const minLeaseFence = 2 * time.Second
 const schedulerSlack = time.Second
 
 // LeaseFence says whether to arm mysqld's lease fence at now, and for how
-// long: only while mysqld is writable under a view naming this site and
-// the rule calls for no fence; for the lease left, plus a
+// long: only while mysqld may write (writable, or unknown: a read that
+// timed out must not let an earlier arm fire on a primary whose lease is
+// renewed) under a view naming this site and the rule calls for no fence; for the lease left, plus a
 // peerCheckInterval, less schedulerSlack and margin (how long the arming
 // statement may take), when that is at least minLeaseFence.
 func (l *Loop) LeaseFence(now time.Time, db DBState, margin time.Duration) (time.Duration, bool) {
-	if db != DBWritable || !l.hasView || l.view.ActiveSite != l.s.Site {
+	if !db.mayWrite() || !l.hasView || l.view.ActiveSite != l.s.Site {
 		return 0, false
 	}
 	if fence, _ := l.rule(now, db); fence {

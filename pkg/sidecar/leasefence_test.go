@@ -21,7 +21,8 @@ func TestLoopLeaseFence(t *testing.T) {
 		{"near the lease's end", "iad", 19500 * time.Millisecond, DBWritable, 3500 * time.Millisecond},
 		{"lease over: the sidecar fences instead", "iad", 20 * time.Second, DBWritable, 0},
 		{"read-only mysqld: nothing to guard", "iad", 0, DBReadOnly, 0},
-		{"unknown mysqld: no arm on a guess", "iad", 0, DBUnknown, 0},
+		{"unknown mysqld (a read that timed out): armed, so an earlier arm does not fire", "iad", 0, DBUnknown, 23 * time.Second},
+		{"mysqld down: nothing to guard", "iad", 0, DBDown, 0},
 		{"view names another site: the sidecar fences instead", "pdx", 0, DBWritable, 0},
 		{"no view yet: the boot fence holds", "", 0, DBWritable, 0},
 	}
