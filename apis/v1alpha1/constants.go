@@ -164,6 +164,10 @@ const (
 	// because the pass's observations are older than one poll interval (the
 	// operator was paused), or this operator does not hold leadership now.
 	ReasonStaleSnapshot = "StaleSnapshot"
+	// ReasonSidecarSilent: a step that makes a site writable was not run
+	// because that site's sidecar has not asked the operator for the view
+	// within two peerCheckIntervals: nothing would enforce its lease.
+	ReasonSidecarSilent = "SidecarSilent"
 )
 
 // Planned failover reasons added by the planned-failover state machine.

@@ -76,6 +76,12 @@ type MysqlFailoverGroupStatus struct {
 	// +optional
 	PromotionGtidExecuted string `json:"promotionGtidExecuted,omitempty"`
 
+	// PromotionRecorded is true once a promotion recorded its set in
+	// promotionGtidExecuted: an empty set then means the new primary held
+	// no transaction, not that the set is unknown.
+	// +optional
+	PromotionRecorded bool `json:"promotionRecorded,omitempty"`
+
 	// PlannedFailover is the state of the latest planned failover.
 	// +optional
 	PlannedFailover *PlannedFailoverStatus `json:"plannedFailover,omitempty"`

@@ -193,11 +193,7 @@ var realOperatorKinds = []weightedKind{
 	{FaultOrphanPod, false, 1}, {FaultForgeReport, true, 2},
 	{FaultPauseMySQL, true, 2}, {FaultPauseMySQL, false, 1}, {FaultFailFence, true, 2},
 	{FaultSlowFence, true, 2}, {FaultOneWay, false, 3}, {FaultOneWay, true, 2},
-	// Weight 0 until the operator makes a site writable only while its
-	// sidecar runs: drawn at random, a sidecar paused when the operator
-	// re-asserts or promotes its site breaks one-writer (seeds 774 and
-	// 1973 of 3,000; docs/simulation.md). Scripts use the kind.
-	{FaultPauseSidecar, true, 0},
+	{FaultPauseSidecar, true, 2}, {FaultPauseSidecar, false, 1},
 	// Weight 0: drawn apart, after the others (drawPowerLosses), so that
 	// adding the kind left every other fault of every seed as it was.
 	{FaultPowerLoss, true, 0},

@@ -57,6 +57,7 @@ func TestReassertAbortsWhenAnotherWriterMoved(t *testing.T) {
 	e.createGroup(nil)
 	lead := &racedLeadership{e: e, untouched: make(chan bool, 1)}
 	e.startOperatorWith(func(d *controller.Deps, _ *controller.Options) { d.Leadership = lead })
+	e.keepAsking("a", "b")
 	e.healthy()
 	lead.armed.Store(true)
 	e.rootExec("a", "SET GLOBAL read_only = 1")

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -172,4 +173,56 @@ func (e *env) dnsTarget(site string) (target, siteIP string) {
 // counter reads a counter of the running operator.
 func (e *env) counter(c *prometheus.CounterVec, labels ...string) float64 {
 	return testutil.ToFloat64(c.WithLabelValues(labels...))
+}
+
+// keepAsking stands in for the sites' sidecars where a test runs none: it
+// asks the operator's API for the view every 100 ms, with a plain report
+// holding the group's generation, until the test ends. Every step that
+// makes a site writable needs that site's sidecar asking
+// (topology.SidecarAsking). It never fences anything.
+func (e *env) keepAsking(sites ...string) { e.keepAskingHolding(0, sites...) }
+
+// keepAskingHolding is keepAsking with the reports holding generation held
+// (0: the group's), as sidecars that have not adopted a newer view.
+func (e *env) keepAskingHolding(held int64, sites ...string) {
+	e.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			g := &v1alpha1.MysqlFailoverGroup{}
+			if err := cp.Client.Get(ctx, client.ObjectKey{Namespace: e.ns, Name: "orders"}, g); err == nil {
+				gen := g.Status.TopologyGeneration
+				if held > 0 {
+					gen = held
+				}
+				for _, s := range sites {
+					e.ask(ctx, s, gen)
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	e.t.Cleanup(func() { cancel(); <-done })
+}
+
+// ask is one plain report of site's sidecar holding gen; errors are ignored
+// (the operator may be down).
+func (e *env) ask(ctx context.Context, site string, gen int64) {
+	url := e.api.URL + v1alpha1.PathActiveSite + "?namespace=" + e.ns + "&group=orders&site=" + site +
+		"&fenced=false&mysqld=up&generation=" + strconv.FormatInt(gen, 10)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return
+	}
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		_ = resp.Body.Close()
+	}
 }

@@ -81,6 +81,7 @@ func TestPlannedLagTimeoutRollsBack(t *testing.T) {
 	e := newEnv(t, "a", "b")
 	e.createGroup(nil)
 	run := e.startOperatorWith(slowProbes(400 * time.Millisecond))
+	e.keepAsking("a", "b")
 	e.healthy()
 	e.createWriteTable("a")
 	w := e.startAppWriters(2, e.followPrimary())
@@ -214,6 +215,7 @@ func TestPlannedCooldown(t *testing.T) {
 	e := newEnv(t, "a", "b")
 	e.createGroup(func(spec map[string]any) { spec["failoverCooldown"] = cool.String() })
 	e.startOperator()
+	e.keepAsking("a", "b")
 	e.healthy()
 	e.annotate("b")
 	first := e.planned("b", v1alpha1.PhaseSucceeded, 20*time.Second).Status.LastFailover.Time.Time
@@ -275,6 +277,7 @@ func TestPlannedOperatorKilledInEachPhase(t *testing.T) {
 	e := newEnv(t, "a", "b")
 	e.createGroup(func(spec map[string]any) { spec["failoverCooldown"] = "1s" })
 	first := e.startOperator()
+	e.keepAsking("a", "b")
 	e.healthy()
 	e.createWriteTable("a")
 	first.stop()

@@ -95,6 +95,10 @@ func TestForceDeletedPodWaitsForItsKubelet(t *testing.T) {
 	}
 	e.startOperator()
 	e.healthy()
+	// b's sidecar asks (it must, before b is made writable), holding the
+	// first view: a peer that may still serve a's lease, so that only the
+	// Pod-gone proof can confirm a.
+	e.keepAskingHolding(1, "b")
 	e.db.Kill(0)
 	e.eventually(10*time.Second, "intent persisted", func() bool { return e.get().Status.TopologyGeneration == 2 })
 	if err := cp.Client.Delete(ctx, onNode, client.GracePeriodSeconds(0)); err != nil {

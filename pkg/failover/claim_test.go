@@ -14,8 +14,8 @@ import (
 // fresh) and then lets another operator process write the group, as a new
 // leader does while this one is paused between its checks and its
 // statement. It counts its calls.
-func racedGate(w *world, calls *int) func(context.Context, time.Time) error {
-	return func(context.Context, time.Time) error {
+func racedGate(w *world, calls *int) func(context.Context, string, time.Time) error {
+	return func(context.Context, string, time.Time) error {
 		*calls++
 		if *calls == 1 {
 			w.otherWriter()

@@ -20,6 +20,10 @@ var (
 	// pass: its snapshot is too old (the operator was paused) or the
 	// operator does not hold leadership now. The next pass observes again.
 	ErrMayNotMakeWritable = errors.New("failover: may not make a site writable now")
+	// ErrSidecarSilent comes with ErrMayNotMakeWritable when the site's
+	// sidecar has not asked the operator lately: nothing would enforce the
+	// lease of the site made writable (topology.SidecarAsking).
+	ErrSidecarSilent = errors.New("failover: the site's sidecar is silent")
 	// ErrClaim means the maybe-writable mark could not be persisted, with
 	// the optimistic lock, before a statement making a site writable: another
 	// writer changed the group since the pass read it (or the write failed),

@@ -15,7 +15,7 @@ import (
 func gatedPass(w *world, poll time.Duration) Pass {
 	p := w.pass()
 	observed := w.now
-	p.MayMakeWritable = func(context.Context, time.Time) error {
+	p.MayMakeWritable = func(context.Context, string, time.Time) error {
 		ok, why := topology.MayMakeWritable(topology.ActCheck{ObserveStarted: observed, ObservedAt: observed,
 			Now: w.now, PollInterval: poll, ProbeTimeout: poll})
 		if !ok {
@@ -54,7 +54,7 @@ func TestGateErrorIsTheSentinel(t *testing.T) {
 	w := newWorld(t)
 	p := gatedPass(w, time.Second)
 	w.now = w.now.Add(3 * time.Second)
-	if err := p.gate(t.Context()); !errors.Is(err, ErrMayNotMakeWritable) {
+	if err := p.gate(t.Context(), "b"); !errors.Is(err, ErrMayNotMakeWritable) {
 		t.Fatalf("want ErrMayNotMakeWritable, got %v", err)
 	}
 }

@@ -64,3 +64,9 @@ func Promoted(st *v1alpha1.MysqlFailoverGroupStatus) gtid.Set {
 	set, _ := gtid.ParseSet(st.PromotionGtidExecuted)
 	return set
 }
+
+// PromotedKnown reports whether Promoted is a recorded set (possibly
+// empty: the target held nothing) rather than none recorded yet.
+func PromotedKnown(st *v1alpha1.MysqlFailoverGroupStatus) bool {
+	return st.PromotionRecorded || st.PromotionGtidExecuted != ""
+}

@@ -31,20 +31,24 @@ type Pass struct {
 	// age (topology.MayMakeWritable) and that the operator still leads.
 	// fresh, when not zero, is when the step began a read of its own of
 	// what it decides on (a planned promotion reads the target's GTIDs just
-	// before): the snapshot counts as taken then.
-	MayMakeWritable func(ctx context.Context, fresh time.Time) error
+	// before): the snapshot counts as taken then. site is the site the step
+	// makes writable: its sidecar must be asking the operator.
+	MayMakeWritable func(ctx context.Context, site string, fresh time.Time) error
 }
 
-// gate asks MayMakeWritable, when set, about the pass's snapshot.
-func (p Pass) gate(ctx context.Context) error { return p.gateFresh(ctx, time.Time{}) }
+// gate asks MayMakeWritable, when set, about making site writable on the
+// pass's snapshot.
+func (p Pass) gate(ctx context.Context, site string) error {
+	return p.gateFresh(ctx, site, time.Time{})
+}
 
-// gateFresh asks MayMakeWritable about a step that re-read what it
-// decides on from fresh on.
-func (p Pass) gateFresh(ctx context.Context, fresh time.Time) error {
+// gateFresh asks MayMakeWritable about a step that makes site writable
+// and re-read what it decides on from fresh on.
+func (p Pass) gateFresh(ctx context.Context, site string, fresh time.Time) error {
 	if p.MayMakeWritable == nil {
 		return nil
 	}
-	return p.MayMakeWritable(ctx, fresh)
+	return p.MayMakeWritable(ctx, site, fresh)
 }
 
 // PlannedInFlight reports whether a planned failover holds the topology:

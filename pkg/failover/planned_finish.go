@@ -102,7 +102,7 @@ func (m *Planned) rollback(ctx context.Context, p Pass, b *v1alpha1.PlannedFailo
 	if st.ActiveSite != src {
 		return m.finish(ctx, p, b, e)
 	}
-	if err := p.gate(ctx); err != nil {
+	if err := p.gate(ctx, src); err != nil {
 		return waiting(0, err.Error()), nil // the next pass, at once, observes again
 	}
 	// Claimed (persisted exclusively) before the source can write again

@@ -75,7 +75,7 @@ func (m *Planned) promoteTarget(ctx context.Context, p Pass, b *v1alpha1.Planned
 			b.Target, b.SourcePrimary, gtid.Lacks(fenced, have)))
 		return out, false, err
 	}
-	if err := p.gateFresh(ctx, fresh); err != nil {
+	if err := p.gateFresh(ctx, b.Target, fresh); err != nil {
 		return waiting(0, err.Error()), false, nil // the next pass, at once, observes again
 	}
 	// Claimed (persisted exclusively) before the target can write: no other
@@ -106,7 +106,7 @@ func (m *Planned) promoteTarget(ctx context.Context, p Pass, b *v1alpha1.Planned
 // record then fails, and it must not have sent the clients to the target.
 // A failure changes nothing: routeTarget labels again after the record.
 func (m *Planned) labelTarget(ctx context.Context, p Pass, b *v1alpha1.PlannedFailoverStatus, fresh time.Time) {
-	if err := p.gateFresh(ctx, fresh); err != nil {
+	if err := p.gateFresh(ctx, b.Target, fresh); err != nil {
 		return
 	}
 	if r := m.env.Router; r != nil {
@@ -163,7 +163,7 @@ func (m *Planned) promoted(ctx context.Context, p Pass, b *v1alpha1.PlannedFailo
 	st := &p.Group.Status
 	lost := int64(fenced.Subtract(set).Count())
 	b.TargetGtidAtPromotion, b.TransactionsLost = set.String(), &lost
-	st.PromotionGtidExecuted = set.String()
+	st.PromotionGtidExecuted, st.PromotionRecorded = set.String(), true
 	RecordWritable(st, b.Target)
 	b.Message = fmt.Sprintf("%s is writable at %q; moving clients", b.Target, b.TargetGtidAtPromotion)
 	if err := m.persist(ctx, p); err != nil {

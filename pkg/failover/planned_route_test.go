@@ -67,7 +67,7 @@ func TestPlannedDeposedMidPromoteMovesNoClients(t *testing.T) {
 		p := w.pass()
 		if b != nil && b.Phase == v1alpha1.PhasePromoting && w.persisted.Status.ActiveSite == "b" {
 			calls := 0
-			p.MayMakeWritable = func(context.Context, time.Time) error {
+			p.MayMakeWritable = func(context.Context, string, time.Time) error {
 				if calls++; calls > 1 {
 					return errors.New("deposed: the leader-election lock is held by another process")
 				}

@@ -71,7 +71,7 @@ func (e *Emergency) promote(ctx context.Context, p Pass, it *v1alpha1.FailoverIn
 	if wait := e.drain(ctx, p, it); wait != "" {
 		return wait, nil
 	}
-	if err := p.gate(ctx); err != nil {
+	if err := p.gate(ctx, it.To); err != nil {
 		return err.Error(), nil
 	}
 	// Claimed (persisted exclusively) before the target can write: no other
@@ -119,7 +119,7 @@ func (e *Emergency) drain(ctx context.Context, p Pass, it *v1alpha1.FailoverInte
 }
 
 func (e *Emergency) promoted(ctx context.Context, p Pass, it *v1alpha1.FailoverIntent, set gtid.Set) error {
-	p.Group.Status.PromotionGtidExecuted = set.String()
+	p.Group.Status.PromotionGtidExecuted, p.Group.Status.PromotionRecorded = set.String(), true
 	RecordWritable(&p.Group.Status, it.To)
 	it.Step = v1alpha1.StepRouting
 	return e.persist(ctx, p)

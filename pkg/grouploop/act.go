@@ -120,7 +120,7 @@ func (l *Loop) reassert(ctx context.Context, p failover.Pass, site string) error
 		}
 	}
 	delete(l.waitSince, "reassert")
-	if err := p.MayMakeWritable(ctx, time.Time{}); err != nil {
+	if err := p.MayMakeWritable(ctx, site, time.Time{}); err != nil {
 		return fmt.Errorf("re-assert %s: %w", site, err) // the next pass observes again
 	}
 	// Claimed (persisted exclusively) before the site can write: no other

@@ -39,7 +39,8 @@
 // never lowers the generation and abandons a write when another process
 // moved the authority under it. Every step that makes a site writable asks
 // mayMakeWritable first (leadership.go): a snapshot at most one poll
-// interval old, and leadership still held (authority.Leadership). A Pod
+// interval old, the site's sidecar asking within two peerCheckIntervals,
+// and leadership still held (authority.Leadership). A Pod
 // gone confirms a fence, or counts a peer as serving nothing, only once its
 // node's kubelet heartbeat advanced by the Pod's grace period plus one
 // interval (podgone.go). A confirm-authority value that is not applied is

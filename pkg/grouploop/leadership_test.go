@@ -7,7 +7,10 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
 
 	"github.com/shipstream/bloodraven/pkg/authority"
 	"github.com/shipstream/bloodraven/pkg/failover"
@@ -65,7 +68,7 @@ func TestMayMakeWritable(t *testing.T) {
 			}
 			l := &Loop{env: env, interval: poll, observeStarted: t0.Add(-50 * time.Millisecond), observedAt: t0}
 			now = t0.Add(c.act)
-			err := l.mayMakeWritable(t.Context(), time.Time{})
+			err := l.mayMakeWritable(t.Context(), "iad", 0, time.Time{})
 			if (err == nil) != c.allow {
 				t.Fatalf("got %v, want allowed=%v", err, c.allow)
 			}
@@ -73,5 +76,39 @@ func TestMayMakeWritable(t *testing.T) {
 				t.Fatalf("error %v does not wrap ErrMayNotMakeWritable", err)
 			}
 		})
+	}
+}
+
+// TestMayMakeWritableSidecarSilent: a site whose sidecar has not asked this
+// operator for the view within two peerCheckIntervals (paused, or gone) is
+// not made writable, with ErrSidecarSilent; once it asks, it may be.
+func TestMayMakeWritableSidecarSilent(t *testing.T) {
+	const poll, tick = 2 * time.Second, 2 * time.Second
+	now := t0
+	clock := clockAt(func() time.Time { return now })
+	reg := authority.NewRegistry(clock.Now)
+	key := types.NamespacedName{Namespace: "shop", Name: "orders"}
+	l := &Loop{env: &Env{Clock: clock, Registry: reg}, key: key, interval: poll}
+	ask := func() {
+		reg.Serve(v1alpha1.ActiveSiteView{Namespace: key.Namespace, Group: key.Name, ActiveSite: "iad", Generation: 1}, "iad", nil)
+	}
+	check := func(at time.Duration) error {
+		now = t0.Add(at)
+		l.observeStarted, l.observedAt = now, now
+		return l.mayMakeWritable(t.Context(), "iad", tick, time.Time{})
+	}
+	if err := check(0); !errors.Is(err, failover.ErrSidecarSilent) || !errors.Is(err, failover.ErrMayNotMakeWritable) {
+		t.Fatalf("a sidecar that never asked: %v, want ErrSidecarSilent", err)
+	}
+	ask()
+	if err := check(2 * tick); err != nil {
+		t.Fatalf("asked two intervals ago: %v", err)
+	}
+	if err := check(2*tick + time.Millisecond); !errors.Is(err, failover.ErrSidecarSilent) {
+		t.Fatalf("silent past two intervals: %v, want ErrSidecarSilent", err)
+	}
+	ask()
+	if err := check(2*tick + time.Second); err != nil {
+		t.Fatalf("asked again: %v", err)
 	}
 }

@@ -191,7 +191,7 @@ func (l *Loop) buildPass(g *v1alpha1.MysqlFailoverGroup) (failover.Pass, error) 
 	now := l.env.Clock.Now()
 	st := &g.Status
 	in := topology.Input{ActiveSite: st.ActiveSite, Generation: st.TopologyGeneration, History: failover.History(st),
-		Promoted: failover.Promoted(st), InFlight: failover.InFlight(st), PlannedInFlight: l.plannedHolds(g), Cooldown: g.Spec.FailoverCooldown.Duration,
+		Promoted: failover.Promoted(st), PromotedKnown: failover.PromotedKnown(st), InFlight: failover.InFlight(st), PlannedInFlight: l.plannedHolds(g), Cooldown: g.Spec.FailoverCooldown.Duration,
 		MaxLag: l.env.Options.MaxLag, Now: now}
 	settings := failover.SettingsFor(g, l.env.Options.Failover)
 	p := failover.Pass{Group: g, Settings: settings,
@@ -199,12 +199,13 @@ func (l *Loop) buildPass(g *v1alpha1.MysqlFailoverGroup) (failover.Pass, error) 
 		Sidecar: func(site string) (int64, bool) {
 			return l.env.Registry.Generation(l.key, site, settings.LeaseTimeout)
 		},
-		MayMakeWritable: func(ctx context.Context, fresh time.Time) error {
-			err := l.mayMakeWritable(ctx, fresh)
+		MayMakeWritable: func(ctx context.Context, site string, fresh time.Time) error {
+			err := l.mayMakeWritable(ctx, site, settings.PeerCheckInterval, fresh)
 			if err != nil {
 				l.staleEvent(g, err)
 			} else {
 				l.env.Notifier.clearOnChange(g, v1alpha1.ReasonStaleSnapshot)
+				l.env.Notifier.clearOnChange(g, v1alpha1.ReasonSidecarSilent)
 			}
 			return err
 		}}

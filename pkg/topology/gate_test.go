@@ -32,3 +32,35 @@ func TestMayMakeWritable(t *testing.T) {
 		t.Fatal("no snapshot at all may not make a site writable")
 	}
 }
+
+// TestMayMakeWritableSidecar: a site is made writable only while its
+// sidecar asks the operator (peerCheckInterval 2 s).
+func TestMayMakeWritableSidecar(t *testing.T) {
+	const poll, probe, tick = time.Second, time.Second, 2 * time.Second
+	cases := []struct {
+		name  string
+		asked time.Duration // before now; -1: never
+		tick  time.Duration
+		ok    bool
+	}{
+		{"asked on its last tick", tick, tick, true},
+		{"a late tick: two intervals", 2 * tick, tick, true},
+		{"silent longer: paused or gone", 2*tick + time.Millisecond, tick, false},
+		{"never asked this process", -1, tick, false},
+		{"no sidecar known to the caller: rule skipped", -1, 0, true},
+	}
+	now := t0.Add(time.Minute)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			chk := ActCheck{ObserveStarted: now, ObservedAt: now, Now: now, PollInterval: poll, ProbeTimeout: probe,
+				Site: "iad", PeerCheckInterval: c.tick}
+			if c.asked >= 0 {
+				chk.SidecarAskedAt = now.Add(-c.asked)
+			}
+			ok, why := MayMakeWritable(chk)
+			if ok != c.ok || (!ok && why == "") {
+				t.Fatalf("got %v (%s), want %v", ok, why, c.ok)
+			}
+		})
+	}
+}

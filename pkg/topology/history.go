@@ -46,7 +46,7 @@ func historyErrant(in Input, s SiteView, writers []string) gtid.Set {
 		lost = lost.Union(h.Lost)
 	}
 	var errant gtid.Set
-	if !in.Promoted.IsEmpty() {
+	if in.promotedKnown() {
 		errant = gtid.Lacks(in.Promoted, s.Executed)
 	}
 	errant = errant.Union(s.Executed.Intersect(lost).Subtract(in.Promoted))
@@ -76,7 +76,7 @@ func Judge(in Input) Input {
 // those of fresh observations, found while every writer's source id is
 // known. A writable active site is the history's writer and is not judged.
 func judgeHistory(in Input, active string) (Input, []Divergence) {
-	if in.Promoted.IsEmpty() && !anyLost(in.History) {
+	if !in.promotedKnown() && !anyLost(in.History) {
 		return in, nil
 	}
 	writers, known := historyWriters(in, active)
@@ -99,6 +99,9 @@ func judgeHistory(in Input, active string) (Input, []Divergence) {
 	in.Sites = sites
 	return in, found
 }
+
+// promotedKnown reports whether Promoted is a recorded promotion set.
+func (in Input) promotedKnown() bool { return in.PromotedKnown || !in.Promoted.IsEmpty() }
 
 func anyLost(h []FailoverRecord) bool {
 	for _, r := range h {

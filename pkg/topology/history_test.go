@@ -104,6 +104,13 @@ func TestDecideHistoryErrant(t *testing.T) {
 		{"a replica's own errant write after the promotion",
 			afterAB(group("b", sid(wr("b", "A:1-10,B:1-5"), uuidB), ro("c", "A:1-10,B:1-5,C:1"))),
 			want{kind: KindDegraded, reason: v1alpha1.ReasonDivergence, divergent: []string{"c"}, errant: []string{"c"}}},
+		{"the new primary held nothing when promoted: the former primary's writes are errant (recorded empty set)",
+			func() Input {
+				in := afterFailover(group("b", sid(ro("a", "A:1-5"), uuidA), sid(confirmed(down("b")), uuidB), ro("c", "B:1-3")), "a", "b", time.Hour)
+				in.PromotedKnown = true
+				return in
+			}(),
+			want{kind: KindFailover, reason: v1alpha1.ReasonPrimaryUnreachable, target: "c", errant: []string{"a"}}},
 		{"an earlier failover's lost set, without a promotion set",
 			lostIn(afterFailover(group("b", sid(ro("a", "A:1-12"), uuidA), bDown, ro("c", "A:1-10")), "a", "b", time.Hour), "A:11-12"),
 			want{kind: KindFailover, reason: v1alpha1.ReasonPrimaryUnreachable, target: "c", errant: []string{"a"}}},

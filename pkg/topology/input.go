@@ -115,6 +115,11 @@ type Input struct {
 	// failover. The authority's history is Promoted plus what its writer
 	// wrote since (see historyErrant).
 	Promoted gtid.Set
+	// PromotedKnown is true when Promoted was recorded by a promotion, so
+	// that an empty Promoted means its target held nothing (status
+	// .promotionRecorded); false, an empty Promoted is unknown and judges
+	// nobody.
+	PromotedKnown bool
 	// InFlight is the emergency failover in flight, nil when none.
 	InFlight *Intent
 	// PlannedInFlight is the planned-failover guard: a planned failover owns
