@@ -249,6 +249,9 @@ func (sv SidecarView) Report() *topology.Report { return sv.report }
 // lease was renewed then.
 func (sv SidecarView) LastServed() time.Time { return sv.lastServed }
 
+// Pods is how many Pods of the site the last listing showed.
+func (sv SidecarView) Pods() int { return sv.podCount }
+
 // Peer is what the fence-confirmation rule needs of this sidecar, as a peer
 // of another site while generation gen is published. stopped is since when
 // (this operator's clock) the kubelets of the site's gone Pods have stopped

@@ -41,12 +41,20 @@ func (l *Loop) mayMakeWritable(ctx context.Context, site string, peerCheck time.
 }
 
 // sidecarAskedAt is when site's sidecar last asked this operator for the
-// view (zero when this process has not served it).
+// view: zero when this process has not served it, and zero when the ask
+// may have come from another Pod's sidecar than the one next to the mysqld
+// being made writable (the site lists more than one Pod, or a Pod of it
+// went away and is not proven stopped: certificates name the site, not
+// the Pod).
 func (l *Loop) sidecarAskedAt(site string) time.Time {
 	if l.env.Registry == nil {
 		return time.Time{}
 	}
-	return l.env.Registry.Sidecar(l.key, site).LastServed()
+	sv := l.env.Registry.Sidecar(l.key, site)
+	if sv.Pods() > 1 || len(l.goneNodes[site]) > 0 && l.kubeletStopped[site].IsZero() {
+		return time.Time{}
+	}
+	return sv.LastServed()
 }
 
 // staleEvent records that a step was held back, once per kind of reason

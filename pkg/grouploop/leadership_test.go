@@ -111,4 +111,15 @@ func TestMayMakeWritableSidecarSilent(t *testing.T) {
 	if err := check(2*tick + time.Second); err != nil {
 		t.Fatalf("asked again: %v", err)
 	}
+	// Two Pods of the site: the ask may have come from the other Pod's
+	// sidecar (certificates name the site, not the Pod).
+	reg.SawPods(key, "iad", []authority.PodRef{{UID: "old"}, {UID: "new"}})
+	ask()
+	if err := check(2*tick + 2*time.Second); !errors.Is(err, failover.ErrSidecarSilent) {
+		t.Fatalf("two Pods listed: %v, want ErrSidecarSilent", err)
+	}
+	reg.SawPods(key, "iad", []authority.PodRef{{UID: "new"}})
+	if err := check(2*tick + 2*time.Second); err != nil {
+		t.Fatalf("one Pod again: %v", err)
+	}
 }
