@@ -40,7 +40,8 @@ func (c *checker) noteHistory() {
 	}
 	for i, s := range c.w.sites {
 		h := &c.hist[i]
-		h.past[c.w.step%pastKept] = s.db.executed.clone()
+		slot := c.w.step % pastKept
+		h.past[slot] = append(h.past[slot][:0], s.db.executed...) // reuse the slot's array: no allocation per step
 		switch {
 		case !c.w.observable(s):
 			h.observableSince = -1

@@ -51,7 +51,7 @@ func (l *Loop) sidecarAskedAt(site string) time.Time {
 		return time.Time{}
 	}
 	sv := l.env.Registry.Sidecar(l.key, site)
-	if sv.Pods() > 1 || len(l.goneNodes[site]) > 0 && l.kubeletStopped[site].IsZero() {
+	if sv.Pods() > 1 || l.goneUnproven(site) {
 		return time.Time{}
 	}
 	return sv.LastServed()

@@ -149,8 +149,12 @@ func (l *Loop) trackGonePods(ctx context.Context, site string, now map[types.UID
 // not yet known to have stopped it, or whether this pass could not list
 // the Pods: its sidecar may still serve views, whatever a replacement Pod's
 // sidecar reports.
-func (l *Loop) gonePending(site string) bool {
-	return l.podsNow == nil || len(l.goneNodes[site]) > 0 && l.kubeletStopped[site].IsZero()
+func (l *Loop) gonePending(site string) bool { return l.podsNow == nil || l.goneUnproven(site) }
+
+// goneUnproven reports whether a Pod of site went away and its kubelet is
+// not yet known to have stopped it.
+func (l *Loop) goneUnproven(site string) bool {
+	return len(l.goneNodes[site]) > 0 && l.kubeletStopped[site].IsZero()
 }
 
 // kubeletsStopped reports whether, for every watched Pod, its node exists,
