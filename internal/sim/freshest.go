@@ -23,6 +23,20 @@ type history struct {
 	observableSince int
 }
 
+// polling reports whether an operator process runs its poll loop at this
+// step: one that believes it leads and is neither down nor paused. While
+// none does, no site is probed, so none can become healthy to it: a
+// paused process resumes with its debouncers as it left them, and a site
+// that came back meanwhile needs the recovery threshold's probes again.
+func (r *realOperator) polling() bool {
+	for _, p := range r.procs {
+		if p.leads && p.awake() {
+			return true
+		}
+	}
+	return false
+}
+
 // observable reports whether the operator can read s at this step: its
 // mysqld up and running, the link both ways, its answers not lost.
 func (w *World) observable(s *site) bool {
@@ -38,12 +52,14 @@ func (c *checker) noteHistory() {
 			c.hist[i].observableSince = -1
 		}
 	}
+	r, _ := c.w.op.(*realOperator)
+	polling := r != nil && r.polling()
 	for i, s := range c.w.sites {
 		h := &c.hist[i]
 		slot := c.w.step % pastKept
 		h.past[slot] = append(h.past[slot][:0], s.db.executed...) // reuse the slot's array: no allocation per step
 		switch {
-		case !c.w.observable(s):
+		case !polling || !c.w.observable(s):
 			h.observableSince = -1
 		case h.observableSince < 0:
 			h.observableSince = c.w.step
@@ -54,7 +70,7 @@ func (c *checker) noteHistory() {
 // checkFreshest checks s as it becomes writable against every other site
 // the operator must have counted as eligible: a primary candidate it could
 // read for long enough to call healthy (the recovery threshold in polls,
-// plus a poll), read-only, not fenced by an administrator nor known to
+// plus a poll, all while a process of it was polling), read-only, not fenced by an administrator nor known to
 // have diverged. Each such site's executed set is taken as it was a poll
 // ago (the operator's snapshot may be that old), without the site's own
 // server's transactions and those the history already discarded.
