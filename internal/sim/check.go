@@ -137,7 +137,7 @@ func (c *checker) afterUnfence(s *site) {
 		all.raise(o.db.executed)
 	}
 	lacks := all.set(c.w.uuids).Subtract(s.db.executed.set(c.w.uuids))
-	if s.lossy(c.w.step) {
+	if c.unanswered(s) {
 		// The operator did not see this promotion succeed (its answer was
 		// lost): it may abandon it and promote another site, whose history
 		// then stands. What s lacks is discarded only if s's promotion

@@ -37,6 +37,17 @@ type realChecks struct {
 	dur durability
 }
 
+// unanswered reports whether the real operator loses the answer of the
+// call that makes s writable at this step, as simInstance reads it: the
+// site's answers are lost (lossy-replies), or what it sends the operator
+// is (drop-one-way). Either way the call times out after taking effect.
+func (c *checker) unanswered(s *site) bool {
+	if _, ok := c.w.op.(*realOperator); !ok {
+		return false
+	}
+	return s.lossy(c.w.step) || !c.w.net.sends(s.idx, c.w.operatorNode(), c.w.step)
+}
+
 // notePromotion remembers what s held when it became writable.
 func (c *checker) notePromotion(s *site) {
 	if c.real.promotedWith == nil {

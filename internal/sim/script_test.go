@@ -20,7 +20,7 @@ import (
 // Commands (see docs/simulation.md):
 //
 //	world [sites=N] [seed=N] [roles=(pc,pc,dr)] [poll=1s] [threshold=N]
-//	      [recovery=N] [lease=6s] [peer-check=2s] [cooldown=30s]
+//	      [recovery=N] [lease=6s] [peer-check=2s] [cooldown=30s] [drain=10s]
 //	      [writes=0.9] [model] [operator=real|model] [replicas=N]
 //	fault <kind> [site=NAME|primary|operator] [peer=...] [dur=N] [delay=N] [by=N]
 //	step [N]          runs N steps (default 1), prints the trace they made
@@ -97,6 +97,8 @@ func (sc *script) world(td *datadriven.TestData) (string, error) {
 			cfg.PeerCheckInterval, err = time.ParseDuration(v)
 		case "cooldown":
 			cfg.Cooldown, err = time.ParseDuration(v)
+		case "drain":
+			cfg.DrainTimeout, err = time.ParseDuration(v)
 		case "threshold":
 			_, err = fmt.Sscan(v, &cfg.FailureThreshold)
 		case "recovery":
