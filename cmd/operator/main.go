@@ -22,7 +22,7 @@ import (
 	"github.com/shipstream/bloodraven/pkg/authority"
 	"github.com/shipstream/bloodraven/pkg/controller"
 	"github.com/shipstream/bloodraven/pkg/grouploop"
-	"github.com/shipstream/bloodraven/pkg/pki"
+	"github.com/shipstream/bloodraven/pkg/pki/casecret"
 	"github.com/shipstream/bloodraven/pkg/routing"
 )
 
@@ -64,7 +64,7 @@ func parseFlags(args []string) (flags, error) {
 	fs.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
 	fs.StringVar(&f.apiAddr, "api-bind-address", ":8090", "plain-HTTP address of /active-site: views, and reports of sidecars that predate TLS until their group switches; 0 disables it")
 	fs.StringVar(&f.apiTLSAddr, "api-tls-bind-address", ":8091", "HTTPS address of /active-site; reports need the site's client certificate")
-	fs.StringVar(&f.caSecret, "ca-secret", pki.CASecretName, "Secret in the operator's namespace that holds the CA (created when absent)")
+	fs.StringVar(&f.caSecret, "ca-secret", casecret.Name, "Secret in the operator's namespace that holds the CA (created when absent)")
 	fs.StringVar(&f.tlsDNSNames, "tls-dns-names", "", "extra comma-separated DNS names of the API's serving certificate")
 	fs.BoolVar(&f.networkPolicy, "network-policy", true, "render a NetworkPolicy for every group")
 	fs.StringVar(&f.operatorLabels, "operator-pod-labels", "app.kubernetes.io/name=bloodraven", "labels k=v,... that select the operator's Pods in groups' NetworkPolicies")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/shipstream/bloodraven/pkg/authority"
 	"github.com/shipstream/bloodraven/pkg/pki"
+	"github.com/shipstream/bloodraven/pkg/pki/casecret"
 )
 
 // newKeeper loads the CA from its Secret in the operator's namespace,
@@ -26,7 +27,7 @@ func newKeeper(mgr ctrl.Manager, f flags) (*pki.Keeper, error) {
 		err error
 	)
 	for {
-		ca, err = pki.EnsureCA(ctx, mgr.GetAPIReader(), mgr.GetClient(), ns, f.caSecret, time.Now())
+		ca, err = casecret.Ensure(ctx, mgr.GetAPIReader(), mgr.GetClient(), ns, f.caSecret, time.Now())
 		if err == nil {
 			break
 		}

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/shipstream/bloodraven/pkg/pki"
+	"github.com/shipstream/bloodraven/pkg/pki/casecret"
 )
 
 // CARefresher reads the CA Secret again every Period and hands a changed CA
@@ -48,7 +49,7 @@ func (c *CARefresher) Start(ctx context.Context) error {
 func (c *CARefresher) refresh(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	ca, err := pki.LoadCASecret(ctx, c.Reader, c.Namespace, c.Name)
+	ca, err := casecret.Load(ctx, c.Reader, c.Namespace, c.Name)
 	if err != nil {
 		c.Log.Error(err, "reload CA; keeping the current one")
 		return

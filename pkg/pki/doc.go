@@ -17,5 +17,5 @@
 // group, is refused even though the same CA issued it.
 //
 // The package reads no clock: every function that needs the time takes it.
-// secret.go is its only Kubernetes code (loading and creating the CA Secret).
+// It has no Kubernetes code: package casecret keeps the CA in a Secret.
 package pki
