@@ -54,9 +54,9 @@ test: deps verify-generate lint helm-check test-unit test-db test-envtest test-l
 
 test-unit:
 	$(GO_TEST) ./...
-	@# The seeded simulation with the real operator loop, sidecar Loop, decision
-	@# and failover code (the model operator's runs are in go test's TestSimSeeds).
-	$(MAKE) --no-print-directory sim SEEDS=2000 REAL=1 REALOP=1
+	@# The seeded simulation: the real operator loop, sidecar Loop, decision
+	@# and failover code, 2,000 seeds.
+	$(MAKE) --no-print-directory sim SEEDS=2000
 
 test-db:
 	$(GO_TEST) -tags db $(call tier_pkgs,db)
@@ -99,15 +99,14 @@ helm-check: $(CONTROLLER_GEN)
 	  --set 'watchNamespaces={shop,billing}' --set leaderElection.enabled=false --set metrics.enabled=false --set networkPolicy.enabled=false >/dev/null
 	@echo "helm-check: ok"
 
-# Deterministic simulation over many seeds: make sim SEEDS=5000 [STEPS=600] [REAL=1] [REALOP=1],
-# or replay one seed with its trace: make sim SEED=51 [SCHEDULE=file]. REAL=1 runs
-# pkg/sidecar's Loop and pkg/failover's sequences instead of the sim's models;
-# REALOP=1 (with REAL=1) also runs pkg/grouploop's poll loop and pkg/authority's
-# API instead of the model operator, with the fault kinds only a real process has.
+# Deterministic simulation of the real operator, sidecar Loop and failover code
+# over many seeds: make sim SEEDS=5000 [STEPS=600], or replay one seed with its
+# trace: make sim SEED=51 [SCHEDULE=file]. REAL=1 and REALOP=1, which chose the
+# real code over models now deleted, are still accepted and change nothing.
 SEEDS ?= 2000
 STEPS ?= 600
 sim:
-	go run ./cmd/simulate -seeds=$(SEEDS) -steps=$(STEPS) $(if $(SEED),-seed=$(SEED)) $(if $(SCHEDULE),-schedule=$(SCHEDULE)) $(if $(REAL),-real) $(if $(REALOP),-realop)
+	go run ./cmd/simulate -seeds=$(SEEDS) -steps=$(STEPS) $(if $(SEED),-seed=$(SEED)) $(if $(SCHEDULE),-schedule=$(SCHEDULE))
 
 # Switchover by SQL between two real MariaDB servers under four writers; prints
 # switchover-{writable,window}-{p50,p99} in ms. BLOODRAVEN_BENCH_ROUNDS=n for more rounds.

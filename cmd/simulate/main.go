@@ -24,8 +24,10 @@ func run() int {
 	steps := flag.Int("steps", sim.DefaultSteps, "steps (logical seconds) per run")
 	seed := flag.Uint64("seed", 0, "replay this one seed and print its trace")
 	schedule := flag.String("schedule", "", "with -seed: file holding the schedule to replay (as a trace prints it)")
-	real := flag.Bool("real", false, "run pkg/sidecar's Loop and pkg/failover's fence confirmation instead of the models")
-	realOp := flag.Bool("realop", false, "with -real: run pkg/controller's poll loop and API instead of the model operator")
+	// -real and -realop chose the real code over the models, now gone:
+	// accepted, so that old replay commands still run, and ignored.
+	flag.Bool("real", false, "ignored: every run is the real operator's")
+	flag.Bool("realop", false, "ignored: every run is the real operator's")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	flag.Parse()
 	if os.Getenv("GOGC") == "" {
@@ -42,23 +44,16 @@ func run() int {
 		}
 		defer stop()
 	}
-	var adjust func(*sim.Config)
-	switch {
-	case *real && *realOp:
-		adjust = sim.UseRealOperator
-	case *real:
-		adjust = sim.UseRealCode
-	}
 	var (
 		sum     sim.Summary
 		err     error
 		elapsed time.Duration
 	)
 	if *seed != 0 {
-		sum, err = replay(*seed, *steps, *schedule, adjust)
+		sum, err = replay(*seed, *steps, *schedule)
 	} else {
 		start := time.Now()
-		sum, err = sim.RunSeeds(*first, *seeds, *steps, adjust)
+		sum, err = sim.RunSeeds(*first, *seeds, *steps, nil)
 		elapsed = time.Since(start)
 		for _, r := range sum.Failures {
 			fmt.Printf("seed %d broke an invariant:\n%s\n", r.Config.Seed, r.Report())
@@ -97,11 +92,8 @@ func startProfile(path string) (func(), error) {
 	}, nil
 }
 
-func replay(seed uint64, steps int, scheduleFile string, adjust func(*sim.Config)) (sim.Summary, error) {
+func replay(seed uint64, steps int, scheduleFile string) (sim.Summary, error) {
 	cfg := sim.ConfigForSeed(seed, steps)
-	if adjust != nil {
-		adjust(&cfg)
-	}
 	if scheduleFile != "" {
 		text, err := os.ReadFile(scheduleFile)
 		if err != nil {

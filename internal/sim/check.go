@@ -6,18 +6,13 @@ import (
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
 	"github.com/shipstream/bloodraven/pkg/gtid"
-	"github.com/shipstream/bloodraven/pkg/topology"
 )
 
 // The invariants.
 const (
-	InvariantOneWriter   = "one-writer"          // never two writable sites
-	InvariantPlannedLoss = "planned-no-loss"     // a planned target holds every transaction of its fenced source
-	InvariantNoRejoin    = "no-diverged-rejoin"  // discarded transactions never come back
-	InvariantDecide      = "decide-error"        // Decide rejected the operator's input
-	InvariantTruthful    = "truthful-divergence" // GTIDs Decide names as divergent really are
-	// InvariantGuard: a sequence asked the model operator's guard for an unsafe operation.
-	InvariantGuard = "unsafe-operation-refused"
+	InvariantOneWriter   = "one-writer"         // never two writable sites
+	InvariantPlannedLoss = "planned-no-loss"    // a planned target holds every transaction of its fenced source
+	InvariantNoRejoin    = "no-diverged-rejoin" // discarded transactions never come back
 	// InvariantForgedAccepted: a report without its site's certificate was answered.
 	InvariantForgedAccepted = "forged-report-refused"
 )
@@ -36,7 +31,7 @@ func (v Violation) String() string {
 	return fmt.Sprintf("t=%04d VIOLATION %s: %s", v.Step, v.Invariant, v.Detail)
 }
 
-// checker watches the ground truth: the model's actual state, not what the
+// checker watches the ground truth: the world's actual state, not what the
 // operator believes.
 type checker struct {
 	w *World
@@ -163,42 +158,4 @@ func (c *checker) prune() {
 	}
 	held := all.set(c.w.uuids)
 	c.discarded = c.discarded.Subtract(c.discarded.Subtract(held))
-}
-
-// divergenceReport checks that divergence Decide reports is real. Sites
-// named against the active site must truly hold the named transactions and
-// the active site lack them. A failover blocked on divergence between
-// candidates must have some truly diverged site among them.
-func (c *checker) divergenceReport(d topology.Decision) {
-	if len(d.Divergent) == 0 {
-		return
-	}
-	active, _ := c.w.siteByName(c.w.op.persisted().ActiveSite)
-	errant := func(name string) gtid.Set {
-		s, _ := c.w.siteByName(name)
-		return s.db.executed.set(c.w.uuids).Subtract(active.db.executed.set(c.w.uuids))
-	}
-	if d.Kind == topology.KindFailoverBlocked {
-		for _, name := range append([]string{d.Target}, divergentSites(d)...) {
-			if !errant(name).IsEmpty() {
-				return
-			}
-		}
-		c.violate(InvariantTruthful, fmt.Sprintf("failover blocked on divergence, but none of %s, %v truly diverged",
-			d.Target, divergentSites(d)))
-		return
-	}
-	for _, dv := range d.Divergent {
-		if truth := errant(dv.Site); !truth.Contains(dv.GTIDs) {
-			c.violate(InvariantTruthful, fmt.Sprintf("%s named divergent %s, truly errant %s", dv.Site, dv.GTIDs, truth))
-		}
-	}
-}
-
-func divergentSites(d topology.Decision) []string {
-	out := make([]string, len(d.Divergent))
-	for i, dv := range d.Divergent {
-		out[i] = dv.Site
-	}
-	return out
 }

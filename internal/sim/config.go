@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/mysql"
 )
 
 // StepDuration is the logical time one simulation step stands for.
@@ -17,19 +18,6 @@ var Epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // siteNames name the sites in spec order.
 var siteNames = []string{"iad", "pdx", "fra", "syd"}
-
-// Breakage deliberately breaks one rule, so tests can prove the checker sees
-// the consequence. The zero value breaks nothing.
-type Breakage uint8
-
-// The breakages.
-const (
-	// BreakPlannedLagWait promotes a planned target without waiting for it to
-	// hold the fenced source's transactions.
-	BreakPlannedLagWait Breakage = 1 << iota
-	// BreakRejoinCheck repoints replicas without checking for errant transactions.
-	BreakRejoinCheck
-)
 
 // Config is one simulation run. ConfigForSeed derives every field from a seed.
 type Config struct {
@@ -49,19 +37,15 @@ type Config struct {
 	// Schedule is the fault schedule; nil means generate it from the seed.
 	Schedule Schedule
 
-	// Seams; nil means the package's own model.
-	Sidecar   SidecarFactory
-	Confirmer FenceConfirmer
-	Emergency EmergencySequencer
-	Planned   PlannedSequencer
+	// Sidecar builds each sidecar process; nil means RealSidecar. Tests
+	// set it to a broken sidecar, to prove the checker sees what follows.
+	Sidecar SidecarFactory
+	// Instance, when set, wraps every mysqld the operator opens, so that
+	// tests can break a server's answers on purpose; nil means none.
+	Instance func(mysql.Instance) mysql.Instance
 
-	Break Breakage
-
-	// RealOperator runs pkg/controller's poll loop and API (realop.go)
-	// instead of the model operator; it needs the real sidecar.
-	RealOperator bool
 	// OperatorReplicas is how many operator processes run, elected
-	// through one lock (real operator only; 0 means 1).
+	// through one lock (0 means 1).
 	OperatorReplicas int
 }
 
@@ -93,7 +77,19 @@ func ConfigForSeed(seed uint64, steps int) Config {
 		MaxLagWait:        time.Duration(10+rng.IntN(30)) * time.Second,
 		DrainTimeout:      time.Duration(5+rng.IntN(20)) * time.Second,
 		WriteChance:       0.5 + rng.Float64()/2,
+		// One run in three has a standby replica: requests that land on
+		// it are answered 503, and a paused leader's lock passes to it.
+		OperatorReplicas: 1 + oneInThree(seed),
 	}
+}
+
+// oneInThree is 1 for one seed in three, drawn apart from the Config's
+// other fields.
+func oneInThree(seed uint64) int {
+	if rand.New(rand.NewPCG(seed, 0x2e9)).IntN(3) == 0 {
+		return 1
+	}
+	return 0
 }
 
 func (c Config) validate() error {
@@ -114,16 +110,7 @@ func (c Config) validate() error {
 
 func (c Config) withDefaults() Config {
 	if c.Sidecar == nil {
-		c.Sidecar = NewLeaseSidecar
-	}
-	if c.Confirmer == nil {
-		c.Confirmer = DesignConfirmer{}
-	}
-	if c.Emergency == nil {
-		c.Emergency = ModelEmergency{}
-	}
-	if c.Planned == nil {
-		c.Planned = ModelPlanned{}
+		c.Sidecar = RealSidecar
 	}
 	return c
 }

@@ -10,9 +10,6 @@ var (
 	ErrMySQLDown = errors.New("sim: mysqld down")
 	// ErrUnknownSite means a site name is not part of the group.
 	ErrUnknownSite = errors.New("sim: unknown site")
-	// ErrUnsafe means the operator refused to make a site writable because
-	// another site is not confirmed unable to write.
-	ErrUnsafe = errors.New("sim: another site may still write")
 	// ErrSchedule means a fault schedule does not parse.
 	ErrSchedule = errors.New("sim: bad schedule")
 	// ErrConfig means a Config is not usable.

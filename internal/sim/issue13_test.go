@@ -9,12 +9,12 @@ import (
 )
 
 // TestSimErrantFormerPrimary scripts issue 13's path 3 with the real
-// sidecar and failover code: site 0, the primary, is cut off from
-// everything and acknowledges writes until its lease fences it; site 1 is
-// promoted; after the cooldown site 1's mysqld dies for good and site 0
-// heals. Site 0 holds writes the group discarded and lacks site 1's: it
-// must never be made writable again (the checker sees a lost acknowledged
-// write if it is), and Decide must name it errant although no site writes.
+// operator: site 0, the primary, is cut off from everything and
+// acknowledges writes until its lease fences it; site 1 is promoted; after
+// the cooldown site 1's mysqld dies for good and site 0 heals. Site 0
+// holds writes the group discarded and lacks site 1's: it must never be
+// made writable again (the checker sees a lost acknowledged write if it
+// is), and the operator must mark it divergent although no site writes.
 func TestSimErrantFormerPrimary(t *testing.T) {
 	for _, sites := range []int{2, 3} {
 		cfg := ConfigForSeed(13, 400)
@@ -27,12 +27,6 @@ func TestSimErrantFormerPrimary(t *testing.T) {
 			t.Fatal(err)
 		}
 		cfg.Schedule = sched
-		UseRealCode(&cfg)
-		// The simulated operator's own divergence marks are off, so only
-		// topology.Decide's history rule stands between site 0 and a
-		// promotion, as in the product before issue 13 (marks in healthy
-		// passes only). With the old Decide this run loses site 1's writes.
-		cfg.Break = BreakRejoinCheck
 		r, err := Run(cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -40,7 +34,7 @@ func TestSimErrantFormerPrimary(t *testing.T) {
 		if r.Failed() {
 			t.Fatalf("%d sites: broke %d invariants:\n%s", sites, len(r.Violations), r.Report())
 		}
-		if r.Stats.Emergency == 0 || !strings.Contains(strings.Join(r.Trace, "\n"), "errant[iad]") {
+		if r.Stats.Emergency == 0 || !strings.Contains(strings.Join(r.Trace, "\n"), "DivergenceDetected: site iad") {
 			t.Fatalf("%d sites: the scenario did not happen: %+v\n%s", sites, r.Stats, strings.Join(r.Trace, "\n"))
 		}
 	}

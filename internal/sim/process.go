@@ -1,15 +1,11 @@
 package sim
 
-import (
-	"time"
-
-	"github.com/shipstream/bloodraven/pkg/gtid"
-)
+import "time"
 
 // operatorProcess is the operator as the world sees it: a process that is
 // up or down, makes its passes, answers sidecars, and keeps its persisted
-// state in what stands for the API server. The model operator (operator.go)
-// and the real pkg/controller loop (realop.go) both are one.
+// state in what stands for the API server: the real per-group loop
+// (realop.go) is the only one.
 type operatorProcess interface {
 	// running reports whether the process is up.
 	running() bool
@@ -30,24 +26,3 @@ type operatorProcess interface {
 	// clearDivergence is the administrator's edit after a reclone.
 	clearDivergence(site string)
 }
-
-// The model operator as an operatorProcess.
-
-func (o *operator) running() bool      { return o.up }
-func (o *operator) stop()              { o.up = false }
-func (o *operator) persisted() *Status { return o.st }
-
-func (o *operator) step(now time.Time) {
-	if o.w.step%steps(o.w.cfg.PollInterval) == 0 {
-		o.cycle(now)
-	}
-}
-
-func (o *operator) answer(s *site, now time.Time) *View {
-	v := o.serve(s.idx, now)
-	return &v
-}
-
-func (o *operator) requestPlanned(site string)      { o.st.PlannedRequest = site }
-func (o *operator) adminFence(site string, on bool) { o.st.Site(site).AdminFenced = on }
-func (o *operator) clearDivergence(site string)     { o.st.Site(site).Divergent = gtid.Set{} }

@@ -4,14 +4,12 @@ import (
 	"crypto/ed25519"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"sync"
 	"time"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
 	"github.com/shipstream/bloodraven/pkg/protocol"
 	"github.com/shipstream/bloodraven/pkg/sidecar"
-	"github.com/shipstream/bloodraven/pkg/topology"
 )
 
 // simGroup names the simulated failover group in views; simOperator is the
@@ -65,13 +63,10 @@ func (r *realSidecar) wake(now time.Time, writable bool) bool {
 }
 
 // replyOf is the reply a view stands for: the real operator's answer or a
-// real relay as it came, else the view signed as the model operator's.
+// real relay as it came; a view that carries neither is no view.
 func replyOf(v View) sidecar.Reply {
-	switch {
-	case v.reply != nil:
+	if v.reply != nil {
 		return *v.reply
-	case v.Generation > 0:
-		return sidecar.ViewReply(apiView(v))
 	}
 	return sidecar.Reply{Kind: sidecar.ReplyNoView, Err: sidecar.ErrNoView}
 }
@@ -129,9 +124,8 @@ func (r *realSidecar) Relay() View {
 	return View{Active: v.ActiveSite, Generation: v.Generation, ObservedAt: v.ObservedAt, reply: &reply}
 }
 
-// apiView is v as the simulated operator signed it. A peer's view is the
-// operator's view relayed unchanged, so signing it again here gives the
-// same bytes the relay would carry.
+// apiView is v as the sim's operator key signs it: what the impostor
+// tampers with.
 func apiView(v View) v1alpha1.ActiveSiteView {
 	return simSigs.sign(v1alpha1.ActiveSiteView{Namespace: simGroup, Group: simGroup, ActiveSite: v.Active,
 		Generation: v.Generation, ObservedAt: v.ObservedAt, Operator: simOperator})
@@ -197,58 +191,7 @@ func (c *sigCache) Verify(v v1alpha1.ActiveSiteView) error {
 	return err
 }
 
-// RealConfirmer is a FenceConfirmer that applies pkg/topology's ConfirmFence.
-// A fresh read-only or mysqld-down observation stands for the sidecar's report.
-type RealConfirmer struct{}
-
-// Confirm implements FenceConfirmer.
-func (RealConfirmer) Confirm(ev Evidence) (bool, string) {
-	fe := topology.Evidence{Site: ev.Site, Now: ev.Now, Active: ev.Active, Operator: simOperator, FailingSince: ev.FailingSince,
-		FailingSeq: simSeq(ev.FailingSince), LastContact: ev.LastContact, PodGone: ev.PodGone,
-		LeaseTimeout: ev.LeaseTimeout, PeerCheckInterval: ev.PeerCheckInterval}
-	if ev.ObservedSafeAt.After(ev.UnfencedAt) {
-		// The sidecar read mysqld after receiving a view the operator served
-		// at ObservedSafeAt (the sim's report is about that read).
-		fe.Report = &topology.Report{At: ev.ObservedSafeAt, Generation: ev.Generation, Fenced: true,
-			ViewOperator: simOperator, ViewSeq: simSeq(ev.ObservedSafeAt)}
-	}
-	for _, p := range ev.Peers {
-		fe.Peers = append(fe.Peers, topology.PeerAdoption{Site: p.Site, PodGone: p.PodGone, GoneAt: p.GoneAt,
-			Adopted: p.Adopted, At: p.At})
-	}
-	return topology.ConfirmFence(fe)
-}
-
-// simSeq numbers the sim operator's views by the simulated time they were
-// served at: its clock never steps, so the order is the operator's serving
-// order. The zero time (no failure) is no mark.
-func simSeq(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
-
-// UseRealCode makes a Config run pkg/sidecar's Loop, pkg/failover's fence
-// confirmation, pkg/failover's emergency step machine and its planned-failover
-// state machine instead of the package's models.
-func UseRealCode(c *Config) {
-	c.Sidecar = RealSidecar
-	c.Confirmer = RealConfirmer{}
-	c.Emergency = NewRealEmergency()
-	c.Planned = NewRealPlanned()
-}
-
-// UseRealOperator is UseRealCode with the real operator: pkg/controller's
-// per-group loop and its /active-site handler in place of the model
-// operator and its sequencers (realop.go).
-func UseRealOperator(c *Config) {
-	UseRealCode(c)
-	c.RealOperator = true
-	// One run in three has a standby replica: requests that land on it
-	// are answered 503, and a paused leader's lock passes to it.
-	c.OperatorReplicas = 1
-	if rand.New(rand.NewPCG(c.Seed, 0x2e9)).IntN(3) == 0 {
-		c.OperatorReplicas = 2
-	}
-}
+// UseRealOperator does nothing: every run is the real operator's. It is
+// kept for a while so that callers written before the model operator was
+// deleted still compile; new code leaves it out.
+func UseRealOperator(*Config) {}

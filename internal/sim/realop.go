@@ -174,7 +174,7 @@ func (r *realOperator) answer(s *site, _ time.Time) *View {
 	r.clk.SetTime(r.w.now())
 	rs, ok := s.sidecar.(*realSidecar)
 	if !ok {
-		panic("the real operator needs the real sidecar (UseRealCode)")
+		panic("the real operator needs the real sidecar (RealSidecar)")
 	}
 	q := rs.report(s.writable(), s.db.up).Query(r.key.Namespace, r.key.Name)
 	rec := p.serveQuery(q, s)

@@ -34,7 +34,11 @@ func (r *realOperator) open(cfg mysql.Config) (mysql.Instance, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sim open %q: %w", cfg.Addr, err)
 	}
-	return simInstance{w: r.w, name: host}, nil
+	var in mysql.Instance = simInstance{w: r.w, name: host}
+	if r.w.cfg.Instance != nil {
+		in = r.w.cfg.Instance(in) // a test's broken server
+	}
+	return in, nil
 }
 
 // simInstance is one site's mysqld as pkg/mysql's Instance, reached from

@@ -20,7 +20,7 @@ func (s *site) frozen(step int) bool { return step < s.frozenUntil }
 // lossy reports whether the operator's calls to the site lose their answers at step.
 func (s *site) lossy(step int) bool { return step < s.lossyUntil }
 
-// fireReal applies a fault of the real operator's kinds; the model ignores them.
+// fireReal applies a fault of the kinds that came with the real operator.
 func (w *World) fireReal(f Fault, s *site, until int) {
 	r, ok := w.op.(*realOperator)
 	if !ok {

@@ -13,7 +13,7 @@ import (
 )
 
 // persisted reads the group from the API server and renders what the
-// checker and the scripts read: the same Status the model keeps.
+// checker and the scripts read.
 func (r *realOperator) persisted() *Status {
 	r.refresh()
 	return r.seen

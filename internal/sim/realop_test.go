@@ -6,6 +6,8 @@ import (
 	"os"
 	"slices"
 	"testing"
+
+	"github.com/shipstream/bloodraven/pkg/sidecar"
 )
 
 var flagRealOp = flag.Int("sim.realop", 40, "how many seeds TestSimRealOperator runs with pkg/controller's loop")
@@ -21,7 +23,7 @@ func TestSimRealOperator(t *testing.T) {
 	for _, r := range sum.Failures {
 		t.Errorf("seed %d (real operator) broke an invariant:\n%s", r.Config.Seed, r.Report())
 	}
-	if sum.Stats.Emergency == 0 || sum.Stats.Planned == 0 || sum.Stats.SidecarFences[FenceByLease] == 0 {
+	if sum.Stats.Emergency == 0 || sum.Stats.Planned == 0 || sum.Stats.SidecarFences[sidecar.ReasonLease] == 0 {
 		t.Errorf("real-operator runs exercised nothing: %s", sum.StatsLine())
 	}
 	t.Log(sum.StatsLine())

@@ -53,7 +53,7 @@ func Run(cfg Config) (Result, error) {
 	}
 	w := newWorld(cfg, sched)
 	w.stats.SidecarFences, w.stats.Faults = map[string]int{}, map[FaultKind]int{}
-	if cfg.RealOperator && cfg.OperatorReplicas == 2 {
+	if cfg.OperatorReplicas == 2 {
 		w.stats.Faults[FaultTwoOperators]++
 	}
 	for w.step < cfg.Steps {
@@ -79,14 +79,14 @@ func (w *World) finishStats() {
 	}
 	w.stats.FenceConfirmedBy = map[string]int{}
 	for _, line := range w.trace {
-		if _, by, ok := strings.Cut(line, "cannot write ("); ok {
-			w.stats.FenceConfirmedBy[strings.TrimSuffix(by, ")")]++
-		}
 		if _, by, ok := strings.Cut(line, "fence confirmed by "); ok {
 			w.stats.FenceConfirmedBy[strings.TrimSuffix(by, ")")]++
 		}
-		if strings.Contains(line, "planned:") && strings.Contains(line, string(v1alpha1.PhaseFailed)) {
+		switch {
+		case strings.Contains(line, " "+v1alpha1.EventPlannedFailoverFailed+": "):
 			w.stats.PlannedFailed++
+		case strings.Contains(line, " "+v1alpha1.EventPrimaryReasserted+": "):
+			w.stats.Reasserts++
 		}
 	}
 }
@@ -233,19 +233,11 @@ func (s Summary) Lines() string {
 }
 
 // FaultLines are one sim-faults-<kind> line per fault kind a run may
-// draw, with how many fired: the real operator's kinds only when some
-// run drew one of them.
+// draw, with how many fired.
 func (s Summary) FaultLines() string {
-	kinds := weightedKinds
-	for _, k := range realOperatorKinds {
-		if s.Stats.Faults[k.kind] > 0 {
-			kinds = append(slices.Clone(weightedKinds), realOperatorKinds...)
-			break
-		}
-	}
 	var lines []string
 	seen := map[FaultKind]bool{}
-	for _, k := range kinds {
+	for _, k := range append(slices.Clone(weightedKinds), realOperatorKinds...) {
 		if !seen[k.kind] {
 			seen[k.kind] = true
 			lines = append(lines, fmt.Sprintf("sim-faults-%s %d count", k.kind, s.Stats.Faults[k.kind]))

@@ -183,9 +183,9 @@ type weightedKind struct {
 	weight  int
 }
 
-// realOperatorKinds are drawn, besides weightedKinds, in runs of the real
-// operator: the model operator has no process to pause, no clock to skew
-// and no API to send forged or late reports to.
+// realOperatorKinds follow weightedKinds in the draw: they came with the
+// real operator (a process to pause, a clock to skew, an API to send
+// forged or late reports to). Their order is part of every seed's schedule.
 var realOperatorKinds = []weightedKind{
 	{FaultPauseOperator, false, 2}, {FaultPauseSite, true, 2}, {FaultPauseSite, false, 1},
 	{FaultLossyReplies, true, 1}, {FaultLossyReplies, false, 1}, {FaultSkew, false, 2},
@@ -212,10 +212,7 @@ var weightedKinds = []weightedKind{
 // GenerateSchedule draws a fault schedule for a run of c.Steps steps over
 // len(c.Roles) sites from rng. Faults overlap freely.
 func GenerateSchedule(rng *rand.Rand, c Config) Schedule {
-	kinds := weightedKinds
-	if c.RealOperator {
-		kinds = append(slices.Clone(weightedKinds), realOperatorKinds...)
-	}
+	kinds := append(slices.Clone(weightedKinds), realOperatorKinds...)
 	total := 0
 	for _, w := range kinds {
 		total += w.weight
@@ -251,10 +248,7 @@ func GenerateSchedule(rng *rand.Rand, c Config) Schedule {
 		}
 		out = append(out, f.normalized())
 	}
-	if c.RealOperator {
-		out = drawPowerLosses(rng, c, out)
-	}
-	return out
+	return drawPowerLosses(rng, c, out)
 }
 
 // drawPowerLosses adds power losses to s, every 40 to 160 steps, two in

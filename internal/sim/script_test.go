@@ -21,7 +21,7 @@ import (
 //
 //	world [sites=N] [seed=N] [roles=(pc,pc,dr)] [poll=1s] [threshold=N]
 //	      [recovery=N] [lease=6s] [peer-check=2s] [cooldown=30s] [drain=10s]
-//	      [writes=0.9] [model] [operator=real|model] [replicas=N]
+//	      [writes=0.9] [replicas=N] [operator=real]
 //	fault <kind> [site=NAME|primary|operator] [peer=...] [dur=N] [delay=N] [by=N]
 //	step [N]          runs N steps (default 1), prints the trace they made
 //	print status      the operator's persisted state
@@ -65,14 +65,14 @@ func (sc *script) run(td *datadriven.TestData) (string, error) {
 	return "", fmt.Errorf("unknown command %q", td.Cmd)
 }
 
-// world builds the world: the real sidecar and failover code unless the
-// model argument asks for the package's own models.
+// world builds the world: the real operator, sidecar and failover code.
+// operator=real, from when the simulation also had a model operator, is
+// still accepted and changes nothing.
 func (sc *script) world(td *datadriven.TestData) (string, error) {
 	cfg := Config{Seed: 1, Steps: 1 << 30, Roles: []v1alpha1.SiteRole{v1alpha1.RolePrimaryCandidate, v1alpha1.RolePrimaryCandidate},
 		PollInterval: time.Second, FailureThreshold: 2, RecoveryThreshold: 1, LeaseTimeout: 6 * time.Second,
 		PeerCheckInterval: 2 * time.Second, Cooldown: 30 * time.Second, MaxLagWait: 20 * time.Second,
 		DrainTimeout: 10 * time.Second, WriteChance: 1, Schedule: Schedule{}}
-	model, realOp := false, false
 	for _, a := range td.CmdArgs {
 		v := ""
 		if len(a.Vals) > 0 {
@@ -107,12 +107,9 @@ func (sc *script) world(td *datadriven.TestData) (string, error) {
 			_, err = fmt.Sscan(v, &cfg.WriteChance)
 		case "replicas":
 			_, err = fmt.Sscan(v, &cfg.OperatorReplicas)
-		case "model":
-			model = true
 		case "operator":
-			realOp = v == "real"
-			if v != "real" && v != "model" {
-				err = fmt.Errorf("operator=%q: want real or model", v)
+			if v != "real" {
+				err = fmt.Errorf("operator=%q: the simulation runs the real operator only", v)
 			}
 		default:
 			err = fmt.Errorf("unknown argument %q", a.Key)
@@ -124,16 +121,7 @@ func (sc *script) world(td *datadriven.TestData) (string, error) {
 	if err := cfg.validate(); err != nil {
 		return "", err
 	}
-	switch {
-	case model && realOp:
-		return "", fmt.Errorf("world: the real operator needs the real sidecar (drop model)")
-	case realOp:
-		replicas := cfg.OperatorReplicas
-		UseRealOperator(&cfg)
-		cfg.OperatorReplicas = max(1, replicas)
-	case !model:
-		UseRealCode(&cfg)
-	}
+	cfg.OperatorReplicas = max(1, cfg.OperatorReplicas)
 	cfg = cfg.withDefaults()
 	sc.w, sc.printed = newWorld(cfg, cfg.Schedule), 0
 	sc.w.stats.SidecarFences, sc.w.stats.Faults = map[string]int{}, map[FaultKind]int{}
@@ -141,16 +129,9 @@ func (sc *script) world(td *datadriven.TestData) (string, error) {
 	for i, r := range cfg.Roles {
 		names[i] = siteNames[i] + "(" + string(r) + ")"
 	}
-	code := "real sidecar and failover code"
-	switch {
-	case model:
-		code = "model sidecar and failover"
-	case realOp:
-		code = "real operator loop, sidecar and failover code"
-	}
-	return fmt.Sprintf("sites %s; poll %s, threshold %d, lease %s, peer-check %s, cooldown %s; %s",
+	return fmt.Sprintf("sites %s; poll %s, threshold %d, lease %s, peer-check %s, cooldown %s; real operator loop, sidecar and failover code",
 		strings.Join(names, " "), cfg.PollInterval, cfg.FailureThreshold, cfg.LeaseTimeout, cfg.PeerCheckInterval,
-		cfg.Cooldown, code), nil
+		cfg.Cooldown), nil
 }
 
 func parseRoles(vals []string) ([]v1alpha1.SiteRole, error) {

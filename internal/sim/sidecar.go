@@ -19,18 +19,13 @@ type View struct {
 	reply *sidecar.Reply
 }
 
-// newer reports whether v should replace cur: a higher generation, or the same
-// generation observed later.
-func (v View) newer(cur View) bool {
-	return v.Generation > cur.Generation || (v.Generation == cur.Generation && v.ObservedAt.After(cur.ObservedAt))
-}
-
 // SidecarLoop is one sidecar's fencing loop, ticked every peerCheckInterval.
 // The sim calls Tick with what the sidecar heard this tick: the operator's view
 // (nil when the operator could not be reached) and the views of the peers that
 // answered. writable says whether the local mysqld accepts writes now. Tick
 // returns true, with a reason, when the loop fences its mysqld. A loop never
-// unfences. pkg/sidecar's loop plugs in here through a SidecarFactory.
+// unfences. RealSidecar runs pkg/sidecar's Loop behind it; tests wrap or
+// reconfigure it through Config.Sidecar to break a rule on purpose.
 type SidecarLoop interface {
 	Tick(now time.Time, operator *View, peers []View, writable bool) (fence bool, reason string)
 	// View is the cached authoritative view, reported to the operator.
@@ -54,81 +49,3 @@ type SidecarSettings struct {
 
 // SidecarFactory builds the loop of a sidecar that boots at now.
 type SidecarFactory func(s SidecarSettings, now time.Time) SidecarLoop
-
-// Fence reasons of the model sidecar.
-const (
-	FenceByView  = "view"  // the authoritative view names another site
-	FenceByLease = "lease" // nobody was heard from for leaseTimeout
-)
-
-// LeaseSidecar models the fencing rule the design asks of pkg/sidecar:
-//   - adopt any heard view that is newer (higher generation, or same generation
-//     observed later);
-//   - fence when the adopted view names another site;
-//   - fence when neither the operator nor a peer that holds a view was heard
-//     from for leaseTimeout. A peer without a view (just booted, never reached
-//     anyone) does not renew the lease: it has no authority to vouch for,
-//     and neither does a view older than the one held.
-type LeaseSidecar struct {
-	settings    SidecarSettings
-	view        View
-	lastContact time.Time
-	noLease     bool
-	// heardOperator: the operator answered this process with a view.
-	heardOperator bool
-}
-
-// NewLeaseSidecar is the SidecarFactory of the model sidecar.
-func NewLeaseSidecar(s SidecarSettings, now time.Time) SidecarLoop {
-	return &LeaseSidecar{settings: s, lastContact: now}
-}
-
-// NewSidecarWithoutLease is a deliberately broken sidecar that never fences on
-// lease expiry, for tests proving that the checker catches split brain.
-func NewSidecarWithoutLease(s SidecarSettings, now time.Time) SidecarLoop {
-	return &LeaseSidecar{settings: s, lastContact: now, noLease: true}
-}
-
-// View implements SidecarLoop.
-func (l *LeaseSidecar) View() View { return l.view }
-
-// Relay implements SidecarLoop: what it holds, once the operator answered
-// this process; before that it may hold only what a peer told it.
-func (l *LeaseSidecar) Relay() View {
-	if !l.heardOperator {
-		return View{}
-	}
-	return l.view
-}
-
-// Tick implements SidecarLoop.
-func (l *LeaseSidecar) Tick(now time.Time, operator *View, peers []View, writable bool) (bool, string) {
-	if operator != nil {
-		l.hear(now, *operator)
-		l.heardOperator = l.heardOperator || operator.Generation >= l.settings.Floor
-	}
-	for _, p := range peers {
-		if p.Generation > 0 {
-			l.hear(now, p)
-		}
-	}
-	switch {
-	case !writable:
-		return false, ""
-	case l.view.Generation > 0 && l.view.Active != l.settings.Site:
-		return true, FenceByView
-	case !l.noLease && now.Sub(l.lastContact) >= l.settings.LeaseTimeout:
-		return true, FenceByLease
-	}
-	return false, ""
-}
-
-func (l *LeaseSidecar) hear(now time.Time, v View) {
-	if v.Generation < l.view.Generation || v.Generation < l.settings.Floor {
-		return // an older view renews nothing, nor one below an earlier process's floor
-	}
-	l.lastContact = now
-	if v.newer(l.view) {
-		l.view = v
-	}
-}

@@ -86,6 +86,7 @@ type World struct {
 }
 
 func newWorld(cfg Config, sched Schedule) *World {
+	cfg = cfg.withDefaults()
 	n := len(cfg.Roles)
 	w := &World{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x21)), net: newNetwork(n), sched: sched,
 		admin: make([]int, n), commitAt: make([][]uint64, n)}
@@ -93,7 +94,7 @@ func newWorld(cfg Config, sched Schedule) *World {
 	for i, r := range cfg.Roles {
 		s := &site{idx: i, name: siteNames[i], role: r, uuid: fmt.Sprintf("%08x-0000-4000-8000-%012x", i+1, i+1),
 			pod: true, startedAt: w.now(), phase: phaseRng.IntN(steps(cfg.PeerCheckInterval))}
-		s.db = mysqld{up: true, readOnly: i != 0 || cfg.RealOperator, executed: make(txs, n), received: make(txs, n), source: 0, replicating: i != 0}
+		s.db = mysqld{up: true, readOnly: true, executed: make(txs, n), received: make(txs, n), source: 0, replicating: i != 0}
 		if i == 0 {
 			s.db.source = -1
 		}
@@ -102,17 +103,9 @@ func newWorld(cfg Config, sched Schedule) *World {
 		w.uuids = append(w.uuids, s.uuid)
 	}
 	w.check = newChecker(w)
-	if cfg.RealOperator {
-		// A first start: every mysqld boots read-only, every sidecar
-		// without a view; the operator's first passes pick the primary.
-		w.op = newRealOperator(w)
-		return w
-	}
-	w.op = newOperator(w)
-	// The boot-time safety net: every sidecar starts holding the first view.
-	for _, s := range w.sites {
-		s.sidecar.Tick(w.now(), &View{Active: w.sites[0].name, Generation: 1, ObservedAt: w.now()}, nil, s.writable())
-	}
+	// A first start: every mysqld boots read-only, every sidecar without
+	// a view; the operator's first passes pick the primary.
+	w.op = newRealOperator(w)
 	return w
 }
 
@@ -244,7 +237,7 @@ func (w *World) tickSidecars() {
 	}
 }
 
-// unfence makes a site writable; only the operator's SiteOps call it.
+// unfence makes a site writable; only the operator's verbs call it.
 func (w *World) unfence(s *site) {
 	if !s.db.readOnly {
 		return
