@@ -149,7 +149,11 @@ func semiSync(vars, status map[string]string) SemiSync {
 		return m[b]
 	}
 	clients, _ := strconv.Atoi(either(status, "rpl_semi_sync_source_clients", "rpl_semi_sync_master_clients"))
+	noTx, _ := strconv.ParseInt(either(status, "rpl_semi_sync_source_no_tx", "rpl_semi_sync_master_no_tx"), 10, 64)
+	yesTx, _ := strconv.ParseInt(either(status, "rpl_semi_sync_source_yes_tx", "rpl_semi_sync_master_yes_tx"), 10, 64)
 	return SemiSync{
+		SourceNoTx:     noTx,
+		SourceYesTx:    yesTx,
 		SourceEnabled:  parseBool(either(vars, "rpl_semi_sync_source_enabled", "rpl_semi_sync_master_enabled")),
 		ReplicaEnabled: parseBool(either(vars, "rpl_semi_sync_replica_enabled", "rpl_semi_sync_slave_enabled")),
 		SourceActive:   parseBool(either(status, "rpl_semi_sync_source_status", "rpl_semi_sync_master_status")),

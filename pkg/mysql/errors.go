@@ -38,6 +38,10 @@ var (
 	// ErrLeaseFenceUnavailable: the server cannot run the lease fence (its
 	// event scheduler is disabled), or the time asked is under a second.
 	ErrLeaseFenceUnavailable = errors.New("lease fence unavailable")
+	// ErrSemiSyncUnavailable: the server has no semi-sync replication (MySQL
+	// without its plugins), or cannot do what was asked of it (MariaDB
+	// waits for one acknowledgement only).
+	ErrSemiSyncUnavailable = errors.New("semi-sync unavailable")
 )
 
 // Server error numbers the package acts on.

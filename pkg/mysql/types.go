@@ -124,6 +124,10 @@ type SemiSync struct {
 	ReplicaEnabled bool // rpl_semi_sync_{replica,slave}_enabled
 	SourceActive   bool // Rpl_semi_sync_{source,master}_status
 	SourceClients  int  // Rpl_semi_sync_{source,master}_clients
+	// SourceNoTx and SourceYesTx count the commits the source acknowledged
+	// to clients without and with a replica's acknowledgement since it
+	// started (Rpl_semi_sync_{source,master}_{no,yes}_tx).
+	SourceNoTx, SourceYesTx int64
 }
 
 // IO thread states, as SHOW REPLICA STATUS spells them.

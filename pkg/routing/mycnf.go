@@ -102,6 +102,9 @@ func renderMyCnf(flavor v1alpha1.Flavor, site, userConfig string, tls v1alpha1.M
 // files, so naming relay_log_info_repository would stop 8.4 from starting).
 // The event scheduler runs (MariaDB's default is off): the sidecar's lease
 // fence is an event that fences mysqld if the sidecar stops pushing it.
+// MySQL loads the semi-sync plugins (MariaDB has them built in), so that
+// semi-sync can be turned on and off at run time (pkg/mysql
+// ConfigureSemiSync) without a restart.
 func EnforcedSettings(flavor v1alpha1.Flavor, site string) []string {
 	lines := []string{
 		fmt.Sprintf("server_id=%d", ServerID(site)),
@@ -121,6 +124,7 @@ func EnforcedSettings(flavor v1alpha1.Flavor, site string) []string {
 			"log_replica_updates=ON",
 			"gtid_mode=ON",
 			"enforce_gtid_consistency=ON",
+			"plugin_load_add=semisync_source.so;semisync_replica.so",
 		)
 	}
 	return append(lines,

@@ -44,13 +44,14 @@ func TestRenderMyCnf(t *testing.T) {
 				"user": "root", "bind_address": "0.0.0.0", "socket": SocketPath, "datadir": DataDir,
 				"init_file": InitFile, "port": "3306", "server_id": iadServerID, "event_scheduler": "ON",
 			},
-			absent: []string{"super_read_only", "gtid_mode"},
+			absent: []string{"super_read_only", "gtid_mode", "plugin_load_add"},
 		},
 		{
 			name: "mysql adds super_read_only and gtid_mode", flavor: v1alpha1.FlavorMySQL, site: "pdx",
 			want: map[string]string{
 				"read_only": "ON", "super_read_only": "ON", "gtid_mode": "ON", "enforce_gtid_consistency": "ON",
 				"log_replica_updates": "ON", "binlog_format": "ROW", "log_bin": "binlog",
+				"plugin_load_add": "semisync_source.so;semisync_replica.so",
 			},
 			absent: []string{"gtid_strict_mode", "gtid_domain_id"},
 		},
