@@ -13,7 +13,8 @@
 //     (Decision.Start, Retarget, Promote, PromoteOnceFenced, Promotes;
 //     sequence.go);
 //   - the sites that follow a new primary after a failover (Followers);
-//   - the site a new group starts on (BootstrapSite).
+//   - the site a new group starts on (BootstrapSite);
+//   - each site's part in semi-sync replication (PlanSemiSync).
 //
 // It does no I/O, starts no goroutines and never reads the wall clock: every
 // time it needs arrives as an argument (Debouncer.Observe's now, Input.Now,

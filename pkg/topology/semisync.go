@@ -1,0 +1,108 @@
+package topology
+
+import "time"
+
+// SemiSyncMaxTimeout is the longest wait both flavors accept
+// (rpl_semi_sync_{source,master}_timeout is an unsigned 32-bit count of
+// milliseconds, about 49 days): with required durability a commit waits
+// for its acknowledgements rather than fall back to asynchronous
+// replication.
+const SemiSyncMaxTimeout = 4294967295 * time.Millisecond
+
+// SemiSyncInput is what PlanSemiSync looks at: the group's semi-sync
+// settings and where each site stands.
+type SemiSyncInput struct {
+	Enabled bool
+	// Required keeps the acknowledgement count at MinSyncReplicas and
+	// commits waiting (dataDurability: required); otherwise the count
+	// follows the healthy acknowledging replicas (preferred).
+	Required bool
+	// Timeout is the group's timeoutMillis, the fallback of preferred.
+	Timeout time.Duration
+	// MinSyncReplicas is the acknowledgement count the primary asks for;
+	// MaxSyncReplicas bounds how many replicas acknowledge. Zero means one.
+	MinSyncReplicas, MaxSyncReplicas int
+	// OneAck: the flavor waits for one acknowledgement, whatever the count
+	// (MariaDB).
+	OneAck bool
+	// Active is the active site; "" while there is none.
+	Active string
+	// Sites are every site, in spec order.
+	Sites []SemiSyncSite
+}
+
+// SemiSyncSite is one site as PlanSemiSync sees it.
+type SemiSyncSite struct {
+	Name string
+	// Candidate: a primary candidate (it acknowledges before other roles).
+	Candidate bool
+	// Acking: its replica is connected to the active site's semi-sync
+	// source and can acknowledge now.
+	Acking bool
+}
+
+// SemiSyncRole is one site's part in semi-sync replication.
+type SemiSyncRole struct {
+	Site string
+	// Source: commits on this server wait for WaitCount acknowledgements,
+	// for at most Timeout.
+	Source    bool
+	Timeout   time.Duration
+	WaitCount int
+	// Replica: this server acknowledges what it receives.
+	Replica bool
+}
+
+// PlanSemiSync is each site's semi-sync role, in spec order. With
+// semi-sync off every role is off. Otherwise the active site is the
+// source and up to MaxSyncReplicas other sites acknowledge, primary
+// candidates first and then in spec order, so that the set does not move
+// with health. The source asks for MinSyncReplicas acknowledgements:
+// required keeps that and waits as long as the server allows; preferred
+// asks for no more than the acknowledging replicas there are, never
+// below one, within the group's timeout.
+func PlanSemiSync(in SemiSyncInput) []SemiSyncRole {
+	roles := make([]SemiSyncRole, len(in.Sites))
+	for i, s := range in.Sites {
+		roles[i].Site = s.Name
+	}
+	if !in.Enabled || in.Active == "" {
+		return roles
+	}
+	acking := 0
+	for i := range ackers(in) {
+		roles[i].Replica = true
+		if in.Sites[i].Acking {
+			acking++
+		}
+	}
+	want := max(1, in.MinSyncReplicas)
+	source := SemiSyncRole{Site: in.Active, Source: true, Timeout: SemiSyncMaxTimeout, WaitCount: want}
+	if !in.Required {
+		source.Timeout, source.WaitCount = in.Timeout, max(1, min(want, acking))
+	}
+	if in.OneAck {
+		source.WaitCount = 1
+	}
+	for i, s := range in.Sites {
+		if s.Name == in.Active {
+			roles[i] = source
+		}
+	}
+	return roles
+}
+
+// ackers are the indexes of the sites that acknowledge: up to
+// MaxSyncReplicas sites other than the active one, candidates first.
+func ackers(in SemiSyncInput) map[int]bool {
+	limit := max(1, in.MaxSyncReplicas)
+	out := map[int]bool{}
+	for _, candidates := range []bool{true, false} {
+		for i, s := range in.Sites {
+			if len(out) < limit && s.Name != in.Active && s.Candidate == candidates {
+				out[i] = true
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,59 @@
+package topology
+
+import (
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestPlanSemiSync(t *testing.T) {
+	three := func(pdxAcks, fraAcks bool) []SemiSyncSite {
+		return []SemiSyncSite{{Name: "iad", Candidate: true, Acking: false}, {Name: "pdx", Candidate: true, Acking: pdxAcks},
+			{Name: "fra", Candidate: false, Acking: fraAcks}}
+	}
+	on := func(req bool, minN, maxN int, oneAck bool, sites []SemiSyncSite) SemiSyncInput {
+		return SemiSyncInput{Enabled: true, Required: req, Timeout: time.Second, MinSyncReplicas: minN, MaxSyncReplicas: maxN,
+			OneAck: oneAck, Active: "iad", Sites: sites}
+	}
+	src := func(timeout time.Duration, n int) SemiSyncRole {
+		return SemiSyncRole{Site: "iad", Source: true, Timeout: timeout, WaitCount: n}
+	}
+	rep := func(site string) SemiSyncRole { return SemiSyncRole{Site: site, Replica: true} }
+	off := func(site string) SemiSyncRole { return SemiSyncRole{Site: site} }
+	tests := []struct {
+		name string
+		in   SemiSyncInput
+		want []SemiSyncRole
+	}{
+		{"off: every role off", SemiSyncInput{Active: "iad", Sites: three(true, true)},
+			[]SemiSyncRole{off("iad"), off("pdx"), off("fra")}},
+		{"no active site: every role off", SemiSyncInput{Enabled: true, Sites: three(true, true)},
+			[]SemiSyncRole{off("iad"), off("pdx"), off("fra")}},
+		{"preferred, all healthy: the count asked", on(false, 2, 2, false, three(true, true)),
+			[]SemiSyncRole{src(time.Second, 2), rep("pdx"), rep("fra")}},
+		{"preferred, one replica down: the count follows", on(false, 2, 2, false, three(true, false)),
+			[]SemiSyncRole{src(time.Second, 1), rep("pdx"), rep("fra")}},
+		{"preferred, every replica down: never below one", on(false, 2, 2, false, three(false, false)),
+			[]SemiSyncRole{src(time.Second, 1), rep("pdx"), rep("fra")}},
+		{"required, one replica down: pinned, waits as long as allowed", on(true, 2, 2, false, three(true, false)),
+			[]SemiSyncRole{src(SemiSyncMaxTimeout, 2), rep("pdx"), rep("fra")}},
+		{"max one: the candidate acknowledges, not the other role", on(false, 1, 1, false, three(false, true)),
+			[]SemiSyncRole{src(time.Second, 1), rep("pdx"), off("fra")}},
+		{"one-ack flavor: count one whatever asked", on(true, 2, 2, true, three(true, true)),
+			[]SemiSyncRole{src(SemiSyncMaxTimeout, 1), rep("pdx"), rep("fra")}},
+		{"zero counts mean one", on(false, 0, 0, false, three(true, true)),
+			[]SemiSyncRole{src(time.Second, 1), rep("pdx"), off("fra")}},
+		{"the active site moved: it is the source, the old one acknowledges", func() SemiSyncInput {
+			in := on(false, 1, 2, false, three(true, true))
+			in.Active = "pdx"
+			return in
+		}(), []SemiSyncRole{rep("iad"), {Site: "pdx", Source: true, Timeout: time.Second, WaitCount: 1}, rep("fra")}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := PlanSemiSync(tc.in); !slices.Equal(got, tc.want) {
+				t.Fatalf("got  %+v\nwant %+v", got, tc.want)
+			}
+		})
+	}
+}
