@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -183,3 +184,11 @@ func (g *emergencyGlue) FailoverCompleted(*v1alpha1.MysqlFailoverGroup, v1alpha1
 
 // DNSFlipped implements failover.Notifier.
 func (g *emergencyGlue) DNSFlipped(*v1alpha1.MysqlFailoverGroup) {}
+
+// errModelLeaseFence: the model sequencers arm no lease fence.
+var errModelLeaseFence = errors.New("sim: the model sequencers arm no lease fence")
+
+// ArmLeaseFence implements failover.DB. The model sequencer's passes name
+// no sidecar asks (Pass.SidecarAskedAt nil), so it is never called; the
+// real operator's runs arm through simInstance.
+func (g *emergencyGlue) ArmLeaseFence(context.Context, string, time.Duration) error { return errModelLeaseFence }

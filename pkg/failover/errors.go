@@ -29,6 +29,11 @@ var (
 	// writer changed the group since the pass read it (or the write failed),
 	// so the statement did not run. The next pass reads and decides again.
 	ErrClaim = errors.New("failover: could not claim the site before making it writable")
+	// ErrLeaseFence means the site's mysqld's lease fence could not be
+	// armed (or its sidecar's last ask leaves too little of its lease to
+	// arm it for) before a step that would make the site writable; the
+	// step did not run. The next pass tries again.
+	ErrLeaseFence = errors.New("failover: cannot arm the site's lease fence")
 )
 
 // ErrDrainPending is what DB.DrainRelayLog returns when the relay log is not

@@ -110,13 +110,18 @@ func (m *Planned) rollback(ctx context.Context, p Pass, b *v1alpha1.PlannedFailo
 	if err := m.claim(ctx, p, src); err != nil {
 		return waiting(retryPause, "rolling back"), err
 	}
-	cctx, cancel := m.call(ctx, p)
-	err := m.env.DB.Unfence(cctx, src)
-	cancel()
-	if err != nil {
-		m.env.Notifier.Event(p.Group, EventWarning, v1alpha1.EventMaybeWritable, MarkMaybeWritable(st, src, err))
-		if perr := m.persist(ctx, p); perr != nil {
-			return waiting(retryPause, "rolling back"), perr
+	// Its lease fence armed before it can write (leasefence.go); a source
+	// whose fence cannot be armed is not unfenced, as if the unfence failed.
+	err := ArmLeaseFence(ctx, p, m.env.DB, m.env.Notifier, m.env.Clock.Now(), src)
+	if err == nil {
+		cctx, cancel := m.call(ctx, p)
+		err = m.env.DB.Unfence(cctx, src)
+		cancel()
+		if err != nil {
+			m.env.Notifier.Event(p.Group, EventWarning, v1alpha1.EventMaybeWritable, MarkMaybeWritable(st, src, err))
+			if perr := m.persist(ctx, p); perr != nil {
+				return waiting(retryPause, "rolling back"), perr
+			}
 		}
 	}
 	switch {

@@ -156,6 +156,18 @@ func (c *conns) Promote(ctx context.Context, site string) (gtid.Set, error) {
 	return set, nil
 }
 
+// ArmLeaseFence implements failover.DB.
+func (c *conns) ArmLeaseFence(ctx context.Context, site string, after time.Duration) error {
+	sc, err := c.get(site)
+	if err != nil {
+		return err
+	}
+	if err := sc.inst.ArmLeaseFence(ctx, after); err != nil {
+		return fmt.Errorf("arm %s's lease fence: %w", site, err)
+	}
+	return nil
+}
+
 // ReplicateFrom implements failover.DB: site follows source at the address
 // replicas reach source by, with source's replication account.
 func (c *conns) ReplicateFrom(ctx context.Context, site, source string) error {

@@ -69,7 +69,7 @@ func (in *instance) ArmLeaseFence(ctx context.Context, after time.Duration) erro
 	if secs < 1 {
 		return wrap("arm lease fence", in.addr, fmt.Errorf("%s: %w", after, ErrLeaseFenceUnavailable))
 	}
-	return in.run(ctx, "arm lease fence", 0, func(ctx context.Context, ex executor, d dialect) error {
+	return in.run(ctx, "arm lease fence", 0, func(ctx context.Context, ex executor, d dialect) (rerr error) {
 		if err := ensureScheduler(ctx, ex); err != nil {
 			return err
 		}
@@ -81,6 +81,13 @@ func (in *instance) ArmLeaseFence(ctx context.Context, after time.Duration) erro
 			defer cancel()
 			_ = ex.exec(rctx, leaseFenceRestore)
 		}()
+		if b, ok := d.(ddlBarrier); ok {
+			restore, err := b.liftDDLBarrier(ctx, ex)
+			if err != nil {
+				return err
+			}
+			defer restoreBarrier(ctx, ex, restore, &rerr)
+		}
 		alter, create := leaseFenceStatements(d.fenceStatement(), secs)
 		err := ex.exec(ctx, alter)
 		if n := serverErrno(err); n != errNoSuchEvent && n != errUnknownDatabase {
@@ -93,6 +100,35 @@ func (in *instance) ArmLeaseFence(ctx context.Context, after time.Duration) erro
 		}
 		return ex.exec(ctx, alter)
 	})
+}
+
+// ddlBarrier is a dialect whose barrier refuses the event's DDL to every
+// account: MySQL's super_read_only. The operator arms the lease fence on a
+// fenced server, before it makes it writable (a sidecar arms it only on a
+// writable one), so the arm lowers that part of the barrier for its own
+// statements and raises it again after. read_only stays on meanwhile, so
+// application accounts (which hold neither SUPER nor CONNECTION_ADMIN)
+// cannot write. MariaDB's read_only lets the operator's account (READ_ONLY
+// ADMIN) run the DDL as it is.
+type ddlBarrier interface {
+	// liftDDLBarrier lowers the barrier if it is up and returns the
+	// statement that raises it again ("" when nothing was lowered).
+	liftDDLBarrier(ctx context.Context, ex executor) (restore string, err error)
+}
+
+// restoreBarrier raises the barrier again after the arm, on a context of
+// its own (the arm's may be over). A failure fails the arm: the server is
+// then left read_only but without super_read_only, and is not made
+// writable by a step whose arm failed.
+func restoreBarrier(ctx context.Context, ex executor, restore string, rerr *error) {
+	if restore == "" {
+		return
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), restoreTimeout)
+	defer cancel()
+	if err := ex.exec(rctx, restore); err != nil && *rerr == nil {
+		*rerr = fmt.Errorf("raise the barrier again: %w", err)
+	}
 }
 
 // ensureScheduler turns the event scheduler on unless it runs already.

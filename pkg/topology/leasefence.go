@@ -49,26 +49,42 @@ type LeaseFenceArm struct {
 	Margin time.Duration
 }
 
+// LeaseFenceDecision is WritableLeaseFence's answer: arm the lease fence
+// for After; or, with After zero, arm none; or, with Refused set, the site
+// may not be made writable now, for the reason Refused says.
+type LeaseFenceDecision struct {
+	After   time.Duration
+	Refused string
+}
+
 // WritableLeaseFence says how long to arm mysqld's lease fence for before
 // the site is made writable: the sidecar's last ask plus LeaseTimeout and
 // a PeerCheckInterval, less LeaseFenceSchedulerSlack and Margin, counted
 // from Now. When that is less than MinLeaseFence, or no ask is known, it
-// says why not, and the site may not be made writable now: the next pass,
-// after a fresher ask, may.
-func WritableLeaseFence(a LeaseFenceArm) (time.Duration, string) {
-	if a.SidecarAskedAt.IsZero() {
-		return 0, fmt.Sprintf("%s's sidecar has not asked this operator for the view: no lease to arm its mysqld's lease fence for", a.Site)
-	}
+// refuses: the next pass, after a fresher ask, may make the site writable.
+//
+// A group whose lease is too short for any lease fence (less than
+// MinLeaseFence even for an ask made now) has none, from its sidecars
+// (sidecar.Loop.LeaseFence) or from the operator: none is armed, and the
+// step goes on as it did before there was one.
+func WritableLeaseFence(a LeaseFenceArm) LeaseFenceDecision {
 	if a.LeaseTimeout <= 0 || a.PeerCheckInterval <= 0 || a.Margin < 0 {
-		return 0, fmt.Sprintf("no lease to arm %s's lease fence for (leaseTimeout %s, peerCheckInterval %s, margin %s)",
-			a.Site, a.LeaseTimeout, a.PeerCheckInterval, a.Margin)
+		return LeaseFenceDecision{Refused: fmt.Sprintf("no lease to arm %s's lease fence for (leaseTimeout %s, peerCheckInterval %s, margin %s)",
+			a.Site, a.LeaseTimeout, a.PeerCheckInterval, a.Margin)}
+	}
+	whole := a.LeaseTimeout + a.PeerCheckInterval - LeaseFenceSchedulerSlack - a.Margin
+	if whole < MinLeaseFence {
+		return LeaseFenceDecision{}
+	}
+	if a.SidecarAskedAt.IsZero() {
+		return LeaseFenceDecision{Refused: fmt.Sprintf("%s's sidecar has not asked this operator for the view: "+
+			"no lease to arm its mysqld's lease fence for", a.Site)}
 	}
 	// An ask recorded after Now (taken a moment before) is an ask now.
 	age := max(a.Now.Sub(a.SidecarAskedAt), 0)
-	after := a.LeaseTimeout + a.PeerCheckInterval - age - LeaseFenceSchedulerSlack - a.Margin
-	if after < MinLeaseFence {
-		return 0, fmt.Sprintf("%s's sidecar last asked %s ago: its lease fence would be armed for %s, less than %s",
-			a.Site, age.Round(time.Millisecond), after.Round(time.Millisecond), MinLeaseFence)
+	if after := whole - age; after >= MinLeaseFence {
+		return LeaseFenceDecision{After: after}
 	}
-	return after, ""
+	return LeaseFenceDecision{Refused: fmt.Sprintf("%s's sidecar last asked %s ago: its lease fence would be armed for %s, less than %s",
+		a.Site, age.Round(time.Millisecond), (whole - age).Round(time.Millisecond), MinLeaseFence)}
 }

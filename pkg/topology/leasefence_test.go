@@ -13,23 +13,26 @@ func TestWritableLeaseFence(t *testing.T) {
 	now := t0.Add(time.Hour)
 	cases := []struct {
 		name        string
-		asked       time.Duration // before now; -1: never
+		asked       time.Duration // before now; -2: never
 		lease, tick time.Duration
 		margin      time.Duration
-		want        time.Duration // 0: refused
+		want        time.Duration // 0: refused, or none when none is set
+		none        bool          // no fence for this lease: none armed, not refused
 	}{
-		{"asked just now: the whole lease and a tick, less slack and margin", 0, lease, tick, margin, 22 * time.Second},
-		{"asked a tick ago", tick, lease, tick, margin, 17 * time.Second},
-		{"asked two ticks ago, the most the gate lets through", 2 * tick, lease, tick, margin, 12 * time.Second},
-		{"a longer statement timeout arms sooner", tick, lease, tick, 5 * time.Second, 14 * time.Second},
-		{"an ask recorded after now counts as now", -time.Second, lease, tick, margin, 22 * time.Second},
-		{"exactly the least fence", 0, 3 * time.Second, time.Second, time.Second, 2 * time.Second},
-		{"under the least fence: could fire at once", 0, 3 * time.Second, time.Second, 1500 * time.Millisecond, 0},
-		{"the lease ran out long ago", time.Minute, lease, tick, margin, 0},
-		{"never asked this process", -2, lease, tick, margin, 0},
-		{"no lease configured", 0, 0, tick, margin, 0},
-		{"no peerCheckInterval configured", 0, lease, 0, margin, 0},
-		{"negative margin", 0, lease, tick, -time.Second, 0},
+		{"asked just now: the whole lease and a tick, less slack and margin", 0, lease, tick, margin, 22 * time.Second, false},
+		{"asked a tick ago", tick, lease, tick, margin, 17 * time.Second, false},
+		{"asked two ticks ago, the most the gate lets through", 2 * tick, lease, tick, margin, 12 * time.Second, false},
+		{"a longer statement timeout arms sooner", tick, lease, tick, 5 * time.Second, 14 * time.Second, false},
+		{"an ask recorded after now counts as now", -time.Second, lease, tick, margin, 22 * time.Second, false},
+		{"exactly the least fence", 0, 3 * time.Second, time.Second, time.Second, 2 * time.Second, false},
+		{"a lease too short for any fence: none, as the sidecar arms none", 0, 3 * time.Second, time.Second, 1500 * time.Millisecond, 0, true},
+		{"a lease too short for any fence, never asked: none", -2, 1500 * time.Millisecond, 500 * time.Millisecond, margin, 0, true},
+		{"asked too long ago for the least fence", 2 * time.Second, 4 * time.Second, time.Second, time.Second, 0, false},
+		{"the lease ran out long ago", time.Minute, lease, tick, margin, 0, false},
+		{"never asked this process", -2, lease, tick, margin, 0, false},
+		{"no lease configured", 0, 0, tick, margin, 0, false},
+		{"no peerCheckInterval configured", 0, lease, 0, margin, 0, false},
+		{"negative margin", 0, lease, tick, -time.Second, 0, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -37,9 +40,10 @@ func TestWritableLeaseFence(t *testing.T) {
 			if c.asked != -2 {
 				a.SidecarAskedAt = now.Add(-c.asked)
 			}
-			after, why := WritableLeaseFence(a)
-			if after != c.want || (after == 0) != (why != "") {
-				t.Fatalf("got %s (%q), want %s", after, why, c.want)
+			d := WritableLeaseFence(a)
+			after := d.After
+			if after != c.want || (after == 0 && !c.none) != (d.Refused != "") {
+				t.Fatalf("got %+v, want %s (none %v)", d, c.want, c.none)
 			}
 			if after == 0 {
 				return
