@@ -191,4 +191,6 @@ var errModelLeaseFence = errors.New("sim: the model sequencers arm no lease fenc
 // ArmLeaseFence implements failover.DB. The model sequencer's passes name
 // no sidecar asks (Pass.SidecarAskedAt nil), so it is never called; the
 // real operator's runs arm through simInstance.
-func (g *emergencyGlue) ArmLeaseFence(context.Context, string, time.Duration) error { return errModelLeaseFence }
+func (g *emergencyGlue) ArmLeaseFence(context.Context, string, time.Duration) error {
+	return errModelLeaseFence
+}

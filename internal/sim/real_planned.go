@@ -224,4 +224,6 @@ func (o *operator) plannedWants(c *Cycle) bool {
 // ArmLeaseFence implements failover.DB. The model sequencer's passes name
 // no sidecar asks (Pass.SidecarAskedAt nil), so it is never called; the
 // real operator's runs arm through simInstance.
-func (g *plannedGlue) ArmLeaseFence(context.Context, string, time.Duration) error { return errModelLeaseFence }
+func (g *plannedGlue) ArmLeaseFence(context.Context, string, time.Duration) error {
+	return errModelLeaseFence
+}
