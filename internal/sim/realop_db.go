@@ -232,13 +232,15 @@ func (i simInstance) HoldWrites(context.Context) (mysql.WriteHold, error) { retu
 func (i simInstance) ArmLeaseFence(_ context.Context, after time.Duration) error {
 	s, err := i.reach()
 	if err != nil {
-		return i.answer(err)
+		return i.replied(err)
 	}
 	if after < time.Second {
 		return fmt.Errorf("arm %s's lease fence for %s: %w", i.name, after, mysql.ErrLeaseFenceUnavailable)
 	}
 	s.leaseFenceAt = i.w.clockOf(s).Add(after.Truncate(time.Second) + time.Second)
-	return i.answer(nil)
+	// It keeps its answer under lossy-replies, as the waits and reads do:
+	// the promotion right after it is what times out (issue 13, path 6).
+	return i.replied(nil)
 }
 
 // ReloadTLS implements mysql.Instance; the sim has no TLS.
