@@ -63,7 +63,10 @@ const restoreTimeout = time.Second
 // ArmLeaseFence makes the server fence itself after (whole seconds, at
 // least one) unless armed again before; see the comment above. It turns
 // the event scheduler on when it is off, and fails with
-// ErrLeaseFenceUnavailable when the server has it disabled.
+// ErrLeaseFenceUnavailable when the server has it disabled. The sidecar
+// arms it on a writable server; the operator also on a fenced one, before
+// it makes it writable (MySQL's super_read_only is lowered for the arm and
+// raised again: ddlBarrier).
 func (in *instance) ArmLeaseFence(ctx context.Context, after time.Duration) error {
 	secs := int64(after / time.Second)
 	if secs < 1 {
