@@ -80,6 +80,7 @@ type world struct {
 	// fires, on the fake's clock; unarmed lists the sites made writable
 	// while theirs was not armed to fire later.
 	armErr     error
+	held       []string // sites whose arm met the sidecar's write hold
 	armed      map[string]time.Time
 	armedAfter map[string]time.Duration
 	unarmed    []string
@@ -159,6 +160,9 @@ func (w *world) ArmLeaseFence(_ context.Context, n string, after time.Duration) 
 	if _, err := w.site(n); err != nil {
 		return err
 	}
+	if errors.Is(w.armErr, ErrWritesHeld) {
+		w.held = append(w.held, n)
+	}
 	if w.armErr != nil {
 		return w.armErr
 	}
@@ -172,7 +176,8 @@ func (w *world) ArmLeaseFence(_ context.Context, n string, after time.Duration) 
 // madeWritable records a site made writable without its lease fence armed
 // (a lease under 5 s, with a 2 s arm timeout, has none at all).
 func (w *world) madeWritable(n string) {
-	if w.asked != nil && w.persisted.Spec.Sidecar.LeaseTimeout.Duration >= 5*time.Second && !w.armed[n].After(w.now) {
+	if w.asked != nil && w.persisted.Spec.Sidecar.LeaseTimeout.Duration >= 5*time.Second && !w.armed[n].After(w.now) &&
+		!slices.Contains(w.held, n) {
 		w.unarmed = append(w.unarmed, n)
 	}
 }

@@ -2,6 +2,7 @@ package failover
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -20,6 +21,14 @@ import (
 // lease deadline. The operator's arm counts from that sidecar's last ask
 // (topology.WritableLeaseFence), so it fires before that deadline. A step
 // whose arm fails or is refused does not make the site writable.
+//
+// One failure lets the step go on: the arm waited out its lock wait (a
+// second) on a global read lock, the write hold a live sidecar keeps on a
+// fenced site that does not replicate (the event's DDL waits for it, the
+// statements that lift the barrier do not). While the hold stays, no write
+// commits; the sidecar lets go on its next tick, once it sees the site
+// writable, and arms the event itself in that tick. A sidecar paused while
+// it holds keeps every write waiting.
 
 // ArmLeaseFence arms site's lease fence for the step about to make it
 // writable, or says why not (an error wrapping ErrLeaseFence, recorded in
@@ -41,6 +50,9 @@ func ArmLeaseFence(ctx context.Context, p Pass, db DB, n Notifier, now time.Time
 		cctx, cancel := context.WithTimeout(ctx, p.Settings.LeaseFenceTimeout)
 		err = db.ArmLeaseFence(cctx, site, d.After)
 		cancel()
+		if errors.Is(err, ErrWritesHeld) {
+			return nil // the hold guards it; its sidecar arms as it lets go
+		}
 		if err != nil {
 			err = fmt.Errorf("%w on %s for %s: %w", ErrLeaseFence, site, d.After, err)
 		}

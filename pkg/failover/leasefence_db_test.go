@@ -6,6 +6,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -44,8 +45,31 @@ func (s sqlSites) ReplicateFrom(ctx context.Context, site, source string) error 
 		mysql.Credentials{User: r.User, Password: r.Password})
 }
 
+// ArmLeaseFence: a lock wait on a write hold is ErrWritesHeld, as the
+// poll loop's connections say it.
 func (s sqlSites) ArmLeaseFence(ctx context.Context, site string, after time.Duration) error {
-	return s.in[site].ArmLeaseFence(ctx, after)
+	err := s.in[site].ArmLeaseFence(ctx, after)
+	if errors.Is(err, mysql.ErrWritesHeld) {
+		return fmt.Errorf("%w: %w", ErrWritesHeld, err)
+	}
+	return err
+}
+
+// openSites starts n servers (a, b, ...) and opens the operator's Instance on each.
+func openSites(t *testing.T, n int, opts ...testbed.MariaDBOption) sqlSites {
+	c := testbed.StartMariaDB(t, n, opts...)
+	s := sqlSites{c: c, index: map[string]int{}, in: map[string]mysql.Instance{}}
+	for i := range n {
+		site := string(rune('a' + i))
+		in, err := mysql.Open(mysql.Config{Addr: c.Addr(i), User: c.Accounts.Operator.User,
+			Password: c.Accounts.Operator.Password, SystemUsers: []string{c.Accounts.Replication.User}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = in.Close() })
+		s.index[site], s.in[site] = i, in
+	}
+	return s
 }
 
 // TestPromotionArmsTheLeaseFence runs the emergency promotion of b (a
@@ -56,17 +80,8 @@ func (s sqlSites) ArmLeaseFence(ctx context.Context, site string, after time.Dur
 // after asking), so it fences b when its time is up. Nothing reaches the
 // binlog.
 func TestPromotionArmsTheLeaseFence(t *testing.T) {
-	c := testbed.StartMariaDB(t, 2)
-	s := sqlSites{c: c, index: map[string]int{"a": 0, "b": 1}, in: map[string]mysql.Instance{}}
-	for site, i := range s.index {
-		in, err := mysql.Open(mysql.Config{Addr: c.Addr(i), User: c.Accounts.Operator.User,
-			Password: c.Accounts.Operator.Password, SystemUsers: []string{c.Accounts.Replication.User}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = in.Close() })
-		s.in[site] = in
-	}
+	s := openSites(t, 2)
+	c := s.c
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	before, err := s.in["b"].Status(ctx)
@@ -144,4 +159,54 @@ func mustStatus(ctx context.Context, t *testing.T, in mysql.Instance) mysql.Stat
 		t.Fatal(err)
 	}
 	return st
+}
+
+// TestPromotionUnderTheSidecarsWriteHold: a fenced site that does not
+// replicate is under its sidecar's write hold (a global read lock), which
+// the event's DDL waits for. The arm gives up after its second of lock
+// wait and the promotion goes on: no write commits while the hold stays,
+// and the sidecar that lets go arms the event itself.
+func TestPromotionUnderTheSidecarsWriteHold(t *testing.T) {
+	s := openSites(t, 2, testbed.WithoutReplication())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	hold, err := s.in["b"].HoldWrites(ctx)
+	if err != nil {
+		t.Fatalf("hold: %v", err)
+	}
+	defer hold.Release()
+	w := newWorld(t)
+	w.persisted.Spec.Sidecar.LeaseTimeout = metav1.Duration{Duration: 8 * time.Second}
+	w.persisted.Spec.Sidecar.PeerCheckInterval = metav1.Duration{Duration: 2 * time.Second}
+	w.asked = map[string]time.Duration{"a": 0, "b": 0}
+	w.sites["b"].source = ""
+	primarySeenDownButSQLAnswers(w)
+	env := w.env()
+	env.DB = s
+	began := time.Now()
+	out, err := NewEmergency(env).Advance(ctx, w.pass())
+	if err != nil || !out.Completed {
+		t.Fatalf("promotion under the hold: %+v, %v", out, err)
+	}
+	if took := time.Since(began); took > 4*time.Second {
+		t.Fatalf("the promotion took %s: the arm waited past its lock wait", took)
+	}
+	if st := mustStatus(ctx, t, s.in["b"]); !st.Writable() {
+		t.Fatal("b not made writable")
+	}
+	app, err := sql.Open("mysql", s.c.AppDSN(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer app.Close()
+	wctx, wcancel := context.WithTimeout(ctx, time.Second)
+	_, err = app.ExecContext(wctx, "CREATE TABLE t (id INT PRIMARY KEY)")
+	wcancel()
+	if err == nil {
+		t.Fatal("a write committed under the hold")
+	}
+	hold.Release()
+	if _, err := app.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS t (id INT PRIMARY KEY)"); err != nil {
+		t.Fatalf("write once the hold is gone: %v", err)
+	}
 }

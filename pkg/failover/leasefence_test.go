@@ -2,6 +2,7 @@ package failover
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -66,11 +67,13 @@ func TestLeaseFenceArmedBeforeWritable(t *testing.T) {
 		name   string
 		asked  time.Duration // before each pass; -1: never
 		armErr error
-		want   time.Duration // the arm's time; 0: not made writable
+		want   time.Duration // the arm's time; 0: not made writable; -1: made writable, held
 	}{
 		{"asked 3 s ago: armed for the rest of the lease and a tick, less slack and timeout", 3 * time.Second, nil, 19 * time.Second},
 		{"asked two ticks ago", 10 * time.Second, nil, 12 * time.Second},
 		{"the arm fails", 3 * time.Second, errors.New("arm lease fence: Lost connection"), 0},
+		{"the arm waits on the sidecar's write hold: the hold guards it", 3 * time.Second,
+			fmt.Errorf("arm: %w: Lock wait timeout exceeded", ErrWritesHeld), -1},
 		{"asked too long ago to arm", 21 * time.Second, nil, 0},
 		{"never asked", -1, nil, 0},
 	}
@@ -87,6 +90,12 @@ func TestLeaseFenceArmedBeforeWritable(t *testing.T) {
 				site, errs := st.run(t, w)
 				if len(w.unarmed) > 0 {
 					t.Fatalf("made writable without the lease fence armed: %v", w.unarmed)
+				}
+				if sit.want < 0 {
+					if !w.sites[site].writable || !slices.Contains(w.held, site) || slices.Contains(w.events, v1alpha1.EventLeaseFenceNotArmed) {
+						t.Fatalf("%s writable %v, held %v, events %v; want writable under the hold", site, w.sites[site].writable, w.held, w.events)
+					}
+					return
 				}
 				if sit.want > 0 {
 					if !w.sites[site].writable || w.armedAfter[site] != sit.want {

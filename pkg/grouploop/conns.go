@@ -156,16 +156,21 @@ func (c *conns) Promote(ctx context.Context, site string) (gtid.Set, error) {
 	return set, nil
 }
 
-// ArmLeaseFence implements failover.DB.
+// ArmLeaseFence implements failover.DB: a lock wait on the sidecar's
+// write hold is failover.ErrWritesHeld.
 func (c *conns) ArmLeaseFence(ctx context.Context, site string, after time.Duration) error {
 	sc, err := c.get(site)
 	if err != nil {
 		return err
 	}
-	if err := sc.inst.ArmLeaseFence(ctx, after); err != nil {
-		return fmt.Errorf("arm %s's lease fence: %w", site, err)
+	err = sc.inst.ArmLeaseFence(ctx, after)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, mysql.ErrWritesHeld):
+		return fmt.Errorf("arm %s's lease fence: %w: %w", site, failover.ErrWritesHeld, err)
 	}
-	return nil
+	return fmt.Errorf("arm %s's lease fence: %w", site, err)
 }
 
 // ReplicateFrom implements failover.DB: site follows source at the address

@@ -38,6 +38,10 @@ var (
 	// ErrLeaseFenceUnavailable: the server cannot run the lease fence (its
 	// event scheduler is disabled), or the time asked is under a second.
 	ErrLeaseFenceUnavailable = errors.New("lease fence unavailable")
+	// ErrWritesHeld: a statement waited longer than its lock wait on a
+	// global read lock (FLUSH TABLES WITH READ LOCK, the sidecar's write
+	// hold), which holds every write back, its own included.
+	ErrWritesHeld = errors.New("writes held by a global read lock")
 )
 
 // Server error numbers the package acts on.

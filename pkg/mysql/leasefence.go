@@ -50,10 +50,13 @@ func leaseFenceStatements(fence string, secs int64) (alter string, create []stri
 	return alter, create
 }
 
-// The session settings the arm runs under, and how they are put back.
+// The session settings the arm runs under, and how they are put back. The
+// event's DDL waits for a global read lock (the sidecar's write hold), a
+// second at most: a statement left waiting after its client gave up would
+// move the event whenever the lock goes away.
 const (
-	leaseFenceSession = "SET SESSION sql_log_bin = 0, time_zone = '+00:00'"
-	leaseFenceRestore = "SET SESSION sql_log_bin = 1, time_zone = @@GLOBAL.time_zone"
+	leaseFenceSession = "SET SESSION sql_log_bin = 0, time_zone = '+00:00', lock_wait_timeout = 1"
+	leaseFenceRestore = "SET SESSION sql_log_bin = 1, time_zone = @@GLOBAL.time_zone, lock_wait_timeout = @@GLOBAL.lock_wait_timeout"
 )
 
 // restoreTimeout bounds putting the session back, on a context of its own
@@ -91,18 +94,31 @@ func (in *instance) ArmLeaseFence(ctx context.Context, after time.Duration) erro
 			}
 			defer restoreBarrier(ctx, ex, restore, &rerr)
 		}
-		alter, create := leaseFenceStatements(d.fenceStatement(), secs)
-		err := ex.exec(ctx, alter)
-		if n := serverErrno(err); n != errNoSuchEvent && n != errUnknownDatabase {
-			return err
-		}
-		for _, q := range create {
-			if err := ex.exec(ctx, q); err != nil {
-				return fmt.Errorf("create the lease fence: %w", err)
-			}
-		}
-		return ex.exec(ctx, alter)
+		return held(armEvent(ctx, ex, d, secs))
 	})
+}
+
+// armEvent moves the event, making it first when it is missing.
+func armEvent(ctx context.Context, ex executor, d dialect, secs int64) error {
+	alter, create := leaseFenceStatements(d.fenceStatement(), secs)
+	err := ex.exec(ctx, alter)
+	if n := serverErrno(err); n != errNoSuchEvent && n != errUnknownDatabase {
+		return err
+	}
+	for _, q := range create {
+		if err := ex.exec(ctx, q); err != nil {
+			return fmt.Errorf("create the lease fence: %w", err)
+		}
+	}
+	return ex.exec(ctx, alter)
+}
+
+// held marks a lock wait that ran out as ErrWritesHeld.
+func held(err error) error {
+	if serverErrno(err) == errLockWaitTimeout {
+		return fmt.Errorf("%w: %w", ErrWritesHeld, err)
+	}
+	return err
 }
 
 // ddlBarrier is a dialect whose barrier refuses the event's DDL to every

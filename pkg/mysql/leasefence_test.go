@@ -121,3 +121,29 @@ func TestLeaseFenceBarrierRestored(t *testing.T) {
 		})
 	}
 }
+
+// TestLeaseFenceHeld: an arm whose DDL waits out its lock wait on a global
+// read lock (the sidecar's write hold) says so, and puts the barrier back.
+func TestLeaseFenceHeld(t *testing.T) {
+	lockWait := &gomysql.MySQLError{Number: errLockWaitTimeout, Message: "Lock wait timeout exceeded"}
+	const alter = "ALTER EVENT `bloodraven`.`lease_fence` ON SCHEDULE EVERY 1 DAY STARTS CURRENT_TIMESTAMP + INTERVAL 8 SECOND ENABLE"
+	for name, d := range map[string]dialect{"mysql": mysqlDialect{}, "mariadb": mariadbDialect{}} {
+		t.Run(name, func(t *testing.T) {
+			rec := newRecorder()
+			rec.answer(eventSchedulerQuery, []string{"event_scheduler=ON"})
+			rec.answer(mysqlReadOnlyQuery, []string{"read_only=1", "super_read_only=1"})
+			rec.errs[alter] = []error{lockWait}
+			err := recorded(Config{User: "bloodraven"}, d, rec).ArmLeaseFence(context.Background(), 8*time.Second)
+			if !errors.Is(err, ErrWritesHeld) {
+				t.Fatalf("err = %v, want ErrWritesHeld", err)
+			}
+			sent := rec.sent()
+			if sent[len(sent)-1] != leaseFenceRestore {
+				t.Fatalf("session not put back: %v", sent)
+			}
+			if _, isMySQL := d.(mysqlDialect); isMySQL && !slices.Contains(sent, "SET GLOBAL super_read_only = ON") {
+				t.Fatalf("super_read_only not raised again: %v", sent)
+			}
+		})
+	}
+}
