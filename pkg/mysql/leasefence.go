@@ -69,7 +69,8 @@ const restoreTimeout = time.Second
 // ErrLeaseFenceUnavailable when the server has it disabled. The sidecar
 // arms it on a writable server; the operator also on a fenced one, before
 // it makes it writable (MySQL's super_read_only is lowered for the arm and
-// raised again: ddlBarrier).
+// raised again: ddlBarrier). Its DDL waits a second at most for a global
+// read lock (the sidecar's write hold), then fails with ErrWritesHeld.
 func (in *instance) ArmLeaseFence(ctx context.Context, after time.Duration) error {
 	secs := int64(after / time.Second)
 	if secs < 1 {
