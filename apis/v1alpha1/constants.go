@@ -168,6 +168,11 @@ const (
 	// because that site's sidecar has not asked the operator for the view
 	// within two peerCheckIntervals: nothing would enforce its lease.
 	ReasonSidecarSilent = "SidecarSilent"
+	// EventLeaseFenceNotArmed (Warning): a step that makes a site writable
+	// was not run because that site's mysqld's lease fence could not be
+	// armed first (or its sidecar's last ask left too little lease to arm
+	// it for).
+	EventLeaseFenceNotArmed = "LeaseFenceNotArmed"
 )
 
 // Planned failover reasons added by the planned-failover state machine.

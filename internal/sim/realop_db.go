@@ -229,8 +229,23 @@ func (i simInstance) Shutdown(context.Context) error { return errSidecarVerb }
 // HoldWrites implements mysql.Instance; only a sidecar holds writes.
 func (i simInstance) HoldWrites(context.Context) (mysql.WriteHold, error) { return nil, errSidecarVerb }
 
-// ArmLeaseFence implements mysql.Instance; only a sidecar arms it.
-func (i simInstance) ArmLeaseFence(context.Context, time.Duration) error { return errSidecarVerb }
+// ArmLeaseFence implements mysql.Instance: the operator arms mysqld's
+// lease fence before it makes the site writable, as the sidecar does on
+// its ticks (World.armLeaseFence): the event fires at the latest a second
+// after its whole seconds are up, on the site's own clock.
+func (i simInstance) ArmLeaseFence(_ context.Context, after time.Duration) error {
+	s, err := i.reach()
+	if err != nil {
+		return i.replied(err)
+	}
+	if after < time.Second {
+		return fmt.Errorf("arm %s's lease fence for %s: %w", i.name, after, mysql.ErrLeaseFenceUnavailable)
+	}
+	s.leaseFenceAt = i.w.clockOf(s).Add(after.Truncate(time.Second) + time.Second)
+	// It keeps its answer under lossy-replies, as the waits and reads do:
+	// the promotion right after it is what times out (issue 13, path 6).
+	return i.replied(nil)
+}
 
 // ReloadTLS implements mysql.Instance; the sim has no TLS.
 func (i simInstance) ReloadTLS(context.Context) error { return nil }

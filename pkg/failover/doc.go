@@ -32,7 +32,9 @@
 // site (claim.go): the maybe-writable mark is persisted with an optimistic
 // lock on the status the pass decided on, and the statement runs only when
 // that write lands, so a process paused after the gate cannot act after
-// another operator process wrote. A promotion or unfence that fails may have
+// another operator process wrote. Right before the statement it arms the
+// site's mysqld's lease fence (leasefence.go), and a site whose fence
+// cannot be armed is not made writable. A promotion or unfence that fails may have
 // taken effect: the mark stays (MarkMaybeWritable), and Decide treats the
 // site as a possible writer until a SQL fence clears it (RecordFenced).
 //

@@ -29,6 +29,17 @@ var (
 	// writer changed the group since the pass read it (or the write failed),
 	// so the statement did not run. The next pass reads and decides again.
 	ErrClaim = errors.New("failover: could not claim the site before making it writable")
+	// ErrLeaseFence means the site's mysqld's lease fence could not be
+	// armed (or its sidecar's last ask leaves too little of its lease to
+	// arm it for) before a step that would make the site writable; the
+	// step did not run. The next pass tries again.
+	ErrLeaseFence = errors.New("failover: cannot arm the site's lease fence")
+	// ErrWritesHeld is what DB.ArmLeaseFence returns when the arm waited
+	// out its lock wait on a global read lock (the site's sidecar's write
+	// hold): no write commits there while it holds, and the sidecar that
+	// releases it, on seeing the site writable, arms the fence itself. The
+	// step goes on.
+	ErrWritesHeld = errors.New("failover: the site's writes are held")
 )
 
 // ErrDrainPending is what DB.DrainRelayLog returns when the relay log is not

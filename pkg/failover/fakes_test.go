@@ -72,6 +72,18 @@ type world struct {
 	sidecars   map[string]int64 // live sidecars and the generation they hold
 	// onPromote, when set, is called as each Promote statement starts.
 	onPromote func(site string)
+	// asked, when set, is how long before each pass each site's sidecar
+	// last asked (Pass.SidecarAskedAt; a site missing never asked). Nil:
+	// the passes name no asks and nothing is armed.
+	asked map[string]time.Duration
+	// armErr fails ArmLeaseFence; armed is when each site's lease fence
+	// fires, on the fake's clock; unarmed lists the sites made writable
+	// while theirs was not armed to fire later.
+	armErr     error
+	held       []string // sites whose arm met the sidecar's write hold
+	armed      map[string]time.Time
+	armedAfter map[string]time.Duration
+	unarmed    []string
 }
 
 // addSite adds a third site c, replicating from a.
@@ -133,6 +145,7 @@ func (w *world) Promote(_ context.Context, n string) (gtid.Set, error) {
 		return gtid.Set{}, errors.New("fake: the operator died before the statement was sent")
 	}
 	w.promotes[n]++
+	w.madeWritable(n)
 	s.writable, s.source = true, ""
 	if ws := w.writers(); len(ws) > 1 {
 		w.twoWriters = append(w.twoWriters, ws)
@@ -141,6 +154,32 @@ func (w *world) Promote(_ context.Context, n string) (gtid.Set, error) {
 		return gtid.Set{}, context.DeadlineExceeded
 	}
 	return s.executed, nil
+}
+
+func (w *world) ArmLeaseFence(_ context.Context, n string, after time.Duration) error {
+	if _, err := w.site(n); err != nil {
+		return err
+	}
+	if errors.Is(w.armErr, ErrWritesHeld) {
+		w.held = append(w.held, n)
+	}
+	if w.armErr != nil {
+		return w.armErr
+	}
+	if w.armed == nil {
+		w.armed, w.armedAfter = map[string]time.Time{}, map[string]time.Duration{}
+	}
+	w.armed[n], w.armedAfter[n] = w.now.Add(after), after
+	return nil
+}
+
+// madeWritable records a site made writable without its lease fence armed
+// (a lease under 5 s, with a 2 s arm timeout, has none at all).
+func (w *world) madeWritable(n string) {
+	if w.asked != nil && w.persisted.Spec.Sidecar.LeaseTimeout.Duration >= 5*time.Second && !w.armed[n].After(w.now) &&
+		!slices.Contains(w.held, n) {
+		w.unarmed = append(w.unarmed, n)
+	}
 }
 
 func (w *world) ReplicateFrom(_ context.Context, n, src string) error {
@@ -271,7 +310,16 @@ func (w *world) pass() Pass {
 		w.t.Fatalf("decide: %v", err)
 	}
 	sidecar := func(n string) (int64, bool) { gen, ok := w.sidecars[n]; return gen, ok }
-	return Pass{Group: g, Input: in, Decision: d, Evidence: evidence, Sidecar: sidecar, Settings: settings}
+	p := Pass{Group: g, Input: in, Decision: d, Evidence: evidence, Sidecar: sidecar, Settings: settings}
+	if w.asked != nil {
+		p.SidecarAskedAt = func(n string) time.Time {
+			if ago, ok := w.asked[n]; ok {
+				return w.now.Add(-ago)
+			}
+			return time.Time{}
+		}
+	}
+	return p
 }
 
 // writers lists the writable sites.

@@ -22,8 +22,14 @@ type Pass struct {
 	// and whether that sidecar is live (reported within its lease). A live
 	// sidecar that does not hold the generation naming its site would fence
 	// it right after promotion.
-	Sidecar  func(site string) (generation int64, live bool)
-	Settings Settings
+	Sidecar func(site string) (generation int64, live bool)
+	// SidecarAskedAt returns when site's sidecar last asked this operator
+	// for the view (zero: unknown, or possibly another Pod's sidecar); the
+	// lease fence armed before a step that makes site writable counts from
+	// it (ArmLeaseFence). Nil: the caller knows no sidecars, and nothing is
+	// armed.
+	SidecarAskedAt func(site string) time.Time
+	Settings       Settings
 	// MayMakeWritable, when set, is asked right before every step that makes
 	// a site writable (a promotion, a rollback's unfence); an error (wrapping
 	// ErrMayNotMakeWritable) means not on this pass: the step waits for the

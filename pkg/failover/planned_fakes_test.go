@@ -184,6 +184,7 @@ func (w *pworld) Unfence(_ context.Context, n string) error {
 	}
 	s, err := w.site(n)
 	if err == nil {
+		w.madeWritable(n)
 		s.writable = true
 	}
 	return err

@@ -110,14 +110,9 @@ func (m *Planned) rollback(ctx context.Context, p Pass, b *v1alpha1.PlannedFailo
 	if err := m.claim(ctx, p, src); err != nil {
 		return waiting(retryPause, "rolling back"), err
 	}
-	cctx, cancel := m.call(ctx, p)
-	err := m.env.DB.Unfence(cctx, src)
-	cancel()
-	if err != nil {
-		m.env.Notifier.Event(p.Group, EventWarning, v1alpha1.EventMaybeWritable, MarkMaybeWritable(st, src, err))
-		if perr := m.persist(ctx, p); perr != nil {
-			return waiting(retryPause, "rolling back"), perr
-		}
+	err, perr := m.unfenceSource(ctx, p, src)
+	if perr != nil {
+		return waiting(retryPause, "rolling back"), perr
 	}
 	switch {
 	// On an error the mark stays cleared: an unfence that timed out may still
@@ -140,6 +135,24 @@ func (m *Planned) rollback(ctx context.Context, p Pass, b *v1alpha1.PlannedFailo
 		}
 	}
 	return m.finish(ctx, p, b, e)
+}
+
+// unfenceSource arms the source's lease fence (leasefence.go) and unfences
+// it: err is why it is not known writable, perr a failure to record an
+// unfence that failed and may have taken effect. A source whose fence
+// cannot be armed is not unfenced, as if the unfence had failed.
+func (m *Planned) unfenceSource(ctx context.Context, p Pass, src string) (err, perr error) {
+	if err := ArmLeaseFence(ctx, p, m.env.DB, m.env.Notifier, m.env.Clock.Now(), src); err != nil {
+		return err, nil
+	}
+	cctx, cancel := m.call(ctx, p)
+	err = m.env.DB.Unfence(cctx, src)
+	cancel()
+	if err != nil {
+		m.env.Notifier.Event(p.Group, EventWarning, v1alpha1.EventMaybeWritable, MarkMaybeWritable(&p.Group.Status, src, err))
+		perr = m.persist(ctx, p)
+	}
+	return err, perr
 }
 
 // crashed reports whether this pass saw site unreachable.

@@ -83,6 +83,10 @@ func (m *Planned) promoteTarget(ctx context.Context, p Pass, b *v1alpha1.Planned
 	if err := m.claim(ctx, p, b.Target); err != nil {
 		return waiting(retryPause, "claiming "+b.Target), false, err
 	}
+	// Its lease fence armed before it can write (leasefence.go).
+	if err := ArmLeaseFence(ctx, p, m.env.DB, m.env.Notifier, m.env.Clock.Now(), b.Target); err != nil {
+		return m.retry(ctx, p, b, retryPause, err.Error())
+	}
 	cctx, cancel = m.call(ctx, p)
 	set, err := m.env.DB.Promote(cctx, b.Target)
 	cancel()

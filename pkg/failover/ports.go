@@ -25,6 +25,10 @@ type DB interface {
 	Promote(ctx context.Context, site string) (gtid.Set, error)
 	// ReplicateFrom makes site a read-only replica of source.
 	ReplicateFrom(ctx context.Context, site, source string) error
+	// ArmLeaseFence makes site's mysqld fence itself after the given time
+	// (whole seconds), unless armed again first; it works on a fenced
+	// site, before the step that makes it writable (leasefence.go).
+	ArmLeaseFence(ctx context.Context, site string, after time.Duration) error
 }
 
 // Router moves clients. It is the part of pkg/routing's Router the sequence
@@ -95,6 +99,9 @@ type Settings struct {
 	// AdoptionWait bounds how long promotion waits for the target's sidecar to
 	// hold the new generation (default 2 x PeerCheckInterval).
 	AdoptionWait time.Duration
+	// LeaseFenceTimeout bounds arming a site's lease fence before it is
+	// made writable (default 2 s); the fence is armed that much sooner.
+	LeaseFenceTimeout time.Duration
 }
 
 func (s Settings) withDefaults() Settings {
@@ -109,6 +116,7 @@ func (s Settings) withDefaults() Settings {
 	def(&s.CallTimeout, 5*time.Second)
 	def(&s.FenceTimeout, time.Second)
 	def(&s.AdoptionWait, 2*s.PeerCheckInterval)
+	def(&s.LeaseFenceTimeout, 2*time.Second)
 	return s
 }
 

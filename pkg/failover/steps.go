@@ -80,6 +80,10 @@ func (e *Emergency) promote(ctx context.Context, p Pass, it *v1alpha1.FailoverIn
 	if err := e.persistWith(ctx, p, e.env.Persister.PersistStatusExclusive); err != nil {
 		return "", fmt.Errorf("%w %s: %w", ErrClaim, it.To, err)
 	}
+	// Its lease fence armed before it can write (leasefence.go).
+	if err := ArmLeaseFence(ctx, p, e.env.DB, e.env.Notifier, e.env.Clock.Now(), it.To); err != nil {
+		return "", err
+	}
 	cctx, cancel := e.call(ctx, p)
 	set, err := e.env.DB.Promote(cctx, it.To)
 	cancel()

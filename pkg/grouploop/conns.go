@@ -156,6 +156,23 @@ func (c *conns) Promote(ctx context.Context, site string) (gtid.Set, error) {
 	return set, nil
 }
 
+// ArmLeaseFence implements failover.DB: a lock wait on the sidecar's
+// write hold is failover.ErrWritesHeld.
+func (c *conns) ArmLeaseFence(ctx context.Context, site string, after time.Duration) error {
+	sc, err := c.get(site)
+	if err != nil {
+		return err
+	}
+	err = sc.inst.ArmLeaseFence(ctx, after)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, mysql.ErrWritesHeld):
+		return fmt.Errorf("arm %s's lease fence: %w: %w", site, failover.ErrWritesHeld, err)
+	}
+	return fmt.Errorf("arm %s's lease fence: %w", site, err)
+}
+
 // ReplicateFrom implements failover.DB: site follows source at the address
 // replicas reach source by, with source's replication account.
 func (c *conns) ReplicateFrom(ctx context.Context, site, source string) error {

@@ -199,6 +199,7 @@ func (l *Loop) buildPass(g *v1alpha1.MysqlFailoverGroup) (failover.Pass, error) 
 		Sidecar: func(site string) (int64, bool) {
 			return l.env.Registry.Generation(l.key, site, settings.LeaseTimeout)
 		},
+		SidecarAskedAt: l.sidecarAskedAt,
 		MayMakeWritable: func(ctx context.Context, site string, fresh time.Time) error {
 			err := l.mayMakeWritable(ctx, site, settings.PeerCheckInterval, fresh)
 			if err != nil {

@@ -42,6 +42,10 @@ var (
 	// without its plugins), or cannot do what was asked of it (MariaDB
 	// waits for one acknowledgement only).
 	ErrSemiSyncUnavailable = errors.New("semi-sync unavailable")
+	// ErrWritesHeld: a statement waited longer than its lock wait on a
+	// global read lock (FLUSH TABLES WITH READ LOCK, the sidecar's write
+	// hold), which holds every write back, its own included.
+	ErrWritesHeld = errors.New("writes held by a global read lock")
 )
 
 // Server error numbers the package acts on.

@@ -79,6 +79,23 @@ func (d mysqlDialect) setFenced(ctx context.Context, ex executor, on bool) error
 
 func (mysqlDialect) fenceStatement() string { return "SET GLOBAL super_read_only = ON" }
 
+// liftDDLBarrier implements ddlBarrier: super_read_only refuses event DDL
+// even to the operator's account; read_only, left on, still stops
+// application accounts.
+func (d mysqlDialect) liftDDLBarrier(ctx context.Context, ex executor) (string, error) {
+	fenced, _, err := d.readOnly(ctx, ex)
+	if err != nil {
+		return "", fmt.Errorf("read super_read_only: %w", err)
+	}
+	if !fenced {
+		return "", nil
+	}
+	if err := ex.exec(ctx, "SET GLOBAL super_read_only = OFF"); err != nil {
+		return "", fmt.Errorf("lower super_read_only for the lease fence: %w", err)
+	}
+	return d.fenceStatement(), nil
+}
+
 func (mysqlDialect) readOnly(ctx context.Context, ex executor) (fenced, writable bool, err error) {
 	r, err := queryOne(ctx, ex, mysqlReadOnlyQuery)
 	if err != nil {

@@ -56,7 +56,9 @@ type Instance interface {
 	ReloadTLS(ctx context.Context) error
 	// ArmLeaseFence makes the server fence itself after the given time
 	// (whole seconds, two or more) unless armed again first: the sidecar's
-	// lease, kept by mysqld (leasefence.go).
+	// lease, kept by mysqld (leasefence.go). The sidecar arms it on a
+	// writable server, the operator on a fenced one before it makes it
+	// writable; ErrWritesHeld when a global read lock holds it back.
 	ArmLeaseFence(ctx context.Context, after time.Duration) error
 	// Close releases the connection pool.
 	Close() error

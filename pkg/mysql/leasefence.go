@@ -50,10 +50,13 @@ func leaseFenceStatements(fence string, secs int64) (alter string, create []stri
 	return alter, create
 }
 
-// The session settings the arm runs under, and how they are put back.
+// The session settings the arm runs under, and how they are put back. The
+// event's DDL waits for a global read lock (the sidecar's write hold), a
+// second at most: a statement left waiting after its client gave up would
+// move the event whenever the lock goes away.
 const (
-	leaseFenceSession = "SET SESSION sql_log_bin = 0, time_zone = '+00:00'"
-	leaseFenceRestore = "SET SESSION sql_log_bin = 1, time_zone = @@GLOBAL.time_zone"
+	leaseFenceSession = "SET SESSION sql_log_bin = 0, time_zone = '+00:00', lock_wait_timeout = 1"
+	leaseFenceRestore = "SET SESSION sql_log_bin = 1, time_zone = @@GLOBAL.time_zone, lock_wait_timeout = @@GLOBAL.lock_wait_timeout"
 )
 
 // restoreTimeout bounds putting the session back, on a context of its own
@@ -63,13 +66,17 @@ const restoreTimeout = time.Second
 // ArmLeaseFence makes the server fence itself after (whole seconds, at
 // least one) unless armed again before; see the comment above. It turns
 // the event scheduler on when it is off, and fails with
-// ErrLeaseFenceUnavailable when the server has it disabled.
+// ErrLeaseFenceUnavailable when the server has it disabled. The sidecar
+// arms it on a writable server; the operator also on a fenced one, before
+// it makes it writable (MySQL's super_read_only is lowered for the arm and
+// raised again: ddlBarrier). Its DDL waits a second at most for a global
+// read lock (the sidecar's write hold), then fails with ErrWritesHeld.
 func (in *instance) ArmLeaseFence(ctx context.Context, after time.Duration) error {
 	secs := int64(after / time.Second)
 	if secs < 1 {
 		return wrap("arm lease fence", in.addr, fmt.Errorf("%s: %w", after, ErrLeaseFenceUnavailable))
 	}
-	return in.run(ctx, "arm lease fence", 0, func(ctx context.Context, ex executor, d dialect) error {
+	return in.run(ctx, "arm lease fence", 0, func(ctx context.Context, ex executor, d dialect) (rerr error) {
 		if err := ensureScheduler(ctx, ex); err != nil {
 			return err
 		}
@@ -81,18 +88,67 @@ func (in *instance) ArmLeaseFence(ctx context.Context, after time.Duration) erro
 			defer cancel()
 			_ = ex.exec(rctx, leaseFenceRestore)
 		}()
-		alter, create := leaseFenceStatements(d.fenceStatement(), secs)
-		err := ex.exec(ctx, alter)
-		if n := serverErrno(err); n != errNoSuchEvent && n != errUnknownDatabase {
-			return err
-		}
-		for _, q := range create {
-			if err := ex.exec(ctx, q); err != nil {
-				return fmt.Errorf("create the lease fence: %w", err)
+		if b, ok := d.(ddlBarrier); ok {
+			restore, err := b.liftDDLBarrier(ctx, ex)
+			if err != nil {
+				return err
 			}
+			defer restoreBarrier(ctx, ex, restore, &rerr)
 		}
-		return ex.exec(ctx, alter)
+		return held(armEvent(ctx, ex, d, secs))
 	})
+}
+
+// armEvent moves the event, making it first when it is missing.
+func armEvent(ctx context.Context, ex executor, d dialect, secs int64) error {
+	alter, create := leaseFenceStatements(d.fenceStatement(), secs)
+	err := ex.exec(ctx, alter)
+	if n := serverErrno(err); n != errNoSuchEvent && n != errUnknownDatabase {
+		return err
+	}
+	for _, q := range create {
+		if err := ex.exec(ctx, q); err != nil {
+			return fmt.Errorf("create the lease fence: %w", err)
+		}
+	}
+	return ex.exec(ctx, alter)
+}
+
+// held marks a lock wait that ran out as ErrWritesHeld.
+func held(err error) error {
+	if serverErrno(err) == errLockWaitTimeout {
+		return fmt.Errorf("%w: %w", ErrWritesHeld, err)
+	}
+	return err
+}
+
+// ddlBarrier is a dialect whose barrier refuses the event's DDL to every
+// account: MySQL's super_read_only. The operator arms the lease fence on a
+// fenced server, before it makes it writable (a sidecar arms it only on a
+// writable one), so the arm lowers that part of the barrier for its own
+// statements and raises it again after. read_only stays on meanwhile, so
+// application accounts (which hold neither SUPER nor CONNECTION_ADMIN)
+// cannot write. MariaDB's read_only lets the operator's account (READ_ONLY
+// ADMIN) run the DDL as it is.
+type ddlBarrier interface {
+	// liftDDLBarrier lowers the barrier if it is up and returns the
+	// statement that raises it again ("" when nothing was lowered).
+	liftDDLBarrier(ctx context.Context, ex executor) (restore string, err error)
+}
+
+// restoreBarrier raises the barrier again after the arm, on a context of
+// its own (the arm's may be over). A failure fails the arm: the server is
+// then left read_only but without super_read_only, and is not made
+// writable by a step whose arm failed.
+func restoreBarrier(ctx context.Context, ex executor, restore string, rerr *error) {
+	if restore == "" {
+		return
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), restoreTimeout)
+	defer cancel()
+	if err := ex.exec(rctx, restore); err != nil && *rerr == nil {
+		*rerr = fmt.Errorf("raise the barrier again: %w", err)
+	}
 }
 
 // ensureScheduler turns the event scheduler on unless it runs already.

@@ -27,20 +27,27 @@ func TestLeaseFenceStatements(t *testing.T) {
 				"ON COMPLETION PRESERVE DISABLE DO " + fence}
 	}
 	const mysqlFence, mariaFence = "SET GLOBAL super_read_only = ON", "SET GLOBAL read_only = ON"
+	const lower = "SET GLOBAL super_read_only = OFF"
 	tests := []struct {
 		name      string
 		d         dialect
 		scheduler string
+		sro       string // MySQL's @@global.super_read_only ("" on MariaDB)
 		errs      map[string][]error
 		after     time.Duration
 		want      []string
 	}{
-		{"mysql: armed again", mysqlDialect{}, "ON", nil, 5500 * time.Millisecond,
-			[]string{eventSchedulerQuery, leaseFenceSession, alter("5"), leaseFenceRestore}},
-		{"mysql: first arm creates the event", mysqlDialect{}, "ON", map[string][]error{alter("6"): {noEvent}}, 6 * time.Second,
-			slices.Concat([]string{eventSchedulerQuery, leaseFenceSession, alter("6")}, create(mysqlFence),
+		{"mysql: armed again on a writable server", mysqlDialect{}, "ON", "0", nil, 5500 * time.Millisecond,
+			[]string{eventSchedulerQuery, leaseFenceSession, mysqlReadOnlyQuery, alter("5"), leaseFenceRestore}},
+		{"mysql: first arm creates the event", mysqlDialect{}, "ON", "0", map[string][]error{alter("6"): {noEvent}}, 6 * time.Second,
+			slices.Concat([]string{eventSchedulerQuery, leaseFenceSession, mysqlReadOnlyQuery, alter("6")}, create(mysqlFence),
 				[]string{alter("6"), leaseFenceRestore})},
-		{"mariadb: scheduler off is turned on, schema made", mariadbDialect{}, "OFF", map[string][]error{alter("3"): {noSchema}}, 3 * time.Second,
+		{"mysql: the operator's arm on a fenced server lowers super_read_only for it", mysqlDialect{}, "ON", "1", nil, 12 * time.Second,
+			[]string{eventSchedulerQuery, leaseFenceSession, mysqlReadOnlyQuery, lower, alter("12"), mysqlFence, leaseFenceRestore}},
+		{"mysql: first arm on a fenced server", mysqlDialect{}, "ON", "1", map[string][]error{alter("9"): {noSchema}}, 9 * time.Second,
+			slices.Concat([]string{eventSchedulerQuery, leaseFenceSession, mysqlReadOnlyQuery, lower, alter("9")},
+				create(mysqlFence), []string{alter("9"), mysqlFence, leaseFenceRestore})},
+		{"mariadb: scheduler off is turned on, schema made", mariadbDialect{}, "OFF", "", map[string][]error{alter("3"): {noSchema}}, 3 * time.Second,
 			slices.Concat([]string{eventSchedulerQuery, eventSchedulerOn, leaseFenceSession, alter("3")}, create(mariaFence),
 				[]string{alter("3"), leaseFenceRestore})},
 	}
@@ -48,6 +55,7 @@ func TestLeaseFenceStatements(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := newRecorder()
 			rec.answer(eventSchedulerQuery, []string{"event_scheduler=" + tc.scheduler})
+			rec.answer(mysqlReadOnlyQuery, []string{"read_only=1", "super_read_only=" + tc.sro})
 			for q, e := range tc.errs {
 				rec.errs[q] = e
 			}
@@ -81,6 +89,60 @@ func TestLeaseFenceRefused(t *testing.T) {
 			}
 			if got := rec.sent(); len(got) > 1 {
 				t.Fatalf("sent %v", got)
+			}
+		})
+	}
+}
+
+// TestLeaseFenceBarrierRestored: on MySQL, the arm raises super_read_only
+// again whatever happened to the arm, and fails when it cannot: the step
+// that would have made the server writable then does not.
+func TestLeaseFenceBarrierRestored(t *testing.T) {
+	ctx := context.Background()
+	broken := &gomysql.MySQLError{Number: 2013, Message: "Lost connection"}
+	const alter = "ALTER EVENT `bloodraven`.`lease_fence` ON SCHEDULE EVERY 1 DAY STARTS CURRENT_TIMESTAMP + INTERVAL 8 SECOND ENABLE"
+	for name, failing := range map[string]string{
+		"the arm fails":                    alter,
+		"super_read_only cannot be raised": "SET GLOBAL super_read_only = ON",
+	} {
+		t.Run(name, func(t *testing.T) {
+			rec := newRecorder()
+			rec.answer(eventSchedulerQuery, []string{"event_scheduler=ON"})
+			rec.answer(mysqlReadOnlyQuery, []string{"read_only=1", "super_read_only=1"})
+			rec.errs[failing] = []error{broken}
+			err := recorded(Config{User: "bloodraven"}, mysqlDialect{}, rec).ArmLeaseFence(ctx, 8*time.Second)
+			if !errors.Is(err, broken) {
+				t.Fatalf("err = %v, want the server's error", err)
+			}
+			sent := rec.sent()
+			if i := slices.Index(sent, "SET GLOBAL super_read_only = ON"); i < 0 || i < slices.Index(sent, alter) {
+				t.Fatalf("super_read_only not raised again after the arm: %v", sent)
+			}
+		})
+	}
+}
+
+// TestLeaseFenceHeld: an arm whose DDL waits out its lock wait on a global
+// read lock (the sidecar's write hold) says so, and puts the barrier back.
+func TestLeaseFenceHeld(t *testing.T) {
+	lockWait := &gomysql.MySQLError{Number: errLockWaitTimeout, Message: "Lock wait timeout exceeded"}
+	const alter = "ALTER EVENT `bloodraven`.`lease_fence` ON SCHEDULE EVERY 1 DAY STARTS CURRENT_TIMESTAMP + INTERVAL 8 SECOND ENABLE"
+	for name, d := range map[string]dialect{"mysql": mysqlDialect{}, "mariadb": mariadbDialect{}} {
+		t.Run(name, func(t *testing.T) {
+			rec := newRecorder()
+			rec.answer(eventSchedulerQuery, []string{"event_scheduler=ON"})
+			rec.answer(mysqlReadOnlyQuery, []string{"read_only=1", "super_read_only=1"})
+			rec.errs[alter] = []error{lockWait}
+			err := recorded(Config{User: "bloodraven"}, d, rec).ArmLeaseFence(context.Background(), 8*time.Second)
+			if !errors.Is(err, ErrWritesHeld) {
+				t.Fatalf("err = %v, want ErrWritesHeld", err)
+			}
+			sent := rec.sent()
+			if sent[len(sent)-1] != leaseFenceRestore {
+				t.Fatalf("session not put back: %v", sent)
+			}
+			if _, isMySQL := d.(mysqlDialect); isMySQL && !slices.Contains(sent, "SET GLOBAL super_read_only = ON") {
+				t.Fatalf("super_read_only not raised again: %v", sent)
 			}
 		})
 	}

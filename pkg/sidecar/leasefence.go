@@ -27,9 +27,11 @@ import (
 // mysqld's host moves the event by as much; only a step back while the
 // sidecar is paused and the site cut off weakens it.
 //
-// Not covered: the time between the operator making a site writable and
-// that site's sidecar's next tick (MySQL's super_read_only refuses the
-// event's DDL while the site is fenced, so it cannot be armed ahead).
+// The time between the operator making a site writable and that site's
+// sidecar's next tick is covered by the operator: it arms the event itself
+// before it makes a site writable, counted from the sidecar's last ask
+// (pkg/failover ArmLeaseFence, pkg/topology WritableLeaseFence), with the
+// same margins.
 
 // leaseFencer is the part of pkg/mysql's Instance that arms the lease fence.
 type leaseFencer interface {

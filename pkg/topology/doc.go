@@ -12,6 +12,8 @@
 //     retarget, promote now or once the old primary is confirmed
 //     (Decision.Start, Retarget, Promote, PromoteOnceFenced, Promotes;
 //     sequence.go);
+//   - how long mysqld's lease fence is armed for before a site is made
+//     writable (WritableLeaseFence; leasefence.go);
 //   - the sites that follow a new primary after a failover (Followers);
 //   - the site a new group starts on (BootstrapSite);
 //   - each site's part in semi-sync replication (PlanSemiSync).

@@ -1,0 +1,65 @@
+package failover
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/topology"
+)
+
+// Every step that makes a site writable (an emergency or planned
+// promotion, a re-assertion, a rollback's unfence) first arms that site's
+// mysqld's lease fence itself, right before the statement that lifts the
+// barrier: the event that fences mysqld once the site's lease has run out
+// (pkg/mysql ArmLeaseFence). The site's sidecar pushes the event later on
+// every tick while its mysqld is writable, but a sidecar that asked the
+// operator and then paused never arms it: made writable and cut off next,
+// its site would write on after the operator promotes another site at the
+// lease deadline. The operator's arm counts from that sidecar's last ask
+// (topology.WritableLeaseFence), so it fires before that deadline. A step
+// whose arm fails or is refused does not make the site writable.
+//
+// One failure lets the step go on: the arm waited out its lock wait (a
+// second) on a global read lock, the write hold a live sidecar keeps on a
+// fenced site that does not replicate (the event's DDL waits for it, the
+// statements that lift the barrier do not). While the hold stays, no write
+// commits; the sidecar lets go on its next tick, once it sees the site
+// writable, and arms the event itself in that tick. A sidecar paused while
+// it holds keeps every write waiting.
+
+// ArmLeaseFence arms site's lease fence for the step about to make it
+// writable, or says why not (an error wrapping ErrLeaseFence, recorded in
+// a Warning Event). p.SidecarAskedAt nil: the caller knows no sidecars,
+// and nothing is armed; nor for a group whose lease is too short for any
+// lease fence (topology.WritableLeaseFence).
+func ArmLeaseFence(ctx context.Context, p Pass, db DB, n Notifier, now time.Time, site string) error {
+	if p.SidecarAskedAt == nil {
+		return nil
+	}
+	d := topology.WritableLeaseFence(topology.LeaseFenceArm{Site: site, Now: now,
+		SidecarAskedAt: p.SidecarAskedAt(site), LeaseTimeout: p.Settings.LeaseTimeout,
+		PeerCheckInterval: p.Settings.PeerCheckInterval, Margin: p.Settings.LeaseFenceTimeout})
+	var err error
+	switch {
+	case d.Refused != "":
+		err = fmt.Errorf("%w on %s: %s", ErrLeaseFence, site, d.Refused)
+	case d.After > 0:
+		cctx, cancel := context.WithTimeout(ctx, p.Settings.LeaseFenceTimeout)
+		err = db.ArmLeaseFence(cctx, site, d.After)
+		cancel()
+		if errors.Is(err, ErrWritesHeld) {
+			return nil // the hold guards it; its sidecar arms as it lets go
+		}
+		if err != nil {
+			err = fmt.Errorf("%w on %s for %s: %w", ErrLeaseFence, site, d.After, err)
+		}
+	}
+	if err != nil {
+		n.Event(p.Group, EventWarning, v1alpha1.EventLeaseFenceNotArmed,
+			fmt.Sprintf("%s is not made writable: %v", site, err))
+	}
+	return err
+}
