@@ -153,4 +153,22 @@ type SemiSyncSpec struct {
 	// +kubebuilder:default=preferred
 	// +optional
 	DataDurability DataDurability `json:"dataDurability"`
+
+	// MinSyncReplicas is how many replicas acknowledge each commit before
+	// it returns (MySQL; MariaDB always waits for one). With preferred
+	// durability the operator lowers the count to the healthy replicas,
+	// never below one, and raises it back as they recover.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=15
+	// +optional
+	MinSyncReplicas int32 `json:"minSyncReplicas"`
+
+	// MaxSyncReplicas is how many replicas acknowledge at all: primary
+	// candidates first, then the other sites in spec order.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=15
+	// +optional
+	MaxSyncReplicas int32 `json:"maxSyncReplicas"`
 }

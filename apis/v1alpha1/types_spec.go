@@ -34,6 +34,9 @@ const (
 // MysqlFailoverGroupSpec is what the user asks for.
 // +kubebuilder:validation:XValidation:rule="self.sites.filter(s, !has(s.role) || s.role == 'primary-candidate').size() >= 2",message="a failover group needs at least two sites with role primary-candidate"
 // +kubebuilder:validation:XValidation:rule="self.sites.all(a, self.sites.exists_one(b, b.name == a.name))",message="site names must be unique"
+// +kubebuilder:validation:XValidation:rule="!self.mysql.semiSync.enabled || self.mysql.semiSync.maxSyncReplicas < self.sites.size()",message="mysql.semiSync.maxSyncReplicas must be less than the number of sites: the primary does not acknowledge its own commits"
+// +kubebuilder:validation:XValidation:rule="self.mysql.semiSync.minSyncReplicas <= self.mysql.semiSync.maxSyncReplicas",message="mysql.semiSync.minSyncReplicas cannot be more than maxSyncReplicas"
+// +kubebuilder:validation:XValidation:rule="self.mysql.flavor != 'mariadb' || self.mysql.semiSync.minSyncReplicas == 1",message="MariaDB waits for one semi-sync acknowledgement per commit: mysql.semiSync.minSyncReplicas must be 1 with flavor mariadb"
 type MysqlFailoverGroupSpec struct {
 	// Sites lists every site of the group, in priority order: when two sites
 	// are equally fresh the earlier one wins, and the first primary-candidate
@@ -96,11 +99,6 @@ type MysqlFailoverGroupSpec struct {
 	// +kubebuilder:default={}
 	// +optional
 	Dragonfly DragonflySpec `json:"dragonfly"`
-
-	// SemiSync configures semi-synchronous replication.
-	// +kubebuilder:default={}
-	// +optional
-	SemiSync SemiSyncSpec `json:"semiSync"`
 }
 
 // Site is one failure domain: a zone, a set of nodes or a region.
@@ -173,6 +171,11 @@ type MySQLSpec struct {
 	// +kubebuilder:default={}
 	// +optional
 	TLS MySQLTLSSpec `json:"tls"`
+
+	// SemiSync configures semi-synchronous replication between the sites.
+	// +kubebuilder:default={}
+	// +optional
+	SemiSync SemiSyncSpec `json:"semiSync"`
 }
 
 // StorageSpec sizes a site's volume.

@@ -75,9 +75,11 @@ func TestCRDInstalledAndMinimalGroupDefaulted(t *testing.T) {
 		{"dragonfly.enabled", s.Dragonfly.Enabled, false},
 		{"dragonfly.maxSyncWait", s.Dragonfly.PlannedFailover.MaxSyncWait.Duration, 30 * time.Second},
 		{"dragonfly.onSyncTimeout", s.Dragonfly.PlannedFailover.OnSyncTimeout, v1alpha1.SyncTimeoutProceed},
-		{"semiSync.enabled", s.SemiSync.Enabled, false},
-		{"semiSync.timeoutMillis", s.SemiSync.TimeoutMillis, int64(1000)},
-		{"semiSync.dataDurability", s.SemiSync.DataDurability, v1alpha1.DurabilityPreferred},
+		{"mysql.semiSync.enabled", s.MySQL.SemiSync.Enabled, false},
+		{"mysql.semiSync.timeoutMillis", s.MySQL.SemiSync.TimeoutMillis, int64(1000)},
+		{"mysql.semiSync.dataDurability", s.MySQL.SemiSync.DataDurability, v1alpha1.DurabilityPreferred},
+		{"mysql.semiSync.minSyncReplicas", s.MySQL.SemiSync.MinSyncReplicas, int32(1)},
+		{"mysql.semiSync.maxSyncReplicas", s.MySQL.SemiSync.MaxSyncReplicas, int32(1)},
 	}
 	for _, c := range checks {
 		if c.got != c.want {
@@ -161,7 +163,22 @@ func TestInvalidSpecsAreRejectedWithReadableMessages(t *testing.T) {
 		{"bad flavor", func(_, o map[string]any) { set(o, "mysql.flavor", "postgres") }, `Unsupported value: "postgres"`},
 		{"bad onCooldown", func(_, o map[string]any) { set(o, "plannedFailover.onCooldown", "later") }, `Unsupported value: "later"`},
 		{"bad onSyncTimeout", func(_, o map[string]any) { set(o, "dragonfly.plannedFailover.onSyncTimeout", "retry") }, `Unsupported value: "retry"`},
-		{"bad dataDurability", func(_, o map[string]any) { set(o, "semiSync.dataDurability", "always") }, `Unsupported value: "always"`},
+		{"bad dataDurability", func(_, o map[string]any) { set(o, "mysql.semiSync.dataDurability", "always") }, `Unsupported value: "always"`},
+		{"semi-sync replicas as many as the sites", func(_, o map[string]any) {
+			set(o, "mysql.semiSync.enabled", true)
+			set(o, "mysql.semiSync.maxSyncReplicas", 2)
+		}, "maxSyncReplicas must be less than the number of sites"},
+		{"semi-sync min above max", func(_, o map[string]any) {
+			set(o, "mysql.semiSync.minSyncReplicas", 3)
+			set(o, "mysql.semiSync.maxSyncReplicas", 2)
+		}, "minSyncReplicas cannot be more than maxSyncReplicas"},
+		{"semi-sync two acknowledgements on MariaDB", func(_, o map[string]any) {
+			set(o, "mysql.flavor", "mariadb")
+			set(o, "mysql.semiSync.minSyncReplicas", 2)
+			set(o, "mysql.semiSync.maxSyncReplicas", 2)
+		}, "MariaDB waits for one semi-sync acknowledgement"},
+		{"zero minSyncReplicas", func(_, o map[string]any) { set(o, "mysql.semiSync.minSyncReplicas", 0) },
+			"minSyncReplicas in body should be greater than or equal to 1"},
 		{"bad dns hostname", func(_, o map[string]any) { set(o, "dns", map[string]any{"hostname": "Not A Host!"}) }, "dns.hostname must be a DNS name"},
 		{"dns without hostname", func(_, o map[string]any) { set(o, "dns", map[string]any{"ttl": 30}) }, "spec.dns.hostname: Required value"},
 		{"seventeen sites", func(s, _ map[string]any) {
