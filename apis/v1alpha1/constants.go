@@ -26,6 +26,9 @@ const (
 	ConditionReady           = "Ready"
 	ConditionDegraded        = "Degraded"
 	ConditionFailoverBlocked = "FailoverBlocked"
+	// ConditionSemiSyncDegraded is true while semi-sync is on and the
+	// active site's commits do not wait for the acknowledgements asked.
+	ConditionSemiSyncDegraded = "SemiSyncDegraded"
 )
 
 // Condition reasons.
@@ -44,6 +47,12 @@ const (
 	ReasonNoCandidate       = "NoEligibleCandidate"
 	ReasonDivergence        = "Divergence"
 	ReasonFenceUnconfirmed  = "OldPrimaryNotConfirmedFenced"
+	// SemiSyncDegraded's reasons.
+	ReasonSemiSyncOff        = "SemiSyncOff"
+	ReasonSemiSyncWaiting    = "Acknowledged"
+	ReasonSemiSyncFallback   = "AsyncFallback"
+	ReasonSemiSyncFewReplies = "TooFewAcknowledging"
+	ReasonSemiSyncUnknown    = "NotObserved"
 )
 
 // Planned failover phases.

@@ -134,6 +134,32 @@ type SiteStatus struct {
 	// by SQL or confirmed unable to write; its probes do not count.
 	// +optional
 	MaybeWritable bool `json:"maybeWritable,omitempty"`
+	// SemiSync is the site's semi-sync replication as last observed,
+	// absent while semi-sync is off on it.
+	// +optional
+	SemiSync *SiteSemiSync `json:"semiSync,omitempty"`
+}
+
+// SiteSemiSync is one server's semi-sync replication.
+type SiteSemiSync struct {
+	// Source is true when commits on this server wait for acknowledgements.
+	// +optional
+	Source bool `json:"source,omitempty"`
+	// Replica is true when this server acknowledges what it receives.
+	// +optional
+	Replica bool `json:"replica,omitempty"`
+	// Waiting is true on a source that waits for acknowledgements now;
+	// false once it fell back to asynchronous replication.
+	// +optional
+	Waiting bool `json:"waiting,omitempty"`
+	// AcknowledgingReplicas is how many replicas a source counts as
+	// semi-sync clients.
+	// +optional
+	AcknowledgingReplicas int32 `json:"acknowledgingReplicas,omitempty"`
+	// CommitsWithoutAck counts the commits a source acknowledged to its
+	// clients with no replica's acknowledgement since mysqld started.
+	// +optional
+	CommitsWithoutAck int64 `json:"commitsWithoutAck,omitempty"`
 }
 
 // MaxFailoverHistory bounds status.failoverHistory.

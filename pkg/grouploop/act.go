@@ -188,6 +188,7 @@ func (l *Loop) maintain(ctx context.Context, p failover.Pass) {
 			l.log.Error(err, "repoint", "site", s.Name)
 		}
 	}
+	l.keepSemiSync(cctx, p)
 }
 
 // needsRepoint reports whether a read-only site does not replicate from the

@@ -53,6 +53,10 @@ type Loop struct {
 	observeStarted time.Time
 	observedAt     time.Time
 	lastWait       string // the emergency sequence's last logged wait
+	// Semi-sync (semisync.go): the part last applied to each site, and
+	// whether the active site's commits waited at the last probe.
+	semiApplied map[string]topology.SemiSyncRole
+	semiWaiting bool
 }
 
 // New returns the group's loop, with a fresh memory (a new operator
@@ -65,7 +69,7 @@ func New(env *Env, key types.NamespacedName, wake <-chan struct{}) *Loop {
 		seenPod: map[string]bool{}, answered: map[string]bool{}, waitSince: map[string]time.Time{},
 		maybeSince: map[string]time.Time{}, podNodes: map[string]map[types.UID]podNode{},
 		goneNodes: map[string]map[types.UID]goneWatch{}, kubeletStopped: map[string]time.Time{},
-		provenAt: map[string]time.Time{}}
+		provenAt: map[string]time.Time{}, semiApplied: map[string]topology.SemiSyncRole{}}
 	if env.Nudge != nil {
 		l.conns.promoted = func(site string) { env.Nudge(key, site) }
 	}

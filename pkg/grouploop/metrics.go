@@ -19,6 +19,8 @@ type Metrics struct {
 	FailoverBlocked    *prometheus.GaugeVec
 	Diverged           *prometheus.GaugeVec
 	ConfirmRefused     *prometheus.CounterVec
+	SemiSyncClients    *prometheus.GaugeVec
+	SemiSyncFallbacks  *prometheus.CounterVec
 	Planned            *PlannedMetrics
 }
 
@@ -59,10 +61,15 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		ConfirmRefused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bloodraven_confirm_authority_refused_total",
 			Help: "Confirm-authority annotations refused and removed, by reason (invalid, below-reported, unneeded)."},
 			append(g, labelReason)),
+		SemiSyncClients: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "bloodraven_semisync_clients",
+			Help: "Replicas the active site counts as semi-sync clients, as last probed."}, g),
+		SemiSyncFallbacks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bloodraven_semisync_fallbacks_total",
+			Help: "Times the active site was seen to stop waiting for acknowledgements (fallen back to asynchronous replication)."}, g),
 	}
 	if reg != nil {
 		reg.MustRegister(m.Failovers, m.DNSFlips, m.SiteState, m.PollLatency, m.ReplicationLag,
-			m.Reasserts, m.ExtraWritersFenced, m.FailoverBlocked, m.Diverged, m.ConfirmRefused)
+			m.Reasserts, m.ExtraWritersFenced, m.FailoverBlocked, m.Diverged, m.ConfirmRefused,
+			m.SemiSyncClients, m.SemiSyncFallbacks)
 	}
 	m.Planned = newPlannedMetrics(reg)
 	return m
@@ -87,7 +94,7 @@ func (m *Metrics) forget(ns, group string) {
 	labels := prometheus.Labels{labelNamespace: ns, labelGroup: group}
 	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{
 		m.Failovers, m.DNSFlips, m.SiteState, m.PollLatency, m.ReplicationLag, m.Reasserts,
-		m.ExtraWritersFenced, m.FailoverBlocked, m.Diverged, m.ConfirmRefused,
+		m.ExtraWritersFenced, m.FailoverBlocked, m.Diverged, m.ConfirmRefused, m.SemiSyncClients, m.SemiSyncFallbacks,
 	} {
 		v.DeletePartialMatch(labels)
 	}

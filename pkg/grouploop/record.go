@@ -24,6 +24,7 @@ func (l *Loop) record(ctx context.Context, p failover.Pass) {
 	l.recordSites(g)
 	l.markHistory(g, p.Decision)
 	l.recordConditions(g, p.Decision)
+	l.noteSemiSyncMetrics(g)
 	l.env.Auth.MarkAuthenticated(g, l.env.Clock.Now())
 	if err := l.patcher.PersistStatus(ctx, g); err != nil {
 		l.log.Error(err, "write status")
@@ -96,6 +97,7 @@ func (l *Loop) recordProbe(g *v1alpha1.MysqlFailoverGroup, rec *v1alpha1.SiteSta
 		rec.ServerID = id
 	}
 	rec.Fenced = !ms.Writable()
+	recordSemiSync(rec, ms)
 	rec.Replicating, rec.SecondsBehindSource, rec.ReplicationError = false, nil, ""
 	rs := ms.Replica
 	if rs == nil {
@@ -139,6 +141,8 @@ func (l *Loop) recordConditions(g *v1alpha1.MysqlFailoverGroup, d topology.Decis
 	}
 	set(v1alpha1.ConditionReady, serving, readyReason, d.Message)
 	set(v1alpha1.ConditionDegraded, d.Kind != topology.KindHealthy, d.Reason, d.Message)
+	semiDegraded, semiReason, semiMsg := l.semiSyncCondition(g)
+	set(v1alpha1.ConditionSemiSyncDegraded, semiDegraded, semiReason, semiMsg)
 	l.env.Metrics.FailoverBlocked.DeletePartialMatch(map[string]string{labelNamespace: g.Namespace, labelGroup: g.Name})
 	if d.Kind != topology.KindFailoverBlocked {
 		set(v1alpha1.ConditionFailoverBlocked, false, v1alpha1.ReasonNotBlocked, "no failover is blocked")

@@ -1,0 +1,140 @@
+package grouploop
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/failover"
+	"github.com/shipstream/bloodraven/pkg/mysql"
+	"github.com/shipstream/bloodraven/pkg/topology"
+)
+
+// semiSyncInput is what topology.PlanSemiSync needs, from the spec and
+// this pass's probes.
+func (l *Loop) semiSyncInput(g *v1alpha1.MysqlFailoverGroup) topology.SemiSyncInput {
+	spec := g.Spec.MySQL.SemiSync
+	active := g.Status.ActiveSite
+	in := topology.SemiSyncInput{Enabled: spec.Enabled, Required: spec.DataDurability == v1alpha1.DurabilityRequired,
+		Timeout: time.Duration(spec.TimeoutMillis) * time.Millisecond, MinSyncReplicas: int(spec.MinSyncReplicas),
+		MaxSyncReplicas: int(spec.MaxSyncReplicas), Active: active,
+		OneAck: l.last[active].status.Flavor == v1alpha1.FlavorMariaDB}
+	src, srcErr := l.conns.get(active)
+	for _, s := range g.Spec.Sites {
+		o := l.obs[s.Name]
+		rs := o.status.Replica
+		acking := o.err == nil && o.status.SemiSync.ReplicaEnabled && rs != nil && rs.IORunning == mysql.ThreadYes &&
+			srcErr == nil && rs.Source() == src.access.Endpoint
+		in.Sites = append(in.Sites, topology.SemiSyncSite{Name: s.Name,
+			Candidate: s.Role == "" || s.Role == v1alpha1.RolePrimaryCandidate, Acking: acking})
+	}
+	return in
+}
+
+// keepSemiSync gives every reachable site its part in semi-sync
+// replication (topology.PlanSemiSync), on a healthy or degraded group.
+// A server forgets it when mysqld restarts (SET GLOBAL), which its probe
+// shows; the source's timeout and count are not in the probe, so what was
+// applied is remembered, and sent again when the plan changes.
+func (l *Loop) keepSemiSync(ctx context.Context, p failover.Pass) {
+	g := p.Group
+	for _, r := range topology.PlanSemiSync(l.semiSyncInput(g)) {
+		o := l.obs[r.Site]
+		if o.err != nil {
+			continue
+		}
+		ss := o.status.SemiSync
+		if ss.SourceEnabled == r.Source && ss.ReplicaEnabled == r.Replica && (!r.Source || l.semiApplied[r.Site] == r) {
+			continue
+		}
+		err := l.conns.ConfigureSemiSync(ctx, r.Site, mysql.SemiSyncSettings{Source: r.Source, Replica: r.Replica,
+			Timeout: r.Timeout, WaitCount: r.WaitCount})
+		if err != nil {
+			delete(l.semiApplied, r.Site)
+			l.log.Error(err, "semi-sync", "site", r.Site)
+			continue
+		}
+		l.semiApplied[r.Site] = r
+		l.log.Info("semi-sync set", "site", r.Site, "source", r.Source, "replica", r.Replica,
+			"waitCount", r.WaitCount, "timeout", r.Timeout)
+	}
+}
+
+// ConfigureSemiSync sets site's semi-sync part.
+func (c *conns) ConfigureSemiSync(ctx context.Context, site string, s mysql.SemiSyncSettings) error {
+	sc, err := c.get(site)
+	if err != nil {
+		return err
+	}
+	ss, ok := sc.inst.(mysql.SemiSyncer)
+	if !ok {
+		return fmt.Errorf("semi-sync on %s: %w", site, mysql.ErrSemiSyncUnavailable)
+	}
+	if err := ss.ConfigureSemiSync(ctx, s); err != nil {
+		return fmt.Errorf("semi-sync on %s: %w", site, err)
+	}
+	return nil
+}
+
+// recordSemiSync is a probed site's status.sites[].semiSync.
+func recordSemiSync(rec *v1alpha1.SiteStatus, ms mysql.Status) {
+	ss := ms.SemiSync
+	if !ss.SourceEnabled && !ss.ReplicaEnabled {
+		rec.SemiSync = nil
+		return
+	}
+	rec.SemiSync = &v1alpha1.SiteSemiSync{Source: ss.SourceEnabled, Replica: ss.ReplicaEnabled,
+		Waiting: ss.SourceEnabled && ss.SourceActive, AcknowledgingReplicas: int32(ss.SourceClients),
+		CommitsWithoutAck: ss.SourceNoTx}
+}
+
+// semiSyncCondition is SemiSyncDegraded: whether the active site's commits
+// wait for the acknowledgements the spec asks, why, and what to say.
+func (l *Loop) semiSyncCondition(g *v1alpha1.MysqlFailoverGroup) (bool, string, string) {
+	spec := g.Spec.MySQL.SemiSync
+	active := g.Status.ActiveSite
+	o, ok := l.obs[active]
+	switch {
+	case !spec.Enabled:
+		return false, v1alpha1.ReasonSemiSyncOff, "semi-sync replication is off (spec.mysql.semiSync.enabled)"
+	case active == "" || !ok || o.err != nil:
+		return true, v1alpha1.ReasonSemiSyncUnknown, "the active site's semi-sync state is not observed"
+	}
+	ss := o.status.SemiSync
+	want := max(1, int(spec.MinSyncReplicas))
+	if o.status.Flavor == v1alpha1.FlavorMariaDB {
+		want = 1
+	}
+	switch {
+	case !ss.SourceEnabled || !ss.SourceActive:
+		return true, v1alpha1.ReasonSemiSyncFallback, fmt.Sprintf(
+			"%s commits without waiting for a replica: semi-sync fell back to asynchronous replication "+
+				"(%d commits without an acknowledgement since mysqld started)", active, ss.SourceNoTx)
+	case ss.SourceClients < want:
+		return true, v1alpha1.ReasonSemiSyncFewReplies, fmt.Sprintf(
+			"%d replicas can acknowledge %s's commits, %d asked (minSyncReplicas)", ss.SourceClients, active, want)
+	}
+	return false, v1alpha1.ReasonSemiSyncWaiting, fmt.Sprintf(
+		"%s's commits wait for %d acknowledgement(s); %d replica(s) acknowledge", active, want, ss.SourceClients)
+}
+
+// noteSemiSyncMetrics sets the active site's semi-sync clients and counts
+// its falls back to asynchronous replication, seen as the source going
+// from waiting to not waiting between two probes.
+func (l *Loop) noteSemiSyncMetrics(g *v1alpha1.MysqlFailoverGroup) {
+	active := g.Status.ActiveSite
+	o, ok := l.obs[active]
+	if !ok || o.err != nil || !g.Spec.MySQL.SemiSync.Enabled {
+		l.env.Metrics.SemiSyncClients.DeleteLabelValues(g.Namespace, g.Name)
+		l.semiWaiting = false
+		return
+	}
+	ss := o.status.SemiSync
+	l.env.Metrics.SemiSyncClients.WithLabelValues(g.Namespace, g.Name).Set(float64(ss.SourceClients))
+	waiting := ss.SourceEnabled && ss.SourceActive
+	if l.semiWaiting && !waiting {
+		l.env.Metrics.SemiSyncFallbacks.WithLabelValues(g.Namespace, g.Name).Inc()
+	}
+	l.semiWaiting = waiting
+}
