@@ -28,7 +28,9 @@ import (
 // statements that lift the barrier do not). While the hold stays, no write
 // commits; the sidecar lets go on its next tick, once it sees the site
 // writable, and arms the event itself in that tick. A sidecar paused while
-// it holds keeps every write waiting.
+// it holds keeps every write waiting. pkg/mysql proves the hold before it
+// says ErrWritesHeld (a write that changes nothing waits too): a backup's
+// lock, which stops the DDL and not the writes, is a failed arm.
 
 // ArmLeaseFence arms site's lease fence for the step about to make it
 // writable, or says why not (an error wrapping ErrLeaseFence, recorded in

@@ -210,3 +210,44 @@ func TestPromotionUnderTheSidecarsWriteHold(t *testing.T) {
 		t.Fatalf("write once the hold is gone: %v", err)
 	}
 }
+
+// TestPromotionUnderABackupLockRefused: a backup's lock (MariaDB's BACKUP
+// STAGE BLOCK_DDL) makes the arm's DDL wait as the write hold does, but it
+// leaves writes free: the promotion must not go on without the arm, or the
+// site would write with no lease fence for as long as the backup runs.
+func TestPromotionUnderABackupLockRefused(t *testing.T) {
+	s := openSites(t, 2, testbed.WithoutReplication())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	root, err := sql.Open("mysql", s.c.OperatorDSN(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	conn, err := root.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for _, q := range []string{"BACKUP STAGE START", "BACKUP STAGE BLOCK_DDL"} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	defer func() { _, _ = conn.ExecContext(context.Background(), "BACKUP STAGE END") }()
+	w := newWorld(t)
+	w.persisted.Spec.Sidecar.LeaseTimeout = metav1.Duration{Duration: 8 * time.Second}
+	w.persisted.Spec.Sidecar.PeerCheckInterval = metav1.Duration{Duration: 2 * time.Second}
+	w.asked = map[string]time.Duration{"a": 0, "b": 0}
+	w.sites["b"].source = ""
+	primarySeenDownButSQLAnswers(w)
+	env := w.env()
+	env.DB = s
+	out, err := NewEmergency(env).Advance(ctx, w.pass())
+	if out.Completed || !errors.Is(err, ErrLeaseFence) || errors.Is(err, ErrWritesHeld) {
+		t.Fatalf("promotion under a backup lock: %+v, %v; want refused with ErrLeaseFence", out, err)
+	}
+	if st := mustStatus(ctx, t, s.in["b"]); st.Writable() {
+		t.Fatal("b made writable with no lease fence armed")
+	}
+}

@@ -95,8 +95,48 @@ func (in *instance) ArmLeaseFence(ctx context.Context, after time.Duration) erro
 			}
 			defer restoreBarrier(ctx, ex, restore, &rerr)
 		}
-		return held(armEvent(ctx, ex, d, secs))
+		return armJudged(ctx, ex, d, secs)
 	})
+}
+
+// Only a global read lock (FLUSH TABLES WITH READ LOCK: the sidecar's
+// write hold) holds every write back. Other locks make the event's DDL
+// wait as well and leave writes free: a backup's (MariaDB's BACKUP STAGE
+// BLOCK_DDL, MySQL's LOCK INSTANCE FOR BACKUP). MariaDB reports both as
+// "Waiting for backup lock", so the arm asks the server instead: after
+// its DDL's lock wait ran out, it sends a write that changes nothing
+// (writeProbe) under the same one-second lock wait. Only when that write
+// waits out its lock wait too are writes held, and the arm is
+// ErrWritesHeld (a step may go on under it); otherwise the arm failed, and
+// the site is not made writable.
+
+// writeProbe is a write that changes no row: it waits for the global read
+// lock as any write does. mysql.plugin exists on both flavors; the arm's
+// session has sql_log_bin off.
+const writeProbe = "UPDATE mysql.plugin SET dl = dl WHERE 1 = 0"
+
+// writeProbeTimeout bounds the probe: its lock wait (a second) and a
+// round trip.
+const writeProbeTimeout = 1500 * time.Millisecond
+
+// armJudged runs armEvent and judges a lock wait that ran out.
+func armJudged(ctx context.Context, ex executor, d dialect, secs int64) error {
+	err := armEvent(ctx, ex, d, secs)
+	if serverErrno(err) != errLockWaitTimeout {
+		return err
+	}
+	// Its own deadline: the arm's may run out during the probe's wait, and
+	// the probe's time does not count towards the event's.
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeProbeTimeout)
+	defer cancel()
+	perr := ex.exec(pctx, writeProbe)
+	if serverErrno(perr) == errLockWaitTimeout {
+		return fmt.Errorf("%w: %w", ErrWritesHeld, err)
+	}
+	if perr != nil {
+		return fmt.Errorf("the arm waited on a lock, and a write probe failed (%v): %w", perr, err)
+	}
+	return fmt.Errorf("the arm waited on a lock that leaves writes free (a backup's?): %w", err)
 }
 
 // armEvent moves the event, making it first when it is missing.
@@ -112,14 +152,6 @@ func armEvent(ctx context.Context, ex executor, d dialect, secs int64) error {
 		}
 	}
 	return ex.exec(ctx, alter)
-}
-
-// held marks a lock wait that ran out as ErrWritesHeld.
-func held(err error) error {
-	if serverErrno(err) == errLockWaitTimeout {
-		return fmt.Errorf("%w: %w", ErrWritesHeld, err)
-	}
-	return err
 }
 
 // ddlBarrier is a dialect whose barrier refuses the event's DDL to every

@@ -122,8 +122,9 @@ func TestLeaseFenceBarrierRestored(t *testing.T) {
 	}
 }
 
-// TestLeaseFenceHeld: an arm whose DDL waits out its lock wait on a global
-// read lock (the sidecar's write hold) says so, and puts the barrier back.
+// TestLeaseFenceHeld: an arm whose DDL waits out its lock wait, seen
+// waiting for the global read lock (the sidecar's write hold), says so,
+// and puts the barrier back.
 func TestLeaseFenceHeld(t *testing.T) {
 	lockWait := &gomysql.MySQLError{Number: errLockWaitTimeout, Message: "Lock wait timeout exceeded"}
 	const alter = "ALTER EVENT `bloodraven`.`lease_fence` ON SCHEDULE EVERY 1 DAY STARTS CURRENT_TIMESTAMP + INTERVAL 8 SECOND ENABLE"
@@ -133,6 +134,7 @@ func TestLeaseFenceHeld(t *testing.T) {
 			rec.answer(eventSchedulerQuery, []string{"event_scheduler=ON"})
 			rec.answer(mysqlReadOnlyQuery, []string{"read_only=1", "super_read_only=1"})
 			rec.errs[alter] = []error{lockWait}
+			rec.errs[writeProbe] = []error{lockWait}
 			err := recorded(Config{User: "bloodraven"}, d, rec).ArmLeaseFence(context.Background(), 8*time.Second)
 			if !errors.Is(err, ErrWritesHeld) {
 				t.Fatalf("err = %v, want ErrWritesHeld", err)
@@ -143,6 +145,29 @@ func TestLeaseFenceHeld(t *testing.T) {
 			}
 			if _, isMySQL := d.(mysqlDialect); isMySQL && !slices.Contains(sent, "SET GLOBAL super_read_only = ON") {
 				t.Fatalf("super_read_only not raised again: %v", sent)
+			}
+		})
+	}
+}
+
+// TestLeaseFenceLockThatLeavesWritesFree: an arm whose DDL waits out its
+// lock wait while a write does not (a backup's lock) failed: writes are not
+// held, so a step must not go on without the arm.
+func TestLeaseFenceLockThatLeavesWritesFree(t *testing.T) {
+	lockWait := &gomysql.MySQLError{Number: errLockWaitTimeout, Message: "Lock wait timeout exceeded"}
+	const alter = "ALTER EVENT `bloodraven`.`lease_fence` ON SCHEDULE EVERY 1 DAY STARTS CURRENT_TIMESTAMP + INTERVAL 8 SECOND ENABLE"
+	for name, d := range map[string]dialect{"mysql": mysqlDialect{}, "mariadb": mariadbDialect{}} {
+		t.Run(name, func(t *testing.T) {
+			rec := newRecorder()
+			rec.answer(eventSchedulerQuery, []string{"event_scheduler=ON"})
+			rec.answer(mysqlReadOnlyQuery, []string{"read_only=1", "super_read_only=1"})
+			rec.errs[alter] = []error{lockWait}
+			err := recorded(Config{User: "bloodraven"}, d, rec).ArmLeaseFence(context.Background(), 8*time.Second)
+			if err == nil || errors.Is(err, ErrWritesHeld) {
+				t.Fatalf("err = %v, want a failed arm that is not ErrWritesHeld", err)
+			}
+			if !slices.Contains(rec.sent(), writeProbe) {
+				t.Fatalf("no write probe sent: %v", rec.sent())
 			}
 		})
 	}

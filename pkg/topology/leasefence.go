@@ -60,8 +60,10 @@ type LeaseFenceDecision struct {
 // WritableLeaseFence says how long to arm mysqld's lease fence for before
 // the site is made writable: the sidecar's last ask plus LeaseTimeout and
 // a PeerCheckInterval, less LeaseFenceSchedulerSlack and Margin, counted
-// from Now. When that is less than MinLeaseFence, or no ask is known, it
-// refuses: the next pass, after a fresher ask, may make the site writable.
+// from Now. When that is less than MinLeaseFence for an ask the
+// sidecar-asking rule accepts (SidecarSilence), it arms MinLeaseFence; for
+// an older ask, or none known, it refuses: the next pass, after a fresher
+// ask, may make the site writable.
 //
 // A group whose lease is too short for any lease fence (less than
 // MinLeaseFence even for an ask made now) has none, from its sidecars
@@ -82,8 +84,17 @@ func WritableLeaseFence(a LeaseFenceArm) LeaseFenceDecision {
 	}
 	// An ask recorded after Now (taken a moment before) is an ask now.
 	age := max(a.Now.Sub(a.SidecarAskedAt), 0)
-	if after := whole - age; after >= MinLeaseFence {
+	after := whole - age
+	switch {
+	case after >= MinLeaseFence:
 		return LeaseFenceDecision{After: after}
+	case age <= SidecarSilence(a.PeerCheckInterval):
+		// A short lease (say 4 s with a 1 s tick): an ask the gate accepts
+		// leaves less than MinLeaseFence. Refusing would block every step
+		// that makes a site writable, a failover included; the least arm
+		// fires at most MinLeaseFence after the deadline, where none would
+		// never fire.
+		return LeaseFenceDecision{After: MinLeaseFence}
 	}
 	return LeaseFenceDecision{Refused: fmt.Sprintf("%s's sidecar last asked %s ago: its lease fence would be armed for %s, less than %s",
 		a.Site, age.Round(time.Millisecond), (whole - age).Round(time.Millisecond), MinLeaseFence)}

@@ -18,21 +18,24 @@ func TestWritableLeaseFence(t *testing.T) {
 		margin      time.Duration
 		want        time.Duration // 0: refused, or none when none is set
 		none        bool          // no fence for this lease: none armed, not refused
+		late        bool          // the least fence: it may fire up to MinLeaseFence past the deadline
 	}{
-		{"asked just now: the whole lease and a tick, less slack and margin", 0, lease, tick, margin, 22 * time.Second, false},
-		{"asked a tick ago", tick, lease, tick, margin, 17 * time.Second, false},
-		{"asked two ticks ago, the most the gate lets through", 2 * tick, lease, tick, margin, 12 * time.Second, false},
-		{"a longer statement timeout arms sooner", tick, lease, tick, 5 * time.Second, 14 * time.Second, false},
-		{"an ask recorded after now counts as now", -time.Second, lease, tick, margin, 22 * time.Second, false},
-		{"exactly the least fence", 0, 3 * time.Second, time.Second, time.Second, 2 * time.Second, false},
-		{"a lease too short for any fence: none, as the sidecar arms none", 0, 3 * time.Second, time.Second, 1500 * time.Millisecond, 0, true},
-		{"a lease too short for any fence, never asked: none", -2, 1500 * time.Millisecond, 500 * time.Millisecond, margin, 0, true},
-		{"asked too long ago for the least fence", 2 * time.Second, 4 * time.Second, time.Second, time.Second, 0, false},
-		{"the lease ran out long ago", time.Minute, lease, tick, margin, 0, false},
-		{"never asked this process", -2, lease, tick, margin, 0, false},
-		{"no lease configured", 0, 0, tick, margin, 0, false},
-		{"no peerCheckInterval configured", 0, lease, 0, margin, 0, false},
-		{"negative margin", 0, lease, tick, -time.Second, 0, false},
+		{"asked just now: the whole lease and a tick, less slack and margin", 0, lease, tick, margin, 22 * time.Second, false, false},
+		{"asked a tick ago", tick, lease, tick, margin, 17 * time.Second, false, false},
+		{"asked two ticks ago, the most the gate lets through", 2 * tick, lease, tick, margin, 12 * time.Second, false, false},
+		{"a longer statement timeout arms sooner", tick, lease, tick, 5 * time.Second, 14 * time.Second, false, false},
+		{"an ask recorded after now counts as now", -time.Second, lease, tick, margin, 22 * time.Second, false, false},
+		{"exactly the least fence", 0, 3 * time.Second, time.Second, time.Second, 2 * time.Second, false, false},
+		{"a lease too short for any fence: none, as the sidecar arms none", 0, 3 * time.Second, time.Second, 1500 * time.Millisecond, 0, true, false},
+		{"a lease too short for any fence, never asked: none", -2, 1500 * time.Millisecond, 500 * time.Millisecond, margin, 0, true, false},
+		{"a short lease asked within the gate: the least fence, not a refusal that blocks every step",
+			2 * time.Second, 4 * time.Second, time.Second, time.Second, MinLeaseFence, false, true},
+		{"a short lease asked longer ago than the gate allows", 3 * time.Second, 4 * time.Second, time.Second, time.Second, 0, false, false},
+		{"the lease ran out long ago", time.Minute, lease, tick, margin, 0, false, false},
+		{"never asked this process", -2, lease, tick, margin, 0, false, false},
+		{"no lease configured", 0, 0, tick, margin, 0, false, false},
+		{"no peerCheckInterval configured", 0, lease, 0, margin, 0, false, false},
+		{"negative margin", 0, lease, tick, -time.Second, 0, false, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -55,6 +58,9 @@ func TestWritableLeaseFence(t *testing.T) {
 			dl, ok := LeaseDeadline(Evidence{Site: "pdx", Active: "iad", LastContact: a.SidecarAskedAt,
 				LeaseTimeout: c.lease, PeerCheckInterval: c.tick})
 			latest := now.Add(c.margin + after + LeaseFenceSchedulerSlack)
+			if c.late {
+				dl = dl.Add(MinLeaseFence)
+			}
 			if !ok || latest.After(dl) {
 				t.Fatalf("fires by %s, after the lease deadline %s", latest, dl)
 			}
