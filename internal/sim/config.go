@@ -63,6 +63,9 @@ type Config struct {
 	// OperatorReplicas is how many operator processes run, elected
 	// through one lock (real operator only; 0 means 1).
 	OperatorReplicas int
+	// MariaDB makes the group a MariaDB one: domain-server-seq GTIDs and
+	// MariaDB's GTID variables (real operator only, mariadb.go).
+	MariaDB bool
 }
 
 // ConfigForSeed derives a run's parameters from its seed: two to four sites

@@ -149,6 +149,7 @@ func (w *World) reclone(s *site) {
 	}
 	s.db = mysqld{up: true, readOnly: true, executed: active.db.executed.clone(), received: active.db.executed.clone(),
 		source: active.idx, replicating: true}
+	w.noteRecloned(s)
 	w.op.clearDivergence(s.name)
 	w.check.prune()
 	w.logf("administrator recloned %s from %s", s.name, active.name)

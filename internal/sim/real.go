@@ -251,4 +251,6 @@ func UseRealOperator(c *Config) {
 	if rand.New(rand.NewPCG(c.Seed, 0x2e9)).IntN(3) == 0 {
 		c.OperatorReplicas = 2
 	}
+	// One run in three is a MariaDB group (mariadb.go).
+	c.MariaDB = mariaDBRun(c.Seed)
 }

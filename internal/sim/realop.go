@@ -99,7 +99,7 @@ func (r *realOperator) group() *v1alpha1.MysqlFailoverGroup {
 	for _, s := range r.w.sites {
 		g.Spec.Sites = append(g.Spec.Sites, v1alpha1.Site{Name: s.name, Role: s.role})
 	}
-	g.Spec.MySQL.Flavor, g.Spec.MySQL.Config = v1alpha1.FlavorMySQL, simUserConfig
+	g.Spec.MySQL.Flavor, g.Spec.MySQL.Config = c.flavor(), simUserConfig
 	g.Spec.PollInterval = metav1.Duration{Duration: c.PollInterval}
 	g.Spec.FailureThreshold, g.Spec.RecoveryThreshold = int32(c.FailureThreshold), int32(c.RecoveryThreshold)
 	g.Spec.FailoverCooldown = metav1.Duration{Duration: c.Cooldown}

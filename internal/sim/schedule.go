@@ -43,6 +43,9 @@ const (
 	// FaultTwoOperators is not scheduled: it counts the runs with two
 	// operator replicas, a leader and a standby (Config.OperatorReplicas).
 	FaultTwoOperators FaultKind = "operator-replicas-2"
+	// FaultMariaDB is not scheduled: it counts the runs of a MariaDB
+	// group, whose GTIDs are domain-server-seq (Config.MariaDB, mariadb.go).
+	FaultMariaDB FaultKind = "mariadb-gtids"
 )
 
 // linked reports whether the kind acts on a link, between Site and Peer.
@@ -198,6 +201,7 @@ var realOperatorKinds = []weightedKind{
 	// adding the kind left every other fault of every seed as it was.
 	{FaultPowerLoss, true, 0},
 	{FaultTwoOperators, false, 0}, // counted per run, never drawn
+	{FaultMariaDB, false, 0},      // counted per run, never drawn
 }
 
 // weightedKinds lists fault kinds with their weights in a generated schedule.

@@ -22,6 +22,7 @@ import (
 //	world [sites=N] [seed=N] [roles=(pc,pc,dr)] [poll=1s] [threshold=N]
 //	      [recovery=N] [lease=6s] [peer-check=2s] [cooldown=30s]
 //	      [writes=0.9] [model] [operator=real|model] [replicas=N]
+//	      [flavor=mysql|mariadb]
 //	fault <kind> [site=NAME|primary|operator] [peer=...] [dur=N] [delay=N] [by=N]
 //	step [N]          runs N steps (default 1), prints the trace they made
 //	print status      the operator's persisted state
@@ -72,7 +73,7 @@ func (sc *script) world(td *datadriven.TestData) (string, error) {
 		PollInterval: time.Second, FailureThreshold: 2, RecoveryThreshold: 1, LeaseTimeout: 6 * time.Second,
 		PeerCheckInterval: 2 * time.Second, Cooldown: 30 * time.Second, MaxLagWait: 20 * time.Second,
 		DrainTimeout: 10 * time.Second, WriteChance: 1, Schedule: Schedule{}}
-	model, realOp := false, false
+	model, realOp, mariadb := false, false, false
 	for _, a := range td.CmdArgs {
 		v := ""
 		if len(a.Vals) > 0 {
@@ -107,6 +108,11 @@ func (sc *script) world(td *datadriven.TestData) (string, error) {
 			_, err = fmt.Sscan(v, &cfg.OperatorReplicas)
 		case "model":
 			model = true
+		case "flavor":
+			mariadb = v == "mariadb"
+			if v != "mariadb" && v != "mysql" {
+				err = fmt.Errorf("flavor=%q: want mysql or mariadb", v)
+			}
 		case "operator":
 			realOp = v == "real"
 			if v != "real" && v != "model" {
@@ -125,10 +131,12 @@ func (sc *script) world(td *datadriven.TestData) (string, error) {
 	switch {
 	case model && realOp:
 		return "", fmt.Errorf("world: the real operator needs the real sidecar (drop model)")
+	case mariadb && !realOp:
+		return "", fmt.Errorf("world: flavor=mariadb needs operator=real")
 	case realOp:
 		replicas := cfg.OperatorReplicas
 		UseRealOperator(&cfg)
-		cfg.OperatorReplicas = max(1, replicas)
+		cfg.OperatorReplicas, cfg.MariaDB = max(1, replicas), mariadb
 	case !model:
 		UseRealCode(&cfg)
 	}
@@ -145,6 +153,9 @@ func (sc *script) world(td *datadriven.TestData) (string, error) {
 		code = "model sidecar and failover"
 	case realOp:
 		code = "real operator loop, sidecar and failover code"
+	}
+	if mariadb {
+		code += "; MariaDB"
 	}
 	return fmt.Sprintf("sites %s; poll %s, threshold %d, lease %s, peer-check %s, cooldown %s; %s",
 		strings.Join(names, " "), cfg.PollInterval, cfg.FailureThreshold, cfg.LeaseTimeout, cfg.PeerCheckInterval,
@@ -275,6 +286,9 @@ func (sc *script) sites() string {
 			db = "writable"
 		}
 		line := fmt.Sprintf("%s: mysqld %s, executed %s", s.name, db, s.db.executed)
+		if w.cfg.MariaDB {
+			line += fmt.Sprintf(" (gtid_binlog_state %q, gtid_slave_pos %q)", w.binlogState(s.db.executed), posString(s.db.maria.slave))
+		}
 		if s.pod && s.sidecar != nil {
 			if v := s.sidecar.View(); v.Generation > 0 {
 				line += fmt.Sprintf("; sidecar holds %s@%d", v.Active, v.Generation)
