@@ -77,6 +77,13 @@ func (w *World) fire(f Fault) {
 		}
 		return
 	}
+	if f.Kind == FaultOperatorClock {
+		w.logf("fault %s", f)
+		if r, ok := w.op.(*realOperator); ok {
+			r.stepClock(f.By)
+		}
+		return
+	}
 	if f.Kind == FaultOneWay {
 		w.logf("fault %s", f)
 		w.fireOneWay(f, w.step+f.Dur)
