@@ -13,10 +13,13 @@ import (
 // reported as diverged whenever it is seen, not only while a primary writes.
 
 // historyWriters are the sites whose own transactions extend the history
-// past Promoted: the last failover's target, and the active site once it
-// may write (no emergency failover in flight, or its target already
-// writable). known is false when a writer's source id is unknown, so that
-// its transactions cannot be told from errant ones.
+// past Promoted: the last failover's target, the active site once it may
+// write (no emergency failover in flight, or its target already
+// writable), and the site an emergency failover in flight started from,
+// which wrote as the active site until then even when no failover record
+// names it (named active by a planned failover that failed after its
+// fence, then re-asserted). known is false when a writer's source id is
+// unknown, so that its transactions cannot be told from errant ones.
 func historyWriters(in Input, active string) (ids []string, known bool) {
 	var sites []string
 	if last := in.LastFailover(); last != nil {
@@ -24,6 +27,9 @@ func historyWriters(in Input, active string) (ids []string, known bool) {
 	}
 	if a, ok := in.Site(active); ok && (in.InFlight == nil || a.State == v1alpha1.StateWritable) {
 		sites = append(sites, active)
+	}
+	if in.InFlight != nil {
+		sites = append(sites, in.InFlight.From)
 	}
 	known = true
 	for _, name := range sites {
