@@ -2,6 +2,7 @@ package topology
 
 import (
 	"testing"
+	"time"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
 	"github.com/shipstream/bloodraven/pkg/gtid"
@@ -82,5 +83,31 @@ func TestMariaDBFollowers(t *testing.T) {
 		mariaView("b", v1alpha1.StateReadOnly, "0-1-10,0-2-15"))
 	if got := Followers(in, "a", maria("0-2-20,0-1-30")); len(got) != 1 || got[0] != "b" {
 		t.Fatalf("Followers = %v, want [b]", got)
+	}
+}
+
+// TestMariaDBLostSetNamesShift: an earlier failover lost server 1's seqs
+// 120-167. Server 1's site was recloned and, promoted again, wrote seqs
+// 154-238 (MariaDB hands out seqs from what a server holds); server 2 was
+// promoted next, holding seqs 1-238, and wrote 239 on. A replica holding
+// all of it reads as 0-1:1-238,0-2:239-241: BinlogState.Set names seqs
+// 120-153, server 2's, after server 1, and a plain intersection with the
+// lost set called them discarded (found by the simulation's MariaDB runs,
+// seed 712).
+func TestMariaDBLostSetNamesShift(t *testing.T) {
+	a := mariaView("a", v1alpha1.StateWritable, "0-1-238,0-2-244")
+	a.ServerID = "0-2"
+	b := mariaView("b", v1alpha1.StateReadOnly, "0-1-238,0-2-241")
+	b.ServerID = "0-1"
+	in := afterFailover(group("a", a, b), "b", "a", time.Minute)
+	in.History = append([]FailoverRecord{{From: "b", To: "a", Generation: 1, Time: t0.Add(-time.Hour),
+		Kind: v1alpha1.KindEmergency, Lost: gtid.MustParseSet("0-1:120-167")}}, in.History...)
+	in.Promoted = maria("0-2-153,0-1-238")
+	d, err := Decide(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Errant) > 0 || len(d.Divergent) > 0 {
+		t.Fatalf("a replica holding only the history judged errant: %v %v (%s)", d.Errant, d.Divergent, d.Message)
 	}
 }
