@@ -14,8 +14,11 @@ import (
 
 // historyWriters are the sites whose own transactions extend the history
 // past Promoted: the last failover's target, the active site once it may
-// write (no emergency failover in flight, or its target already
-// writable), and the site an emergency failover in flight started from,
+// write (no emergency failover in flight, or its target already writable
+// or maybe writable: a promotion whose answer was lost may have taken
+// effect, and whether its writes are the history is decided when the
+// failover completes or moves on), and the site an emergency failover in
+// flight started from,
 // which wrote as the active site until then even when no failover record
 // names it (named active by a planned failover that failed after its
 // fence, then re-asserted). known is false when a writer's source id is
@@ -25,7 +28,7 @@ func historyWriters(in Input, active string) (ids []string, known bool) {
 	if last := in.LastFailover(); last != nil {
 		sites = append(sites, last.To)
 	}
-	if a, ok := in.Site(active); ok && (in.InFlight == nil || a.State == v1alpha1.StateWritable) {
+	if a, ok := in.Site(active); ok && (in.InFlight == nil || a.State == v1alpha1.StateWritable || a.MaybeWritable) {
 		sites = append(sites, active)
 	}
 	if in.InFlight != nil {

@@ -31,3 +31,24 @@ func TestHistoryWritersInFlightSource(t *testing.T) {
 		t.Fatalf("target %q, want a: %s %s", d.Target, d.Kind, d.Message)
 	}
 }
+
+// TestHistoryWritersMaybeWritableTarget: the in-flight failover's target
+// iad was promoted, the answer was lost, and it is marked maybe-writable;
+// it wrote A:51, which fra replicated. Until the failover completes or is
+// abandoned, iad's writes may be the history: fra is not judged on them
+// (a divergence mark is for good). Found by the simulation with the real
+// operator, seed 4100, truthful-divergence.
+func TestHistoryWritersMaybeWritableTarget(t *testing.T) {
+	iad := sid(with(down("iad"), func(v *SiteView) { v.MaybeWritable = true }), uuidA)
+	in := promotedAt(afterFailover(group("iad",
+		iad, sid(confirmed(down("pdx")), uuidB), sid(ro("fra", "A:1-51,B:1-5"), uuidC)),
+		"iad", "pdx", time.Hour), "A:1-50")
+	in.InFlight = &Intent{From: "pdx", To: "iad", Generation: in.Generation, Step: v1alpha1.StepPromoting}
+	d, err := Decide(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Errant) > 0 {
+		t.Fatalf("replicated writes of a maybe-writable target judged errant: %v (%s)", d.Errant, d.Message)
+	}
+}
