@@ -10,9 +10,10 @@ import (
 
 // The invariants.
 const (
-	InvariantOneWriter   = "one-writer"         // never two writable sites
-	InvariantPlannedLoss = "planned-no-loss"    // a planned target holds every transaction of its fenced source
-	InvariantNoRejoin    = "no-diverged-rejoin" // discarded transactions never come back
+	InvariantOneWriter   = "one-writer"          // never two writable sites
+	InvariantPlannedLoss = "planned-no-loss"     // a planned target holds every transaction of its fenced source
+	InvariantNoRejoin    = "no-diverged-rejoin"  // discarded transactions never come back
+	InvariantTruthful    = "truthful-divergence" // a site marked divergent truly holds what it is marked for
 	// InvariantForgedAccepted: a report without its site's certificate was answered.
 	InvariantForgedAccepted = "forged-report-refused"
 )

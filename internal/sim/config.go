@@ -47,6 +47,9 @@ type Config struct {
 	// OperatorReplicas is how many operator processes run, elected
 	// through one lock (0 means 1).
 	OperatorReplicas int
+	// MariaDB makes the group a MariaDB one: domain-server-seq GTIDs and
+	// MariaDB's GTID variables (real operator only, mariadb.go).
+	MariaDB bool
 }
 
 // ConfigForSeed derives a run's parameters from its seed: two to four sites
@@ -80,6 +83,8 @@ func ConfigForSeed(seed uint64, steps int) Config {
 		// One run in three has a standby replica: requests that land on
 		// it are answered 503, and a paused leader's lock passes to it.
 		OperatorReplicas: 1 + oneInThree(seed),
+		// One run in three is a MariaDB group (mariadb.go).
+		MariaDB: mariaDBRun(seed),
 	}
 }
 

@@ -42,8 +42,8 @@ var renderMyCnf = routing.RenderMyCnf
 
 // durableCommits reports whether the my.cnf rendered for site with the
 // user's config makes every commit durable before it is acknowledged.
-func durableCommits(site, userConfig string) bool {
-	cnf := renderMyCnf(v1alpha1.FlavorMySQL, site, userConfig, v1alpha1.MySQLTLSSpec{})
+func durableCommits(flavor v1alpha1.Flavor, site, userConfig string) bool {
+	cnf := renderMyCnf(flavor, site, userConfig, v1alpha1.MySQLTLSSpec{})
 	return cnfValue(cnf, "sync_binlog") == "1" && cnfValue(cnf, "innodb_flush_log_at_trx_commit") == "1"
 }
 
@@ -92,7 +92,7 @@ func (w *World) powerLoss(s *site, until int) {
 		cfg = r.current().Spec.MySQL.Config
 	}
 	d := &w.check.real.dur
-	if durableCommits(s.name, cfg) || d.flushed[s.idx] == nil {
+	if durableCommits(w.cfg.flavor(), s.name, cfg) || d.flushed[s.idx] == nil {
 		return
 	}
 	before := s.db.executed.clone()

@@ -26,13 +26,13 @@ func TestCnfValue(t *testing.T) {
 // over the sim group's relaxed spec.mysql.config, so a power loss loses
 // nothing; a renderer that kept the user's settings would not.
 func TestRenderedMyCnfIsDurable(t *testing.T) {
-	if !durableCommits("iad", simUserConfig) {
+	if !durableCommits(v1alpha1.FlavorMySQL, "iad", simUserConfig) {
 		t.Fatal("the rendered my.cnf leaves commits not durable")
 	}
 	keepUser := func(_ v1alpha1.Flavor, _, user string, _ v1alpha1.MySQLTLSSpec) string { return "[mysqld]\n" + user }
 	defer func(r func(v1alpha1.Flavor, string, string, v1alpha1.MySQLTLSSpec) string) { renderMyCnf = r }(renderMyCnf)
 	renderMyCnf = keepUser
-	if durableCommits("iad", simUserConfig) {
+	if durableCommits(v1alpha1.FlavorMySQL, "iad", simUserConfig) {
 		t.Fatal("sync_binlog=0 read as durable")
 	}
 }

@@ -77,6 +77,13 @@ func (w *World) fire(f Fault) {
 		}
 		return
 	}
+	if f.Kind == FaultOperatorClock {
+		w.logf("fault %s", f)
+		if r, ok := w.op.(*realOperator); ok {
+			r.stepClock(f.By)
+		}
+		return
+	}
 	if f.Kind == FaultOneWay {
 		w.logf("fault %s", f)
 		w.fireOneWay(f, w.step+f.Dur)
@@ -149,6 +156,7 @@ func (w *World) reclone(s *site) {
 	}
 	s.db = mysqld{up: true, readOnly: true, executed: active.db.executed.clone(), received: active.db.executed.clone(),
 		source: active.idx, replicating: true}
+	w.noteRecloned(s)
 	w.op.clearDivergence(s.name)
 	w.check.prune()
 	w.logf("administrator recloned %s from %s", s.name, active.name)

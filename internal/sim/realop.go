@@ -55,6 +55,9 @@ type realOperator struct {
 	fast               fastGroup
 	// sent keeps each site's last reports and answers, for late-report and late-view.
 	sent []sentLog
+	// skew is how many steps the operator's wall clock is off the
+	// world's; its monotonic clock is not (realop_clock.go).
+	skew int
 }
 
 // sentLog is one site's last queries to the operator and its answers;
@@ -66,7 +69,7 @@ type sentLog struct {
 }
 
 func newRealOperator(w *World) *realOperator {
-	r := &realOperator{w: w, clk: clocktesting.NewFakeClock(w.now()),
+	r := &realOperator{w: w, clk: clocktesting.NewFakeClock(monoTime(w.now(), w.now().Sub(Epoch)+monoBase)),
 		key: types.NamespacedName{Namespace: simGroup, Name: simGroup}, spread: rand.New(rand.NewPCG(w.cfg.Seed, 0x5e7))}
 	// The plain object tracker: no managed fields, which the loop never
 	// reads and which cost more than everything else in a run.
@@ -99,7 +102,7 @@ func (r *realOperator) group() *v1alpha1.MysqlFailoverGroup {
 	for _, s := range r.w.sites {
 		g.Spec.Sites = append(g.Spec.Sites, v1alpha1.Site{Name: s.name, Role: s.role})
 	}
-	g.Spec.MySQL.Flavor, g.Spec.MySQL.Config = v1alpha1.FlavorMySQL, simUserConfig
+	g.Spec.MySQL.Flavor, g.Spec.MySQL.Config = c.flavor(), simUserConfig
 	g.Spec.PollInterval = metav1.Duration{Duration: c.PollInterval}
 	g.Spec.FailureThreshold, g.Spec.RecoveryThreshold = int32(c.FailureThreshold), int32(c.RecoveryThreshold)
 	g.Spec.FailoverCooldown = metav1.Duration{Duration: c.Cooldown}
@@ -133,7 +136,7 @@ func (r *realOperator) stop() {
 // elects one. The persisted status is kept.
 func (r *realOperator) restart(now time.Time) {
 	r.stop()
-	r.clk.SetTime(now)
+	r.clk.SetTime(r.opTime(now))
 	if r.procs == nil {
 		r.procs = make([]*opProc, max(1, r.w.cfg.OperatorReplicas))
 		for i := range r.procs {
@@ -153,7 +156,7 @@ func (r *realOperator) restart(now time.Time) {
 // leads, then lets every replica's elector act: a leader resumed from a
 // pause makes its first pass before it notices it lost the lock.
 func (r *realOperator) step(now time.Time) {
-	r.clk.SetTime(now)
+	r.clk.SetTime(r.opTime(now))
 	r.kube.sync(now)
 	for _, p := range r.procs {
 		if p.leads && p.awake() {
@@ -171,7 +174,7 @@ func (r *realOperator) answer(s *site, _ time.Time) *View {
 	if p == nil {
 		return nil // no replica answers: the request times out
 	}
-	r.clk.SetTime(r.w.now())
+	r.clk.SetTime(r.opTime(r.w.now()))
 	rs, ok := s.sidecar.(*realSidecar)
 	if !ok {
 		panic("the real operator needs the real sidecar (RealSidecar)")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -41,6 +42,7 @@ func (f fastGroup) get(g *v1alpha1.MysqlFailoverGroup) error {
 		return err
 	}
 	*g = *o.(*v1alpha1.MysqlFailoverGroup) // the tracker hands out a copy
+	stripMono(reflect.ValueOf(g))          // the API server keeps wall clocks only
 	return nil
 }
 
@@ -83,6 +85,7 @@ func (f fastGroup) patchStatus(g *v1alpha1.MysqlFailoverGroup, patch client.Patc
 	// The tracker stores a copy, and cur is a copy the tracker gave: g
 	// shares nothing with what is stored.
 	cur.Status = g.Status
+	stripMono(reflect.ValueOf(&cur.Status)) // the API server keeps wall clocks only
 	cur.ResourceVersion = strconv.FormatUint(rv+1, 10)
 	if err := f.tracker.Update(groupResource, cur, f.key.Namespace); err != nil {
 		return true, err

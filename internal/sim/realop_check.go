@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
 	"github.com/shipstream/bloodraven/pkg/gtid"
 )
 
@@ -35,6 +36,8 @@ type realChecks struct {
 	provisionalGen  int64
 	// dur is what reached each mysqld's disk (durability.go).
 	dur durability
+	// marked is each site's divergentGtid the checker last verified.
+	marked map[string]string
 }
 
 // unanswered reports whether the real operator loses the answer of the
@@ -64,6 +67,7 @@ func (c *checker) checkReal(r *realOperator) {
 		c.violate(InvariantGeneration, fmt.Sprintf("generation %d after %d", st.TopologyGeneration, c.real.generation))
 	}
 	c.real.generation = max(c.real.generation, st.TopologyGeneration)
+	c.checkMarks(st)
 	for _, h := range st.FailoverHistory {
 		if h.To == c.real.provisionalSite && h.Generation >= c.real.provisionalGen {
 			c.discarded = c.discarded.Union(c.real.provisional)
@@ -93,6 +97,34 @@ func (c *checker) checkReal(r *realOperator) {
 		if int64(truth.Count()) != *h.TransactionsLost {
 			c.violate(InvariantLossReported, fmt.Sprintf("failover %s -> %s (generation %d) reports %d lost, truly %d (%s)",
 				h.From, h.To, h.Generation, *h.TransactionsLost, truth.Count(), truth))
+		}
+	}
+}
+
+// checkMarks checks every divergence mark as it appears in status: the
+// marked site truly holds a transaction the history discarded, or one
+// the active site lacks. A site marked without one never rejoins by
+// itself, for nothing (InvariantTruthful; the real operator's marks
+// come from Decide's history and health rules).
+func (c *checker) checkMarks(st *v1alpha1.MysqlFailoverGroupStatus) {
+	if c.real.marked == nil {
+		c.real.marked = map[string]string{}
+	}
+	active, ok := c.w.siteByName(st.ActiveSite)
+	for _, rec := range st.Sites {
+		if rec.DivergentGtid == c.real.marked[rec.Name] {
+			continue
+		}
+		c.real.marked[rec.Name] = rec.DivergentGtid
+		s, found := c.w.siteByName(rec.Name)
+		if rec.DivergentGtid == "" || !found || !ok || s == active {
+			continue
+		}
+		got := s.db.executed.set(c.w.uuids)
+		errant := got.Subtract(active.db.executed.set(c.w.uuids)).Union(got.Intersect(c.discarded))
+		if errant.IsEmpty() {
+			c.violate(InvariantTruthful, fmt.Sprintf("%s marked divergent (%s) holding nothing the history discarded nor %s lacks",
+				rec.Name, rec.DivergentGtid, active.name))
 		}
 	}
 }

@@ -22,8 +22,8 @@ const simPort = 3306
 type simResolver struct{}
 
 // Resolve implements grouploop.Resolver.
-func (simResolver) Resolve(_ context.Context, _ *v1alpha1.MysqlFailoverGroup, site string) (grouploop.SiteAccess, error) {
-	return grouploop.SiteAccess{Config: mysql.Config{Addr: fmt.Sprintf("%s:%d", site, simPort), Flavor: v1alpha1.FlavorMySQL},
+func (simResolver) Resolve(_ context.Context, g *v1alpha1.MysqlFailoverGroup, site string) (grouploop.SiteAccess, error) {
+	return grouploop.SiteAccess{Config: mysql.Config{Addr: fmt.Sprintf("%s:%d", site, simPort), Flavor: g.Spec.MySQL.Flavor},
 		Endpoint: mysql.Endpoint{Host: site, Port: simPort}}, nil
 }
 
@@ -78,7 +78,8 @@ func (i simInstance) replied(err error) error {
 // Addr implements mysql.Instance.
 func (i simInstance) Addr() string { return fmt.Sprintf("%s:%d", i.name, simPort) }
 
-// Status implements mysql.Instance: what MySQL 8 reports.
+// Status implements mysql.Instance: what MySQL 8 reports, or MariaDB in
+// a MariaDB run (mariadb.go).
 func (i simInstance) Status(context.Context) (mysql.Status, error) {
 	s, err := i.reach()
 	if err = i.answer(err); err != nil {
@@ -88,6 +89,9 @@ func (i simInstance) Status(context.Context) (mysql.Status, error) {
 	exec := s.db.executed.set(w.uuids)
 	st := mysql.Status{Flavor: v1alpha1.FlavorMySQL, ServerID: uint32(s.idx + 1), ServerUUID: s.uuid,
 		ReadOnly: s.db.readOnly, SuperReadOnly: s.db.readOnly, Executed: exec, GTIDExecuted: exec.String()}
+	if w.cfg.MariaDB {
+		w.mariaStatus(s, &st)
+	}
 	if s.db.source < 0 {
 		return st, nil
 	}
@@ -97,6 +101,9 @@ func (i simInstance) Status(context.Context) (mysql.Status, error) {
 	rs := &mysql.ReplicaStatus{SourceHost: src.name, SourcePort: simPort, SourceUser: "repl", IORunning: mysql.ThreadNo,
 		SQLRunning: s.db.replicating, SecondsBehind: -1, Retrieved: received.set(w.uuids).String(), Applied: exec.String(),
 		AutoPosition: true}
+	if w.cfg.MariaDB {
+		rs.Retrieved, rs.Applied, rs.UsingGTID = posString(s.db.maria.io), posString(s.db.maria.slave), "Current_Pos"
+	}
 	if s.db.replicating {
 		rs.IORunning = mysql.ThreadConnecting
 		if src.pod && src.db.up && w.net.connected(s.idx, src.idx, w.step) {
@@ -137,7 +144,7 @@ func (i simInstance) WaitForGTID(_ context.Context, set gtid.Set, _ time.Duratio
 	if err != nil {
 		return i.replied(err)
 	}
-	if !s.db.executed.set(i.w.uuids).Contains(set) {
+	if !i.reached(s, set) {
 		return fmt.Errorf("wait for %s on %s: %w", set, i.name, mysql.ErrTimeout)
 	}
 	return i.replied(nil)
@@ -168,7 +175,7 @@ func (i simInstance) Promote(context.Context) (gtid.Set, error) {
 	if err := ops.StopReplica(i.name); err != nil {
 		return gtid.Set{}, i.answer(err)
 	}
-	set := s.db.executed.set(i.w.uuids)
+	set := i.executed(s)
 	if err := i.answer(ops.Unfence(i.name)); err != nil {
 		return gtid.Set{}, err
 	}
@@ -217,7 +224,34 @@ func (i simInstance) ErrantAgainst(_ context.Context, source gtid.Set) (gtid.Set
 	if err := i.replied(nil); err != nil {
 		return gtid.Set{}, err
 	}
-	return gtid.Errant(s.db.executed.set(i.w.uuids), source), nil
+	if !i.w.cfg.MariaDB {
+		return gtid.Errant(s.db.executed.set(i.w.uuids), source), nil
+	}
+	// The MariaDB flavor compares binlog states (gtid.BinlogErrant).
+	src, err := stateFromSet(source)
+	if err != nil {
+		return gtid.Set{}, fmt.Errorf("errant on %s: %w", i.name, err)
+	}
+	return gtid.BinlogErrant(i.w.binlogState(s.db.executed), src), nil
+}
+
+// executed is the executed set as the flavor reads it: MySQL's exact
+// @@gtid_executed, MariaDB's @@gtid_binlog_state made a Set.
+func (i simInstance) executed(s *site) gtid.Set {
+	if i.w.cfg.MariaDB {
+		return i.w.binlogState(s.db.executed).Set()
+	}
+	return s.db.executed.set(i.w.uuids)
+}
+
+// reached is WaitForGTID's test: MySQL's set containment, or MariaDB's
+// position rule on gtid.PosFromSet's target (mariaReached).
+func (i simInstance) reached(s *site, set gtid.Set) bool {
+	if !i.w.cfg.MariaDB {
+		return s.db.executed.set(i.w.uuids).Contains(set)
+	}
+	target, err := gtid.PosFromSet(set)
+	return err == nil && i.w.mariaReached(s, target)
 }
 
 // errSidecarVerb: the operator never calls the sidecar's own verbs.

@@ -21,6 +21,9 @@ const leaseDuration = 15 * time.Second
 type simLease struct {
 	holder    string
 	renewedAt time.Time
+	// renewTime is the lock's renewTime as the API server holds it: the
+	// holder's wall clock when it last renewed (realop_clock.go).
+	renewTime time.Time
 }
 
 // opProc is one operator process: its Registry, API and poll loop, and
@@ -100,13 +103,13 @@ func (r *realOperator) elect(now time.Time) {
 		}
 		switch {
 		case r.lease.holder == p.id:
-			r.lease.renewedAt = now
+			r.lease.renewedAt, r.lease.renewTime = now, r.clk.Now().Round(0)
 		case p.leads:
 			r.w.logf("operator %s lost the leader lock to %s: it exits and starts again", p.id, r.lease.holder)
 			p.exit()
 			p.start(now)
 		case r.lease.holder == "" || !now.Before(r.lease.renewedAt.Add(leaseDuration)):
-			r.lease = simLease{holder: p.id, renewedAt: now}
+			r.lease = simLease{holder: p.id, renewedAt: now, renewTime: r.clk.Now().Round(0)}
 			p.leads = true
 			close(p.elected)
 			p.loop = p.op.Stepper(r.key)
@@ -143,7 +146,8 @@ func (r *realOperator) pick(*site) *opProc {
 
 // simLeadership is authority.LockLeadership over the sim's lock: held
 // while the lock names the process and its last renewal plus the lease is
-// ahead of now.
+// ahead of now, both on the process's wall clock (renewTime was written
+// by it, and read back from the API server without a monotonic reading).
 type simLeadership struct{ p *opProc }
 
 // Held implements authority.Leadership.
@@ -152,7 +156,7 @@ func (l simLeadership) Held(context.Context) error {
 	if r.lease.holder != l.p.id {
 		return fmt.Errorf("%w: the lock is held by %q", authority.ErrNotLeader, r.lease.holder)
 	}
-	if !r.clk.Now().Before(r.lease.renewedAt.Add(leaseDuration)) {
+	if !r.clk.Now().Before(r.lease.renewTime.Add(leaseDuration)) {
 		return fmt.Errorf("%w: the lock expired", authority.ErrNotLeader)
 	}
 	return nil

@@ -56,6 +56,9 @@ func Run(cfg Config) (Result, error) {
 	if cfg.OperatorReplicas == 2 {
 		w.stats.Faults[FaultTwoOperators]++
 	}
+	if cfg.MariaDB {
+		w.stats.Faults[FaultMariaDB]++
+	}
 	for w.step < cfg.Steps {
 		w.runStep()
 	}

@@ -40,10 +40,21 @@ const (
 	FaultSlowFence     FaultKind = "slow-fence"     // for Dur steps an operator's fence times out and lands Delay steps later (a sidecar's escalates)
 	FaultOneWay        FaultKind = "drop-one-way"   // what Site sends to Peer is lost for Dur steps; the other direction works
 	FaultPauseSidecar  FaultKind = "pause-sidecar"  // the site's sidecar alone frozen for Dur steps; its mysqld runs on
+	// FaultOperatorClock sets the operator's wall clock By steps off from
+	// now on; its monotonic clock runs on (realop_clock.go).
+	FaultOperatorClock FaultKind = "operator-clock"
 	// FaultTwoOperators is not scheduled: it counts the runs with two
 	// operator replicas, a leader and a standby (Config.OperatorReplicas).
 	FaultTwoOperators FaultKind = "operator-replicas-2"
+	// FaultMariaDB is not scheduled: it counts the runs of a MariaDB
+	// group, whose GTIDs are domain-server-seq (Config.MariaDB, mariadb.go).
+	FaultMariaDB FaultKind = "mariadb-gtids"
 )
+
+// operatorWide reports whether the kind acts on the operator, not a site.
+func (k FaultKind) operatorWide() bool {
+	return k == FaultOperatorDown || k == FaultPauseOperator || k == FaultOperatorClock
+}
 
 // linked reports whether the kind acts on a link, between Site and Peer.
 func (k FaultKind) linked() bool {
@@ -84,7 +95,7 @@ func nodeName(n int) string {
 
 func (f Fault) String() string {
 	s := fmt.Sprintf("at=%d %s", f.At, f.Kind)
-	if f.Kind != FaultOperatorDown && f.Kind != FaultPauseOperator {
+	if !f.Kind.operatorWide() {
 		s += " site=" + nodeName(f.Site)
 	}
 	if f.Kind.linked() {
@@ -93,7 +104,7 @@ func (f Fault) String() string {
 	if f.Kind == FaultDelayLink || f.Kind == FaultSlowFence {
 		s += fmt.Sprintf(" delay=%d", f.Delay)
 	}
-	if f.Kind == FaultSkew {
+	if f.Kind == FaultSkew || f.Kind == FaultOperatorClock {
 		s += fmt.Sprintf(" by=%d", f.By)
 	}
 	if f.Dur > 0 {
@@ -197,7 +208,9 @@ var realOperatorKinds = []weightedKind{
 	// Weight 0: drawn apart, after the others (drawPowerLosses), so that
 	// adding the kind left every other fault of every seed as it was.
 	{FaultPowerLoss, true, 0},
-	{FaultTwoOperators, false, 0}, // counted per run, never drawn
+	{FaultTwoOperators, false, 0},  // counted per run, never drawn
+	{FaultMariaDB, false, 0},       // counted per run, never drawn
+	{FaultOperatorClock, false, 0}, // drawn apart, after power losses (drawOperatorClock)
 }
 
 // weightedKinds lists fault kinds with their weights in a generated schedule.
@@ -248,7 +261,8 @@ func GenerateSchedule(rng *rand.Rand, c Config) Schedule {
 		}
 		out = append(out, f.normalized())
 	}
-	return drawPowerLosses(rng, c, out)
+	out = drawPowerLosses(rng, c, out)
+	return drawOperatorClock(rng, c, out)
 }
 
 // drawPowerLosses adds power losses to s, every 40 to 160 steps, two in
@@ -275,13 +289,14 @@ func (f Fault) normalized() Fault {
 	if f.Kind != FaultDelayLink && f.Kind != FaultSlowFence {
 		f.Delay = 0
 	}
-	if f.Kind != FaultSkew {
+	if f.Kind != FaultSkew && f.Kind != FaultOperatorClock {
 		f.By = 0
 	}
-	switch f.Kind {
-	case FaultOperatorDown, FaultPauseOperator:
+	if f.Kind.operatorWide() {
 		f.Site = Primary
-	case FaultPlanned, FaultReclone, FaultRestartSide, FaultSkew, FaultLateReport, FaultLateView, FaultForgeReport:
+	}
+	switch f.Kind {
+	case FaultPlanned, FaultReclone, FaultRestartSide, FaultSkew, FaultLateReport, FaultLateView, FaultForgeReport, FaultOperatorClock:
 		f.Dur = 0
 	}
 	return f

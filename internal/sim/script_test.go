@@ -21,7 +21,7 @@ import (
 //
 //	world [sites=N] [seed=N] [roles=(pc,pc,dr)] [poll=1s] [threshold=N]
 //	      [recovery=N] [lease=6s] [peer-check=2s] [cooldown=30s] [drain=10s]
-//	      [writes=0.9] [replicas=N] [operator=real]
+//	      [writes=0.9] [replicas=N] [operator=real] [flavor=mysql|mariadb]
 //	fault <kind> [site=NAME|primary|operator] [peer=...] [dur=N] [delay=N] [by=N]
 //	step [N]          runs N steps (default 1), prints the trace they made
 //	print status      the operator's persisted state
@@ -73,6 +73,7 @@ func (sc *script) world(td *datadriven.TestData) (string, error) {
 		PollInterval: time.Second, FailureThreshold: 2, RecoveryThreshold: 1, LeaseTimeout: 6 * time.Second,
 		PeerCheckInterval: 2 * time.Second, Cooldown: 30 * time.Second, MaxLagWait: 20 * time.Second,
 		DrainTimeout: 10 * time.Second, WriteChance: 1, Schedule: Schedule{}}
+	mariadb := false
 	for _, a := range td.CmdArgs {
 		v := ""
 		if len(a.Vals) > 0 {
@@ -107,6 +108,11 @@ func (sc *script) world(td *datadriven.TestData) (string, error) {
 			_, err = fmt.Sscan(v, &cfg.WriteChance)
 		case "replicas":
 			_, err = fmt.Sscan(v, &cfg.OperatorReplicas)
+		case "flavor":
+			mariadb = v == "mariadb"
+			if v != "mariadb" && v != "mysql" {
+				err = fmt.Errorf("flavor=%q: want mysql or mariadb", v)
+			}
 		case "operator":
 			if v != "real" {
 				err = fmt.Errorf("operator=%q: the simulation runs the real operator only", v)
@@ -121,7 +127,7 @@ func (sc *script) world(td *datadriven.TestData) (string, error) {
 	if err := cfg.validate(); err != nil {
 		return "", err
 	}
-	cfg.OperatorReplicas = max(1, cfg.OperatorReplicas)
+	cfg.OperatorReplicas, cfg.MariaDB = max(1, cfg.OperatorReplicas), mariadb
 	cfg = cfg.withDefaults()
 	sc.w, sc.printed = newWorld(cfg, cfg.Schedule), 0
 	sc.w.stats.SidecarFences, sc.w.stats.Faults = map[string]int{}, map[FaultKind]int{}
@@ -129,9 +135,13 @@ func (sc *script) world(td *datadriven.TestData) (string, error) {
 	for i, r := range cfg.Roles {
 		names[i] = siteNames[i] + "(" + string(r) + ")"
 	}
-	return fmt.Sprintf("sites %s; poll %s, threshold %d, lease %s, peer-check %s, cooldown %s; real operator loop, sidecar and failover code",
+	code := "real operator loop, sidecar and failover code"
+	if mariadb {
+		code += "; MariaDB"
+	}
+	return fmt.Sprintf("sites %s; poll %s, threshold %d, lease %s, peer-check %s, cooldown %s; %s",
 		strings.Join(names, " "), cfg.PollInterval, cfg.FailureThreshold, cfg.LeaseTimeout, cfg.PeerCheckInterval,
-		cfg.Cooldown), nil
+		cfg.Cooldown, code), nil
 }
 
 func parseRoles(vals []string) ([]v1alpha1.SiteRole, error) {
@@ -258,6 +268,9 @@ func (sc *script) sites() string {
 			db = "writable"
 		}
 		line := fmt.Sprintf("%s: mysqld %s, executed %s", s.name, db, s.db.executed)
+		if w.cfg.MariaDB {
+			line += fmt.Sprintf(" (gtid_binlog_state %q, gtid_slave_pos %q)", w.binlogState(s.db.executed), posString(s.db.maria.slave))
+		}
 		if s.pod && s.sidecar != nil {
 			if v := s.sidecar.View(); v.Generation > 0 {
 				line += fmt.Sprintf("; sidecar holds %s@%d", v.Active, v.Generation)

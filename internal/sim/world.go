@@ -20,6 +20,7 @@ type mysqld struct {
 	received    txs // what the IO thread fetched (executed plus relay log, per source)
 	source      int // replication source site, -1 when none
 	replicating bool
+	maria       mariaPos // MariaDB runs only (mariadb.go)
 }
 
 // site is one site: its Pod (sidecar and mysqld) and what it is doing.
@@ -83,6 +84,9 @@ type World struct {
 	commits  uint64
 	// lateFences are operator fences still queued in a mysqld (fence.go).
 	lateFences []lateFence
+	// seqAt[k][n-1] is the MariaDB seq of transaction n of site k's
+	// server (MariaDB runs only, mariadb.go).
+	seqAt [][]uint64
 }
 
 func newWorld(cfg Config, sched Schedule) *World {
@@ -165,7 +169,12 @@ func (w *World) replicate() {
 		}
 		src := w.sites[s.db.source]
 		if src.pod && src.db.up && !src.mysqldPaused(w.step) && w.net.stream(s.idx, src.idx, w.step) {
+			before := s.db.received
+			if w.cfg.MariaDB {
+				before = before.clone()
+			}
 			s.db.received.raise(src.db.executed)
+			w.noteReceived(s, src, before)
 		}
 		budget := applyBudget
 		if w.step < s.slowUntil {
@@ -180,6 +189,7 @@ func (w *World) replicate() {
 func (w *World) commit(s *site) {
 	w.check.atCommit(s)
 	n := s.db.executed[s.idx] + 1
+	w.assignSeq(s, n)
 	s.db.executed[s.idx] = n
 	w.commits++
 	if pos := w.commitAt[s.idx]; uint64(len(pos)) >= n {
@@ -205,6 +215,7 @@ func (w *World) applyNext(db *mysqld) bool {
 		return false
 	}
 	db.executed[best]++
+	w.noteApplied(db, best)
 	return true
 }
 

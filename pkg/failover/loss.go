@@ -7,7 +7,7 @@ import (
 
 // AccountLoss fills lastFailover.transactionsLost and lostGtidSet from the
 // old primary's executed set, read once it is reachable again: whatever it
-// executed that the target did not hold when it was promoted, except the
+// executed that the target did not hold when it was promoted (gtid.Lacks), except the
 // target's own transactions written since. It does
 // nothing, and returns false, when the loss is already accounted or there is
 // nothing to account it against.
@@ -20,7 +20,10 @@ func AccountLoss(st *v1alpha1.MysqlFailoverGroupStatus, fromExecuted gtid.Set) b
 	if err != nil {
 		return false
 	}
-	lost := fromExecuted.Subtract(promoted)
+	// Lacks, not Subtract: a MariaDB set read from @@gtid_binlog_state
+	// guesses which server wrote which seq, and the old primary's guess
+	// may name seqs the target held under another server.
+	lost := gtid.Lacks(promoted, fromExecuted)
 	if id := SiteStatusOf(st, lf.To).ServerID; id != "" {
 		// The new primary's own transactions are never lost: the old one,
 		// repointed at it before this read, holds those it wrote since.

@@ -58,6 +58,14 @@ func TestAccountLoss(t *testing.T) {
 			return v1alpha1.MysqlFailoverGroupStatus{LastFailover: last(), PromotionGtidExecuted: uuidA + ":1-10," + uuidB + ":1-60",
 				Sites: []v1alpha1.SiteStatus{{Name: "b", ServerID: uuidB}}}
 		}(), uuidA + ":1-12," + uuidB + ":1-63", true, 2, uuidA + ":11-12"},
+		// MariaDB: the old primary wrote seqs 1-10, another server 11-20,
+		// the old primary 21-30; its @@gtid_binlog_state read as a Set
+		// names seqs 1-10 after the other server. The target held seqs
+		// 1-8: 22 are lost, not 30 (found by the simulation's MariaDB
+		// runs, seed 12).
+		{"mariadb: seqs the target held under another server's name are not lost",
+			v1alpha1.MysqlFailoverGroupStatus{LastFailover: last(), PromotionGtidExecuted: "0-1:1-8"},
+			"0-2:1-20,0-1:21-30", true, 22, "0-1:21-30,0-2:9-20"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -181,7 +181,7 @@ func (l *Loop) maintain(ctx context.Context, p failover.Pass) {
 			!needsRepoint(o, l.conns, st.ActiveSite) {
 			continue
 		}
-		if !withoutOwn(gtid.Errant(o.status.Executed, active.status.Executed), serverID(active.status)).IsEmpty() {
+		if !withoutOwn(gtid.Lacks(active.status.Executed, o.status.Executed), serverID(active.status)).IsEmpty() {
 			continue // divergence is marked by Decide's report, never repaired here
 		}
 		if err := l.conns.ReplicateFrom(cctx, s.Name, st.ActiveSite); err != nil {

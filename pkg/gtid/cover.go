@@ -18,8 +18,52 @@ func Cover(s Set) Set {
 	return out
 }
 
-// Lacks returns the transactions of want that have does not hold, by Cover's rule.
-func Lacks(have, want Set) Set { return want.Subtract(Cover(have)) }
+// Lacks returns the transactions of want that have does not hold. A MySQL
+// uuid's intervals compare exactly. A MariaDB domain is, under
+// gtid_strict_mode, one linear history on each server: have and want agree
+// up to their fork, the highest seq at which both hold the same GTID, and
+// have lacks exactly want's seqs above it. By Cover's rule (a server's GTID
+// is in every history that holds its later ones) the fork is, over the
+// servers both hold, the highest of the lower of their two last seqs. The
+// seqs above it are named as BinlogState.Set names them: which server wrote
+// which seq is its guess, so a plain Subtract would also count seqs have
+// holds under another server's name.
+func Lacks(have, want Set) Set {
+	out := want.Subtract(Cover(have))
+	forks := map[uint32]uint64{}
+	for _, w := range want.srcs {
+		if h, ok := have.source(w.id); ok && w.id.maria {
+			fork := min(w.ivs[len(w.ivs)-1].End, h.ivs[len(h.ivs)-1].End)
+			forks[w.id.domain] = max(forks[w.id.domain], fork)
+		}
+	}
+	if len(forks) == 0 {
+		return out
+	}
+	bld := builder{}
+	for _, src := range out.srcs {
+		var fork uint64
+		if src.id.maria {
+			fork = forks[src.id.domain]
+		}
+		for _, iv := range src.ivs {
+			if iv.End > fork {
+				bld.add(src.id, Interval{max(iv.Start, fork+1), iv.End})
+			}
+		}
+	}
+	return bld.set()
+}
+
+// source returns s's runs of one source id.
+func (s Set) source(id sourceID) (source, bool) {
+	for _, src := range s.srcs {
+		if src.id == id {
+			return src, true
+		}
+	}
+	return source{}, false
+}
 
 // Intersect returns the transactions in both s and o.
 func (s Set) Intersect(o Set) Set { return s.Subtract(s.Subtract(o)) }

@@ -13,6 +13,11 @@ func TestCoverAndLacks(t *testing.T) {
 		{"mariadb lagging replica after a failback", "0-1:1-100,0-2:101-150", "0-2:1-150,0-1:151-200", "0-1:151-200"},
 		{"mariadb isolated primary's tail", "0-1:1-100", "0-1:1-105", "0-1:101-105"},
 		{"mariadb another server at a covered seq", "0-1:1-100", "0-1:1-99,0-3:100", "0-3:100"},
+		// want is 0-1 1-10, 0-2 11-20, 0-1 21-30; BinlogState.Set names
+		// seqs 1-10 after 0-2, which have holds as 0-1's (found by the
+		// simulation's MariaDB runs, seed 12).
+		{"mariadb seqs have holds under another server's name", "0-1:1-8", "0-2:1-20,0-1:21-30", "0-2:9-20,0-1:21-30"},
+		{"mariadb fork below both last seqs", "0-1:1-10,0-3:11-15", "0-2:1-20,0-1:21-30", "0-2:11-20,0-1:21-30"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -96,7 +96,9 @@ func SelectCandidate(sites []SiteView) Candidate {
 	}
 	var div []Divergence
 	for _, s := range eligible {
-		if missing := s.Executed.Subtract(best.Executed); !missing.IsEmpty() {
+		// Lacks, not Subtract: MariaDB sets name seqs by a guess that
+		// differs between a history and its prefix (gtid.Lacks).
+		if missing := gtid.Lacks(best.Executed, s.Executed); !missing.IsEmpty() {
 			div = append(div, Divergence{Site: s.Name, GTIDs: missing})
 		}
 	}
@@ -109,7 +111,7 @@ func SelectCandidate(sites []SiteView) Candidate {
 // holdsAll reports whether s holds every eligible site's transactions.
 func holdsAll(s SiteView, sites []SiteView) bool {
 	for _, o := range sites {
-		if Eligible(o) && !s.Executed.Contains(o.Executed) {
+		if Eligible(o) && !gtid.Lacks(s.Executed, o.Executed).IsEmpty() {
 			return false
 		}
 	}

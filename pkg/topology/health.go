@@ -62,7 +62,7 @@ func divergence(in Input, a SiteView) []Divergence {
 		}
 		var errant gtid.Set
 		if s.reachable() && !s.Stale && !a.Stale {
-			errant = withoutSource(gtid.Errant(s.Executed, a.Executed), a.ServerID)
+			errant = withoutSource(gtid.Lacks(a.Executed, s.Executed), a.ServerID)
 		}
 		if s.Diverged || !errant.IsEmpty() {
 			out = append(out, Divergence{Site: s.Name, GTIDs: errant})

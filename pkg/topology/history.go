@@ -13,17 +13,26 @@ import (
 // reported as diverged whenever it is seen, not only while a primary writes.
 
 // historyWriters are the sites whose own transactions extend the history
-// past Promoted: the last failover's target, and the active site once it
-// may write (no emergency failover in flight, or its target already
-// writable). known is false when a writer's source id is unknown, so that
-// its transactions cannot be told from errant ones.
+// past Promoted: the last failover's target, the active site once it may
+// write (no emergency failover in flight, or its target already writable
+// or maybe writable: a promotion whose answer was lost may have taken
+// effect, and whether its writes are the history is decided when the
+// failover completes or moves on), and the site an emergency failover in
+// flight started from,
+// which wrote as the active site until then even when no failover record
+// names it (named active by a planned failover that failed after its
+// fence, then re-asserted). known is false when a writer's source id is
+// unknown, so that its transactions cannot be told from errant ones.
 func historyWriters(in Input, active string) (ids []string, known bool) {
 	var sites []string
 	if last := in.LastFailover(); last != nil {
 		sites = append(sites, last.To)
 	}
-	if a, ok := in.Site(active); ok && (in.InFlight == nil || a.State == v1alpha1.StateWritable) {
+	if a, ok := in.Site(active); ok && (in.InFlight == nil || a.State == v1alpha1.StateWritable || a.MaybeWritable) {
 		sites = append(sites, active)
+	}
+	if in.InFlight != nil {
+		sites = append(sites, in.InFlight.From)
 	}
 	known = true
 	for _, name := range sites {
@@ -49,7 +58,11 @@ func historyErrant(in Input, s SiteView, writers []string) gtid.Set {
 	if in.promotedKnown() {
 		errant = gtid.Lacks(in.Promoted, s.Executed)
 	}
-	errant = errant.Union(s.Executed.Intersect(lost).Subtract(in.Promoted))
+	// What s holds of the lost sets, by Cover's rule: a MariaDB set names
+	// seqs by BinlogState.Set's guess, which shifts as a history grows,
+	// while a server's last seq is a fact. For MySQL this is the plain
+	// intersection and difference.
+	errant = errant.Union(gtid.Lacks(in.Promoted, gtid.Cover(s.Executed).Intersect(lost)))
 	for _, id := range writers {
 		errant = errant.Without(id)
 	}

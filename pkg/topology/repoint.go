@@ -13,6 +13,6 @@ import (
 func Followers(in Input, target string, promoted gtid.Set) []string {
 	return names(in.Sites, func(s SiteView) bool {
 		return s.Name != target && s.State == v1alpha1.StateReadOnly && !s.Diverged &&
-			gtid.Errant(s.Executed, promoted).IsEmpty()
+			gtid.Lacks(promoted, s.Executed).IsEmpty()
 	})
 }
