@@ -175,16 +175,8 @@ func TestPromotionUnderTheSidecarsWriteHold(t *testing.T) {
 		t.Fatalf("hold: %v", err)
 	}
 	defer hold.Release()
-	w := newWorld(t)
-	w.persisted.Spec.Sidecar.LeaseTimeout = metav1.Duration{Duration: 8 * time.Second}
-	w.persisted.Spec.Sidecar.PeerCheckInterval = metav1.Duration{Duration: 2 * time.Second}
-	w.asked = map[string]time.Duration{"a": 0, "b": 0}
-	w.sites["b"].source = ""
-	primarySeenDownButSQLAnswers(w)
-	env := w.env()
-	env.DB = s
 	began := time.Now()
-	out, err := NewEmergency(env).Advance(ctx, w.pass())
+	out, err := promoteB(ctx, t, s)
 	if err != nil || !out.Completed {
 		t.Fatalf("promotion under the hold: %+v, %v", out, err)
 	}
@@ -235,6 +227,18 @@ func TestPromotionUnderABackupLockRefused(t *testing.T) {
 		}
 	}
 	defer func() { _, _ = conn.ExecContext(context.Background(), "BACKUP STAGE END") }()
+	out, err := promoteB(ctx, t, s)
+	if out.Completed || !errors.Is(err, ErrLeaseFence) || errors.Is(err, ErrWritesHeld) {
+		t.Fatalf("promotion under a backup lock: %+v, %v; want refused with ErrLeaseFence", out, err)
+	}
+	if st := mustStatus(ctx, t, s.in["b"]); st.Writable() {
+		t.Fatal("b made writable with no lease fence armed")
+	}
+}
+
+// promoteB runs an emergency promotion of b on the real servers s: a's
+// mysqld seen down, b's sidecar asked just now (lease 8 s, tick 2 s).
+func promoteB(ctx context.Context, t *testing.T, s sqlSites) (Outcome, error) {
 	w := newWorld(t)
 	w.persisted.Spec.Sidecar.LeaseTimeout = metav1.Duration{Duration: 8 * time.Second}
 	w.persisted.Spec.Sidecar.PeerCheckInterval = metav1.Duration{Duration: 2 * time.Second}
@@ -243,11 +247,5 @@ func TestPromotionUnderABackupLockRefused(t *testing.T) {
 	primarySeenDownButSQLAnswers(w)
 	env := w.env()
 	env.DB = s
-	out, err := NewEmergency(env).Advance(ctx, w.pass())
-	if out.Completed || !errors.Is(err, ErrLeaseFence) || errors.Is(err, ErrWritesHeld) {
-		t.Fatalf("promotion under a backup lock: %+v, %v; want refused with ErrLeaseFence", out, err)
-	}
-	if st := mustStatus(ctx, t, s.in["b"]); st.Writable() {
-		t.Fatal("b made writable with no lease fence armed")
-	}
+	return NewEmergency(env).Advance(ctx, w.pass())
 }

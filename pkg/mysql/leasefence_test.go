@@ -3,6 +3,7 @@ package mysql
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -122,53 +123,36 @@ func TestLeaseFenceBarrierRestored(t *testing.T) {
 	}
 }
 
-// TestLeaseFenceHeld: an arm whose DDL waits out its lock wait, seen
-// waiting for the global read lock (the sidecar's write hold), says so,
-// and puts the barrier back.
-func TestLeaseFenceHeld(t *testing.T) {
+// TestLeaseFenceLockWait: an arm whose DDL waits out its lock wait sends a
+// write that changes nothing. Only if that waits too are writes held (the
+// sidecar's write hold): ErrWritesHeld, and a step may go on. A lock that
+// leaves writes free (a backup's) is a failed arm. Either way the session
+// and the barrier are put back.
+func TestLeaseFenceLockWait(t *testing.T) {
 	lockWait := &gomysql.MySQLError{Number: errLockWaitTimeout, Message: "Lock wait timeout exceeded"}
 	const alter = "ALTER EVENT `bloodraven`.`lease_fence` ON SCHEDULE EVERY 1 DAY STARTS CURRENT_TIMESTAMP + INTERVAL 8 SECOND ENABLE"
-	for name, d := range map[string]dialect{"mysql": mysqlDialect{}, "mariadb": mariadbDialect{}} {
-		t.Run(name, func(t *testing.T) {
-			rec := newRecorder()
-			rec.answer(eventSchedulerQuery, []string{"event_scheduler=ON"})
-			rec.answer(mysqlReadOnlyQuery, []string{"read_only=1", "super_read_only=1"})
-			rec.errs[alter] = []error{lockWait}
-			rec.errs[writeProbe] = []error{lockWait}
-			err := recorded(Config{User: "bloodraven"}, d, rec).ArmLeaseFence(context.Background(), 8*time.Second)
-			if !errors.Is(err, ErrWritesHeld) {
-				t.Fatalf("err = %v, want ErrWritesHeld", err)
-			}
-			sent := rec.sent()
-			if sent[len(sent)-1] != leaseFenceRestore {
-				t.Fatalf("session not put back: %v", sent)
-			}
-			if _, isMySQL := d.(mysqlDialect); isMySQL && !slices.Contains(sent, "SET GLOBAL super_read_only = ON") {
-				t.Fatalf("super_read_only not raised again: %v", sent)
-			}
-		})
-	}
-}
-
-// TestLeaseFenceLockThatLeavesWritesFree: an arm whose DDL waits out its
-// lock wait while a write does not (a backup's lock) failed: writes are not
-// held, so a step must not go on without the arm.
-func TestLeaseFenceLockThatLeavesWritesFree(t *testing.T) {
-	lockWait := &gomysql.MySQLError{Number: errLockWaitTimeout, Message: "Lock wait timeout exceeded"}
-	const alter = "ALTER EVENT `bloodraven`.`lease_fence` ON SCHEDULE EVERY 1 DAY STARTS CURRENT_TIMESTAMP + INTERVAL 8 SECOND ENABLE"
-	for name, d := range map[string]dialect{"mysql": mysqlDialect{}, "mariadb": mariadbDialect{}} {
-		t.Run(name, func(t *testing.T) {
-			rec := newRecorder()
-			rec.answer(eventSchedulerQuery, []string{"event_scheduler=ON"})
-			rec.answer(mysqlReadOnlyQuery, []string{"read_only=1", "super_read_only=1"})
-			rec.errs[alter] = []error{lockWait}
-			err := recorded(Config{User: "bloodraven"}, d, rec).ArmLeaseFence(context.Background(), 8*time.Second)
-			if err == nil || errors.Is(err, ErrWritesHeld) {
-				t.Fatalf("err = %v, want a failed arm that is not ErrWritesHeld", err)
-			}
-			if !slices.Contains(rec.sent(), writeProbe) {
-				t.Fatalf("no write probe sent: %v", rec.sent())
-			}
-		})
+	for _, writesHeld := range []bool{true, false} {
+		for name, d := range map[string]dialect{"mysql": mysqlDialect{}, "mariadb": mariadbDialect{}} {
+			t.Run(fmt.Sprintf("%s/writes held %v", name, writesHeld), func(t *testing.T) {
+				rec := newRecorder()
+				rec.answer(eventSchedulerQuery, []string{"event_scheduler=ON"})
+				rec.answer(mysqlReadOnlyQuery, []string{"read_only=1", "super_read_only=1"})
+				rec.errs[alter] = []error{lockWait}
+				if writesHeld {
+					rec.errs[writeProbe] = []error{lockWait}
+				}
+				err := recorded(Config{User: "bloodraven"}, d, rec).ArmLeaseFence(context.Background(), 8*time.Second)
+				if err == nil || errors.Is(err, ErrWritesHeld) != writesHeld {
+					t.Fatalf("err = %v, want ErrWritesHeld %v", err, writesHeld)
+				}
+				sent := rec.sent()
+				if !slices.Contains(sent, writeProbe) || sent[len(sent)-1] != leaseFenceRestore {
+					t.Fatalf("no write probe, or the session not put back: %v", sent)
+				}
+				if _, isMySQL := d.(mysqlDialect); isMySQL && !slices.Contains(sent, "SET GLOBAL super_read_only = ON") {
+					t.Fatalf("super_read_only not raised again: %v", sent)
+				}
+			})
+		}
 	}
 }
