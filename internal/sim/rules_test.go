@@ -8,8 +8,6 @@ import (
 	"time"
 )
 
-func at(s int) time.Time { return Epoch.Add(time.Duration(s) * time.Second) }
-
 func TestScheduleRoundTrip(t *testing.T) {
 	for seed := uint64(1); seed <= 50; seed++ {
 		sched := scheduleFor(ConfigForSeed(seed, DefaultSteps))
