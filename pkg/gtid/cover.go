@@ -28,7 +28,18 @@ func Cover(s Set) Set {
 // seqs above it are named as BinlogState.Set names them: which server wrote
 // which seq is its guess, so a plain Subtract would also count seqs have
 // holds under another server's name.
-func Lacks(have, want Set) Set {
+//
+// have and want are whole executed sets: the fork is checked against both
+// (checkedFork). For a piece of a history (what a set holds of a lost set)
+// use LacksPart.
+func Lacks(have, want Set) Set { return lacks(have, want, true) }
+
+// LacksPart is Lacks for want a piece of a history rather than a server's
+// whole executed set: the fork is not checked, as a piece holds only some
+// of the servers a whole history names.
+func LacksPart(have, want Set) Set { return lacks(have, want, false) }
+
+func lacks(have, want Set, check bool) Set {
 	out := want.Subtract(Cover(have))
 	forks := map[uint32]uint64{}
 	for _, w := range want.srcs {
@@ -39,6 +50,23 @@ func Lacks(have, want Set) Set {
 	}
 	if len(forks) == 0 {
 		return out
+	}
+	if check {
+		for d, f := range forks {
+			forks[d] = checkedFork(have, want, d, f)
+		}
+	}
+	// Above a fork lowered by checkedFork, Cover's rule no longer holds
+	// (one server's name stands for two branches): want's seqs above it
+	// are lacking whatever have calls them.
+	for _, w := range want.srcs {
+		if f, ok := forks[w.id.domain]; ok && w.id.maria {
+			for _, iv := range w.ivs {
+				if iv.End > f {
+					out = out.Union(Set{srcs: []source{{id: w.id, ivs: []Interval{{max(iv.Start, f+1), iv.End}}}}})
+				}
+			}
+		}
 	}
 	bld := builder{}
 	for _, src := range out.srcs {
@@ -81,3 +109,35 @@ func (s Set) Only(id string) Set {
 
 // Without returns s without the transactions written under source id.
 func (s Set) Without(id string) Set { return s.Subtract(s.Only(id)) }
+
+// checkedFork lowers a MariaDB domain's fork f until both sides agree on
+// every server they hold at or below it: a server one side holds with its
+// last seq at or below the fork must be held by the other at least as far.
+// Without it, a server that wrote the same seqs twice (its names reused
+// after a reclone or a restore) makes two different histories look like
+// one: y at {0-2-153, 0-1-160} and r at {0-1-167} share server 1 up to 160,
+// yet r never held server 2's 153. Where no seq is reused the fork passes
+// unchanged.
+func checkedFork(have, want Set, domain uint32, f uint64) uint64 {
+	last := func(s Set) map[uint32]uint64 {
+		m := map[uint32]uint64{}
+		for _, src := range s.srcs {
+			if src.id.maria && src.id.domain == domain {
+				m[src.id.server] = src.ivs[len(src.ivs)-1].End
+			}
+		}
+		return m
+	}
+	h, w := last(have), last(want)
+	for lowered := true; lowered && f > 0; {
+		lowered = false
+		for _, pair := range [][2]map[uint32]uint64{{h, w}, {w, h}} {
+			for server, seq := range pair[0] {
+				if other := pair[1][server]; seq <= f && other < seq {
+					f, lowered = seq-1, true
+				}
+			}
+		}
+	}
+	return f
+}

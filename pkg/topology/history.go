@@ -33,6 +33,16 @@ func historyWriters(in Input, active string) (ids []string, known bool) {
 	}
 	if in.InFlight != nil {
 		sites = append(sites, in.InFlight.From)
+		// A site made maybe-writable during this failover (its promotion's
+		// answer lost) may have written, and a replica may hold it: until
+		// the failover records a promotion set, which then judges, its
+		// writes are not discarded, or the target chosen for holding them
+		// would be judged errant on the next pass.
+		for _, v := range in.Sites {
+			if v.MaybeWritable && v.Name != active {
+				sites = append(sites, v.Name)
+			}
+		}
 	}
 	known = true
 	for _, name := range sites {
@@ -62,7 +72,7 @@ func historyErrant(in Input, s SiteView, writers []string) gtid.Set {
 	// seqs by BinlogState.Set's guess, which shifts as a history grows,
 	// while a server's last seq is a fact. For MySQL this is the plain
 	// intersection and difference.
-	errant = errant.Union(gtid.Lacks(in.Promoted, gtid.Cover(s.Executed).Intersect(lost)))
+	errant = errant.Union(gtid.LacksPart(in.Promoted, gtid.Cover(s.Executed).Intersect(lost)))
 	for _, id := range writers {
 		errant = errant.Without(id)
 	}
