@@ -153,8 +153,16 @@ func repeatUpdates(app *sql.DB, first chan<- error) {
 		return
 	}
 	defer func() { _ = tx.Rollback() }()
+	const update = "UPDATE big SET v = v + 1, pad = REPEAT(CHAR(97 + v % 20), 200)"
 	for pass := 1; ; pass++ {
-		_, err := tx.ExecContext(ctx, "UPDATE big SET v = v + 1, pad = REPEAT(CHAR(97 + v % 20), 200)")
+		q := update
+		if pass > 1 {
+			// A pause on every row makes each later pass run for about half
+			// a minute: the lease runs out while a statement runs, never in
+			// the moment between two (where the fence would go through).
+			q += " WHERE SLEEP(0.00005) = 0"
+		}
+		_, err := tx.ExecContext(ctx, q)
 		if pass == 1 {
 			first <- err
 		}
