@@ -43,7 +43,6 @@ func TestRenderedMyCnfIsDurable(t *testing.T) {
 func powerLossWorld(t *testing.T) (*World, *site, *site) {
 	t.Helper()
 	cfg := ConfigForSeed(1, 100)
-	UseRealOperator(&cfg)
 	w := newWorld(cfg, nil)
 	a, b := w.sites[0], w.sites[1]
 	a.db.readOnly = false

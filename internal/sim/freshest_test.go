@@ -30,7 +30,6 @@ func TestCheckFreshest(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := ConfigForSeed(1, 100)
-			UseRealOperator(&cfg)
 			cfg.Roles = []v1alpha1.SiteRole{v1alpha1.RolePrimaryCandidate, v1alpha1.RolePrimaryCandidate, v1alpha1.RolePrimaryCandidate}
 			w := newWorld(cfg.withDefaults(), nil)
 			b, s := w.sites[1], w.sites[2]

@@ -190,8 +190,3 @@ func (c *sigCache) Verify(v v1alpha1.ActiveSiteView) error {
 	}
 	return err
 }
-
-// UseRealOperator does nothing: every run is the real operator's. It is
-// kept for a while so that callers written before the model operator was
-// deleted still compile; new code leaves it out.
-func UseRealOperator(*Config) {}

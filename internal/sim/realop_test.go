@@ -16,7 +16,7 @@ var flagRealOp = flag.Int("sim.realop", 40, "how many seeds TestSimRealOperator 
 // poll loop, Registry and /active-site handler, pkg/failover's sequences
 // and pkg/sidecar's Loop, against the simulated API server and mysqlds.
 func TestSimRealOperator(t *testing.T) {
-	sum, err := RunSeeds(*flagFirst, *flagRealOp, *flagSteps, UseRealOperator)
+	sum, err := RunSeeds(*flagFirst, *flagRealOp, *flagSteps, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,6 @@ func TestSimRealOperatorReplays(t *testing.T) {
 		var traces [2][]string
 		for i := range traces {
 			cfg := ConfigForSeed(seed, 300)
-			UseRealOperator(&cfg)
 			r, err := Run(cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -58,7 +57,6 @@ func TestSimRealOperatorReplays(t *testing.T) {
 func TestSimRealOperatorFoundSeeds(t *testing.T) {
 	for _, seed := range []uint64{1, 129, 149, 356, 712, 774, 1502, 1973, 2067, 2257, 4100, 10259, 12350, 26673} {
 		cfg := ConfigForSeed(seed, DefaultSteps)
-		UseRealOperator(&cfg)
 		text, err := os.ReadFile(fmt.Sprintf("testdata/seeds/realop-%d.txt", seed))
 		if err != nil {
 			t.Fatal(err)

@@ -54,8 +54,9 @@ func semiSyncNamesFor(f v1alpha1.Flavor) semiSyncNames {
 		stopIO: "STOP SLAVE IO_THREAD", startIO: "START SLAVE IO_THREAD"}
 }
 
-// semiSyncVarsQuery reads the current settings (both flavors' names).
-const semiSyncVarsQuery = "SHOW GLOBAL VARIABLES LIKE 'rpl_semi_sync_%'"
+// semiSyncVarsQuery reads the current settings (both flavors' names): the
+// query MySQL's status reads them with.
+const semiSyncVarsQuery = mysqlSemiSyncVars
 
 // semiSyncStatements are the statements that take a server with the
 // settings cur to s: only what differs, the source's timeout, wait point
