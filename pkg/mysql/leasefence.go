@@ -103,12 +103,12 @@ func (in *instance) ArmLeaseFence(ctx context.Context, after time.Duration) erro
 // write hold) holds every write back. Other locks make the event's DDL
 // wait as well and leave writes free: a backup's (MariaDB's BACKUP STAGE
 // BLOCK_DDL, MySQL's LOCK INSTANCE FOR BACKUP). MariaDB reports both as
-// "Waiting for backup lock", so the arm asks the server instead: before
-// its DDL it sends a write that changes nothing (writeProbe) under the
-// same one-second lock wait. When that write waits out its lock wait,
-// writes are held, and the arm is ErrWritesHeld (a step may go on under
-// it); a DDL that waits out its lock wait after the probe passed is a
-// failed arm, and the site is not made writable.
+// "Waiting for backup lock", so the arm asks the server instead: after
+// its DDL's lock wait ran out, it sends a write that changes nothing
+// (writeProbe) under the same one-second lock wait. Only when that write
+// waits out its lock wait too are writes held, and the arm is
+// ErrWritesHeld (a step may go on under it); otherwise the arm failed, and
+// the site is not made writable.
 
 // writeProbe is a write that changes no row: it waits for the global read
 // lock as any write does. mysql.plugin exists on both flavors; the arm's
@@ -119,23 +119,27 @@ const writeProbe = "UPDATE mysql.plugin SET dl = dl WHERE 1 = 0"
 // round trip.
 const writeProbeTimeout = 1500 * time.Millisecond
 
-// armJudged asks first whether writes are held (writeProbe): then the arm
-// is ErrWritesHeld and its DDL, which would wait as well, is not sent.
-// Otherwise it arms; a lock wait of the DDL then is a lock that leaves
-// writes free, and a failed arm.
+// armJudged runs armEvent and judges a lock wait that ran out: the arm is
+// ErrWritesHeld only if its DDL waited out its lock wait and a write that
+// changes nothing then waits out its own. Both must wait: the probe's table
+// alone can be locked while other writes flow.
 func armJudged(ctx context.Context, ex executor, d dialect, secs int64) error {
-	// Its own deadline: the probe's wait does not count towards the event's.
-	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeProbeTimeout)
-	perr := ex.exec(pctx, writeProbe)
-	cancel()
-	if serverErrno(perr) == errLockWaitTimeout {
-		return fmt.Errorf("%w: a write that changes nothing waited out its lock wait: %w", ErrWritesHeld, perr)
-	}
 	err := armEvent(ctx, ex, d, secs)
-	if serverErrno(err) == errLockWaitTimeout {
-		return fmt.Errorf("the arm waited on a lock that leaves writes free (a backup's?): %w", err)
+	if serverErrno(err) != errLockWaitTimeout {
+		return err
 	}
-	return err
+	// Its own deadline: the arm's may run out during the probe's wait, and
+	// the probe's time does not count towards the event's.
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeProbeTimeout)
+	defer cancel()
+	perr := ex.exec(pctx, writeProbe)
+	if serverErrno(perr) == errLockWaitTimeout {
+		return fmt.Errorf("%w: %w", ErrWritesHeld, err)
+	}
+	if perr != nil {
+		return fmt.Errorf("the arm waited on a lock, and a write probe failed (%v): %w", perr, err)
+	}
+	return fmt.Errorf("the arm waited on a lock that leaves writes free (a backup's?): %w", err)
 }
 
 // armEvent moves the event, making it first when it is missing.

@@ -39,17 +39,17 @@ func TestLeaseFenceStatements(t *testing.T) {
 		want      []string
 	}{
 		{"mysql: armed again on a writable server", mysqlDialect{}, "ON", "0", nil, 5500 * time.Millisecond,
-			[]string{eventSchedulerQuery, leaseFenceSession, mysqlReadOnlyQuery, writeProbe, alter("5"), leaseFenceRestore}},
+			[]string{eventSchedulerQuery, leaseFenceSession, mysqlReadOnlyQuery, alter("5"), leaseFenceRestore}},
 		{"mysql: first arm creates the event", mysqlDialect{}, "ON", "0", map[string][]error{alter("6"): {noEvent}}, 6 * time.Second,
-			slices.Concat([]string{eventSchedulerQuery, leaseFenceSession, mysqlReadOnlyQuery, writeProbe, alter("6")}, create(mysqlFence),
+			slices.Concat([]string{eventSchedulerQuery, leaseFenceSession, mysqlReadOnlyQuery, alter("6")}, create(mysqlFence),
 				[]string{alter("6"), leaseFenceRestore})},
 		{"mysql: the operator's arm on a fenced server lowers super_read_only for it", mysqlDialect{}, "ON", "1", nil, 12 * time.Second,
-			[]string{eventSchedulerQuery, leaseFenceSession, mysqlReadOnlyQuery, lower, writeProbe, alter("12"), mysqlFence, leaseFenceRestore}},
+			[]string{eventSchedulerQuery, leaseFenceSession, mysqlReadOnlyQuery, lower, alter("12"), mysqlFence, leaseFenceRestore}},
 		{"mysql: first arm on a fenced server", mysqlDialect{}, "ON", "1", map[string][]error{alter("9"): {noSchema}}, 9 * time.Second,
-			slices.Concat([]string{eventSchedulerQuery, leaseFenceSession, mysqlReadOnlyQuery, lower, writeProbe, alter("9")},
+			slices.Concat([]string{eventSchedulerQuery, leaseFenceSession, mysqlReadOnlyQuery, lower, alter("9")},
 				create(mysqlFence), []string{alter("9"), mysqlFence, leaseFenceRestore})},
 		{"mariadb: scheduler off is turned on, schema made", mariadbDialect{}, "OFF", "", map[string][]error{alter("3"): {noSchema}}, 3 * time.Second,
-			slices.Concat([]string{eventSchedulerQuery, eventSchedulerOn, leaseFenceSession, writeProbe, alter("3")}, create(mariaFence),
+			slices.Concat([]string{eventSchedulerQuery, eventSchedulerOn, leaseFenceSession, alter("3")}, create(mariaFence),
 				[]string{alter("3"), leaseFenceRestore})},
 	}
 	for _, tc := range tests {
@@ -123,12 +123,11 @@ func TestLeaseFenceBarrierRestored(t *testing.T) {
 	}
 }
 
-// TestLeaseFenceLockWait: an arm first sends a write that changes nothing.
-// If that waits out its lock wait, writes are held (the sidecar's write
-// hold): ErrWritesHeld, the DDL not sent, and a step may go on. A DDL that
-// waits out its lock wait after the probe passed met a lock that leaves
-// writes free (a backup's): a failed arm. Either way the session and the
-// barrier are put back.
+// TestLeaseFenceLockWait: an arm whose DDL waits out its lock wait sends a
+// write that changes nothing. Only if that waits too are writes held (the
+// sidecar's write hold): ErrWritesHeld, and a step may go on. A lock that
+// leaves writes free (a backup's) is a failed arm. Either way the session
+// and the barrier are put back.
 func TestLeaseFenceLockWait(t *testing.T) {
 	lockWait := &gomysql.MySQLError{Number: errLockWaitTimeout, Message: "Lock wait timeout exceeded"}
 	const alter = "ALTER EVENT `bloodraven`.`lease_fence` ON SCHEDULE EVERY 1 DAY STARTS CURRENT_TIMESTAMP + INTERVAL 8 SECOND ENABLE"
@@ -138,10 +137,9 @@ func TestLeaseFenceLockWait(t *testing.T) {
 				rec := newRecorder()
 				rec.answer(eventSchedulerQuery, []string{"event_scheduler=ON"})
 				rec.answer(mysqlReadOnlyQuery, []string{"read_only=1", "super_read_only=1"})
+				rec.errs[alter] = []error{lockWait}
 				if writesHeld {
 					rec.errs[writeProbe] = []error{lockWait}
-				} else {
-					rec.errs[alter] = []error{lockWait}
 				}
 				err := recorded(Config{User: "bloodraven"}, d, rec).ArmLeaseFence(context.Background(), 8*time.Second)
 				if err == nil || errors.Is(err, ErrWritesHeld) != writesHeld {
@@ -156,5 +154,20 @@ func TestLeaseFenceLockWait(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestLeaseFenceProbeTableLockedAlone: a lock on the probe's table alone
+// (LOCK TABLES mysql.plugin, a backup stage that stops non-transactional
+// writes) while the event's DDL goes through is no write hold: the arm
+// arms, and never says ErrWritesHeld, which would let a step go on unarmed
+// while writes flow.
+func TestLeaseFenceProbeTableLockedAlone(t *testing.T) {
+	lockWait := &gomysql.MySQLError{Number: errLockWaitTimeout, Message: "Lock wait timeout exceeded"}
+	rec := newRecorder()
+	rec.answer(eventSchedulerQuery, []string{"event_scheduler=ON"})
+	rec.errs[writeProbe] = []error{lockWait}
+	if err := recorded(Config{User: "bloodraven"}, mariadbDialect{}, rec).ArmLeaseFence(context.Background(), 8*time.Second); err != nil {
+		t.Fatalf("err = %v, want the fence armed", err)
 	}
 }

@@ -33,16 +33,6 @@ func historyWriters(in Input, active string) (ids []string, known bool) {
 	}
 	if in.InFlight != nil {
 		sites = append(sites, in.InFlight.From)
-		// A site made maybe-writable during this failover (its promotion's
-		// answer lost) may have written, and a replica may hold it: until
-		// the failover records a promotion set, which then judges, its
-		// writes are not discarded, or the target chosen for holding them
-		// would be judged errant on the next pass.
-		for _, v := range in.Sites {
-			if v.MaybeWritable && v.Name != active {
-				sites = append(sites, v.Name)
-			}
-		}
 	}
 	known = true
 	for _, name := range sites {

@@ -173,9 +173,10 @@ func sidecarCrashBody(ctx context.Context, g *Group, l *Load, r *Result) error {
 	r.Notef("%d probes refused on %s; longest unavailability %s", n, Sites[0], rep.MaxWindow.Round(time.Millisecond))
 	// The bound: two ticks of the sidecar and the debouncing of the
 	// operator's passes, plus its arm of mysqld's lease fence, which waits
-	// out a one-second lock wait under the restarted sidecar's write hold
-	// before the step goes on (docs/operator.md), and a second of slack.
-	armWait := 2 * time.Second
+	// out two one-second lock waits (the event's DDL's, then a write
+	// probe's) under the restarted sidecar's write hold before the step
+	// goes on (docs/operator.md), and a second of slack.
+	armWait := 3 * time.Second
 	if bound := 2*g.T.PeerCheckInterval + time.Duration(g.T.FailureThreshold+2)*g.T.PollInterval + armWait; rep.MaxWindow > bound {
 		r.Failf("writes unavailable for %s after the sidecar crash, more than %s", rep.MaxWindow, bound)
 	}
