@@ -182,6 +182,11 @@ const (
 	// armed first (or its sidecar's last ask left too little lease to arm
 	// it for).
 	EventLeaseFenceNotArmed = "LeaseFenceNotArmed"
+	// EventSemiSyncNotSet (Warning): a site about to be made writable could
+	// not be made the semi-sync source first. With dataDurability required
+	// it was not made writable; with preferred it was, and its first
+	// commits may go out without a replica's acknowledgement.
+	EventSemiSyncNotSet = "SemiSyncNotSet"
 )
 
 // Planned failover reasons added by the planned-failover state machine.

@@ -281,6 +281,17 @@ func (i simInstance) ArmLeaseFence(_ context.Context, after time.Duration) error
 	return i.replied(nil)
 }
 
+// ConfigureSemiSync implements mysql.SemiSyncer. The sim does not model
+// semi-sync replication (its scenarios leave spec.mysql.semiSync off, and
+// its commits never wait): a reachable site accepts the setting and
+// nothing changes, an unreachable one fails as any verb does.
+func (i simInstance) ConfigureSemiSync(context.Context, mysql.SemiSyncSettings) error {
+	_, err := i.reach()
+	return i.replied(err)
+}
+
+var _ mysql.SemiSyncer = simInstance{}
+
 // ReloadTLS implements mysql.Instance; the sim has no TLS.
 func (i simInstance) ReloadTLS(context.Context) error { return nil }
 

@@ -40,6 +40,10 @@ var (
 	// releases it, on seeing the site writable, arms the fence itself. The
 	// step goes on.
 	ErrWritesHeld = errors.New("failover: the site's writes are held")
+	// ErrSemiSync means the site about to be made writable could not be
+	// made the semi-sync source (semisync.go); with dataDurability
+	// required the step did not run, and the next pass tries again.
+	ErrSemiSync = errors.New("failover: cannot make the site the semi-sync source")
 )
 
 // ErrDrainPending is what DB.DrainRelayLog returns when the relay log is not

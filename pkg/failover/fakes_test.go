@@ -84,6 +84,14 @@ type world struct {
 	armed      map[string]time.Time
 	armedAfter map[string]time.Duration
 	unarmed    []string
+	// semiSync, when set, is the passes' Pass.SemiSync; semiErr fails
+	// ConfigureSemiSync; semiRoles is each site's semi-sync part as
+	// ConfigureSemiSync last set it; unsourced lists the sites made
+	// writable while not the semi-sync source under an enabled spec.
+	semiSync  *topology.SemiSyncInput
+	semiErr   error
+	semiRoles map[string]topology.SemiSyncRole
+	unsourced []string
 }
 
 // addSite adds a third site c, replicating from a.
@@ -180,6 +188,23 @@ func (w *world) madeWritable(n string) {
 		!slices.Contains(w.held, n) {
 		w.unarmed = append(w.unarmed, n)
 	}
+	if w.semiSync != nil && w.semiSync.Enabled && !w.semiRoles[n].Source {
+		w.unsourced = append(w.unsourced, n)
+	}
+}
+
+func (w *world) ConfigureSemiSync(_ context.Context, r topology.SemiSyncRole) error {
+	if _, err := w.site(r.Site); err != nil {
+		return err
+	}
+	if w.semiErr != nil {
+		return w.semiErr
+	}
+	if w.semiRoles == nil {
+		w.semiRoles = map[string]topology.SemiSyncRole{}
+	}
+	w.semiRoles[r.Site] = r
+	return nil
 }
 
 func (w *world) ReplicateFrom(_ context.Context, n, src string) error {
@@ -311,6 +336,11 @@ func (w *world) pass() Pass {
 	}
 	sidecar := func(n string) (int64, bool) { gen, ok := w.sidecars[n]; return gen, ok }
 	p := Pass{Group: g, Input: in, Decision: d, Evidence: evidence, Sidecar: sidecar, Settings: settings}
+	if w.semiSync != nil {
+		ss := *w.semiSync
+		ss.Active = st.ActiveSite
+		p.SemiSync = &ss
+	}
 	if w.asked != nil {
 		p.SidecarAskedAt = func(n string) time.Time {
 			if ago, ok := w.asked[n]; ok {

@@ -29,7 +29,12 @@ type Pass struct {
 	// it (ArmLeaseFence). Nil: the caller knows no sidecars, and nothing is
 	// armed.
 	SidecarAskedAt func(site string) time.Time
-	Settings       Settings
+	// SemiSync is the group's semi-sync settings and this pass's view of
+	// the sites (topology.SemiSyncInput), from which a site made writable
+	// or repointed gets its part (PrepareWritable, PrepareReplica). Nil or
+	// not Enabled: no semi-sync setting is touched.
+	SemiSync *topology.SemiSyncInput
+	Settings Settings
 	// MayMakeWritable, when set, is asked right before every step that makes
 	// a site writable (a promotion, a rollback's unfence); an error (wrapping
 	// ErrMayNotMakeWritable) means not on this pass: the step waits for the

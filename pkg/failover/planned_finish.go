@@ -137,12 +137,13 @@ func (m *Planned) rollback(ctx context.Context, p Pass, b *v1alpha1.PlannedFailo
 	return m.finish(ctx, p, b, e)
 }
 
-// unfenceSource arms the source's lease fence (leasefence.go) and unfences
-// it: err is why it is not known writable, perr a failure to record an
-// unfence that failed and may have taken effect. A source whose fence
-// cannot be armed is not unfenced, as if the unfence had failed.
+// unfenceSource arms the source's lease fence and sets its semi-sync
+// source part (PrepareWritable), and unfences it: err is why it is not
+// known writable, perr a failure to record an unfence that failed and may
+// have taken effect. A source that cannot be prepared is not unfenced, as
+// if the unfence had failed.
 func (m *Planned) unfenceSource(ctx context.Context, p Pass, src string) (err, perr error) {
-	if err := ArmLeaseFence(ctx, p, m.env.DB, m.env.Notifier, m.env.Clock.Now(), src); err != nil {
+	if err := PrepareWritable(ctx, p, m.env.DB, m.env.Notifier, m.env.Clock.Now(), src); err != nil {
 		return err, nil
 	}
 	cctx, cancel := m.call(ctx, p)

@@ -83,8 +83,9 @@ func (m *Planned) promoteTarget(ctx context.Context, p Pass, b *v1alpha1.Planned
 	if err := m.claim(ctx, p, b.Target); err != nil {
 		return waiting(retryPause, "claiming "+b.Target), false, err
 	}
-	// Its lease fence armed before it can write (leasefence.go).
-	if err := ArmLeaseFence(ctx, p, m.env.DB, m.env.Notifier, m.env.Clock.Now(), b.Target); err != nil {
+	// Its lease fence armed and its semi-sync source set before it can
+	// write (semisync.go).
+	if err := PrepareWritable(ctx, p, m.env.DB, m.env.Notifier, m.env.Clock.Now(), b.Target); err != nil {
 		return m.retry(ctx, p, b, retryPause, err.Error())
 	}
 	cctx, cancel = m.call(ctx, p)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
 	"github.com/shipstream/bloodraven/pkg/gtid"
+	"github.com/shipstream/bloodraven/pkg/topology"
 )
 
 // DB is what the sequence does to the sites' mysqld, by site name. Every call
@@ -29,6 +30,10 @@ type DB interface {
 	// (whole seconds), unless armed again first; it works on a fenced
 	// site, before the step that makes it writable (leasefence.go).
 	ArmLeaseFence(ctx context.Context, site string, after time.Duration) error
+	// ConfigureSemiSync gives role.Site its part in semi-sync replication
+	// (source, replica, or neither); it works on a fenced site, before
+	// the step that makes it writable or repoints it (semisync.go).
+	ConfigureSemiSync(ctx context.Context, role topology.SemiSyncRole) error
 }
 
 // Router moves clients. It is the part of pkg/routing's Router the sequence

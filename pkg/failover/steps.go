@@ -80,8 +80,9 @@ func (e *Emergency) promote(ctx context.Context, p Pass, it *v1alpha1.FailoverIn
 	if err := e.persistWith(ctx, p, e.env.Persister.PersistStatusExclusive); err != nil {
 		return "", fmt.Errorf("%w %s: %w", ErrClaim, it.To, err)
 	}
-	// Its lease fence armed before it can write (leasefence.go).
-	if err := ArmLeaseFence(ctx, p, e.env.DB, e.env.Notifier, e.env.Clock.Now(), it.To); err != nil {
+	// Its lease fence armed and its semi-sync source set before it can
+	// write (semisync.go).
+	if err := PrepareWritable(ctx, p, e.env.DB, e.env.Notifier, e.env.Clock.Now(), it.To); err != nil {
 		return "", err
 	}
 	cctx, cancel := e.call(ctx, p)
@@ -166,12 +167,14 @@ func (e *Emergency) repoint(ctx context.Context, p Pass, it *v1alpha1.FailoverIn
 	return e.complete(ctx, p, it)
 }
 
-// repointReplicas points the sites topology.Followers names at target.
+// repointReplicas points the sites topology.Followers names at target,
+// each with its semi-sync part first (PrepareReplica).
 // Best effort: the poll loop's maintenance retries. Emergency and planned
 // failovers share it.
 func repointReplicas(ctx context.Context, db DB, p Pass, target string) {
 	promoted, _ := gtid.ParseSet(p.Group.Status.PromotionGtidExecuted)
 	for _, site := range topology.Followers(p.Input, target, promoted) {
+		PrepareReplica(ctx, p, db, site, target)
 		cctx, cancel := context.WithTimeout(ctx, p.Settings.CallTimeout)
 		_ = db.ReplicateFrom(cctx, site, target)
 		cancel()

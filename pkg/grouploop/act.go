@@ -131,8 +131,9 @@ func (l *Loop) reassert(ctx context.Context, p failover.Pass, site string) error
 	if err != nil {
 		return fmt.Errorf("re-assert %s: %w", site, err)
 	}
-	// Its lease fence armed before it can write (failover.ArmLeaseFence).
-	if err := failover.ArmLeaseFence(ctx, p, l.conns, l.env.Notifier, l.env.Clock.Now(), site); err != nil {
+	// Its lease fence armed and its semi-sync source set before it can
+	// write (failover.PrepareWritable).
+	if err := failover.PrepareWritable(ctx, p, l.conns, l.env.Notifier, l.env.Clock.Now(), site); err != nil {
 		return fmt.Errorf("re-assert %s: %w", site, err)
 	}
 	cctx, cancel := context.WithTimeout(ctx, p.Settings.CallTimeout)

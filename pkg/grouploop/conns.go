@@ -12,6 +12,7 @@ import (
 	"github.com/shipstream/bloodraven/pkg/failover"
 	"github.com/shipstream/bloodraven/pkg/gtid"
 	"github.com/shipstream/bloodraven/pkg/mysql"
+	"github.com/shipstream/bloodraven/pkg/topology"
 )
 
 // Opener opens a mysql.Instance; mysql.Open is the default.
@@ -33,10 +34,14 @@ type conns struct {
 	mu       sync.Mutex
 	sites    map[string]*siteConn
 	errs     map[string]error
+	// applied is each site's semi-sync part as ConfigureSemiSync last set
+	// it (semisync.go).
+	applied map[string]topology.SemiSyncRole
 }
 
 func newConns(r Resolver, open Opener) *conns {
-	return &conns{resolver: r, open: open, sites: map[string]*siteConn{}, errs: map[string]error{}}
+	return &conns{resolver: r, open: open, sites: map[string]*siteConn{}, errs: map[string]error{},
+		applied: map[string]topology.SemiSyncRole{}}
 }
 
 // refresh resolves every site of g, reopening Instances whose access changed

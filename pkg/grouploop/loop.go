@@ -53,9 +53,8 @@ type Loop struct {
 	observeStarted time.Time
 	observedAt     time.Time
 	lastWait       string // the emergency sequence's last logged wait
-	// Semi-sync (semisync.go): the part last applied to each site, and
-	// whether the active site's commits waited at the last probe.
-	semiApplied map[string]topology.SemiSyncRole
+	// Semi-sync (semisync.go): whether the active site's commits waited at
+	// the last probe. The part last applied to each site is in conns.
 	semiWaiting bool
 }
 
@@ -69,7 +68,7 @@ func New(env *Env, key types.NamespacedName, wake <-chan struct{}) *Loop {
 		seenPod: map[string]bool{}, answered: map[string]bool{}, waitSince: map[string]time.Time{},
 		maybeSince: map[string]time.Time{}, podNodes: map[string]map[types.UID]podNode{},
 		goneNodes: map[string]map[types.UID]goneWatch{}, kubeletStopped: map[string]time.Time{},
-		provenAt: map[string]time.Time{}, semiApplied: map[string]topology.SemiSyncRole{}}
+		provenAt: map[string]time.Time{}}
 	if env.Nudge != nil {
 		l.conns.promoted = func(site string) { env.Nudge(key, site) }
 	}
@@ -204,6 +203,7 @@ func (l *Loop) buildPass(g *v1alpha1.MysqlFailoverGroup) (failover.Pass, error) 
 			return l.env.Registry.Generation(l.key, site, settings.LeaseTimeout)
 		},
 		SidecarAskedAt: l.sidecarAskedAt,
+		SemiSync:       l.semiSyncPass(g),
 		MayMakeWritable: func(ctx context.Context, site string, fresh time.Time) error {
 			err := l.mayMakeWritable(ctx, site, settings.PeerCheckInterval, fresh)
 			if err != nil {

@@ -20,23 +20,49 @@ func (l *Loop) semiSyncInput(g *v1alpha1.MysqlFailoverGroup) topology.SemiSyncIn
 		Timeout: time.Duration(spec.TimeoutMillis) * time.Millisecond, MinSyncReplicas: int(spec.MinSyncReplicas),
 		MaxSyncReplicas: int(spec.MaxSyncReplicas), Active: active,
 		OneAck: l.last[active].status.Flavor == v1alpha1.FlavorMariaDB}
-	src, srcErr := l.conns.get(active)
 	for _, s := range g.Spec.Sites {
 		o := l.obs[s.Name]
 		rs := o.status.Replica
 		acking := o.err == nil && o.status.SemiSync.ReplicaEnabled && rs != nil && rs.IORunning == mysql.ThreadYes &&
-			srcErr == nil && rs.Source() == src.access.Endpoint
+			l.replicatesFrom(o.status, active)
 		in.Sites = append(in.Sites, topology.SemiSyncSite{Name: s.Name,
 			Candidate: s.Role == "" || s.Role == v1alpha1.RolePrimaryCandidate, Acking: acking})
 	}
 	return in
 }
 
+// replicatesFrom reports whether a server whose status is st replicates
+// from site (its IO thread points at site's replication endpoint).
+func (l *Loop) replicatesFrom(st mysql.Status, site string) bool {
+	src, err := l.conns.get(site)
+	return err == nil && st.Replica != nil && st.Replica.Source() == src.access.Endpoint
+}
+
+// semiSyncAcking is a candidate's topology.Replication.SemiSyncAcking,
+// from its last answered probe st: its replica part is on and its IO
+// thread runs, or retries, against the active site.
+func (l *Loop) semiSyncAcking(g *v1alpha1.MysqlFailoverGroup, st mysql.Status) bool {
+	rs := st.Replica
+	return g.Spec.MySQL.SemiSync.Enabled && st.SemiSync.ReplicaEnabled && rs != nil && rs.IORunning != mysql.ThreadNo &&
+		l.replicatesFrom(st, g.Status.ActiveSite)
+}
+
+// semiSyncPass is the pass's failover.Pass.SemiSync: nil with the spec off.
+func (l *Loop) semiSyncPass(g *v1alpha1.MysqlFailoverGroup) *topology.SemiSyncInput {
+	if !g.Spec.MySQL.SemiSync.Enabled {
+		return nil
+	}
+	in := l.semiSyncInput(g)
+	return &in
+}
+
 // keepSemiSync gives every reachable site its part in semi-sync
 // replication (topology.PlanSemiSync), on a healthy or degraded group.
 // A server forgets it when mysqld restarts (SET GLOBAL), which its probe
 // shows; the source's timeout and count are not in the probe, so what was
-// applied is remembered, and sent again when the plan changes.
+// applied is remembered (conns.semiApplied, which also holds what a step
+// that made a site writable applied: failover.PrepareWritable), and sent
+// again when the plan changes.
 func (l *Loop) keepSemiSync(ctx context.Context, p failover.Pass) {
 	g := p.Group
 	for _, r := range topology.PlanSemiSync(l.semiSyncInput(g)) {
@@ -45,36 +71,56 @@ func (l *Loop) keepSemiSync(ctx context.Context, p failover.Pass) {
 			continue
 		}
 		ss := o.status.SemiSync
-		if ss.SourceEnabled == r.Source && ss.ReplicaEnabled == r.Replica && (!r.Source || l.semiApplied[r.Site] == r) {
+		if ss.SourceEnabled == r.Source && ss.ReplicaEnabled == r.Replica && (!r.Source || l.conns.semiApplied(r.Site) == r) {
 			continue
 		}
-		err := l.conns.ConfigureSemiSync(ctx, r.Site, mysql.SemiSyncSettings{Source: r.Source, Replica: r.Replica,
-			Timeout: r.Timeout, WaitCount: r.WaitCount})
-		if err != nil {
-			delete(l.semiApplied, r.Site)
+		if err := l.conns.ConfigureSemiSync(ctx, r); err != nil {
 			l.log.Error(err, "semi-sync", "site", r.Site)
 			continue
 		}
-		l.semiApplied[r.Site] = r
 		l.log.Info("semi-sync set", "site", r.Site, "source", r.Source, "replica", r.Replica,
 			"waitCount", r.WaitCount, "timeout", r.Timeout)
 	}
 }
 
-// ConfigureSemiSync sets site's semi-sync part.
-func (c *conns) ConfigureSemiSync(ctx context.Context, site string, s mysql.SemiSyncSettings) error {
-	sc, err := c.get(site)
+// ConfigureSemiSync implements failover.DB: it sets r.Site's semi-sync
+// part and remembers it (semiApplied); a failure forgets it, so the next
+// pass sends it again.
+func (c *conns) ConfigureSemiSync(ctx context.Context, r topology.SemiSyncRole) error {
+	err := c.configureSemiSync(ctx, r)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err != nil {
+		delete(c.applied, r.Site)
+		return err
+	}
+	c.applied[r.Site] = r
+	return nil
+}
+
+func (c *conns) configureSemiSync(ctx context.Context, r topology.SemiSyncRole) error {
+	sc, err := c.get(r.Site)
 	if err != nil {
 		return err
 	}
 	ss, ok := sc.inst.(mysql.SemiSyncer)
 	if !ok {
-		return fmt.Errorf("semi-sync on %s: %w", site, mysql.ErrSemiSyncUnavailable)
+		return fmt.Errorf("semi-sync on %s: %w", r.Site, mysql.ErrSemiSyncUnavailable)
 	}
+	s := mysql.SemiSyncSettings{Source: r.Source, Replica: r.Replica, Timeout: r.Timeout, WaitCount: r.WaitCount}
 	if err := ss.ConfigureSemiSync(ctx, s); err != nil {
-		return fmt.Errorf("semi-sync on %s: %w", site, err)
+		return fmt.Errorf("semi-sync on %s: %w", r.Site, err)
 	}
 	return nil
+}
+
+// semiApplied is the semi-sync part last applied to site, by a pass's
+// keepSemiSync or by a step that made it writable; the zero role when
+// none is known.
+func (c *conns) semiApplied(site string) topology.SemiSyncRole {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.applied[site]
 }
 
 // recordSemiSync is a probed site's status.sites[].semiSync.

@@ -75,9 +75,15 @@ type Candidate struct {
 }
 
 // SelectCandidate picks the freshest eligible site: the one whose executed
-// GTID set contains every other eligible site's. Among equal sets the first in
-// sites (spec order) wins. When the eligible sets are not all comparable,
-// nothing is picked and the divergent transactions are named.
+// GTID set contains every other eligible site's. Among equal sets a
+// semi-sync replica that acknowledged its source (Replication.SemiSyncAcking)
+// wins, then the first in sites (spec order). When the eligible sets are not
+// all comparable, nothing is picked and the divergent transactions are named.
+//
+// Freshness comes first: the replicas of one source receive one binlog
+// stream, in order, so the freshest replica already holds every write any
+// replica acknowledged; preferring an acknowledging replica that holds less
+// would lose the rest. The preference only breaks a tie.
 func SelectCandidate(sites []SiteView) Candidate {
 	var eligible []SiteView
 	for _, s := range sites {
@@ -90,7 +96,7 @@ func SelectCandidate(sites []SiteView) Candidate {
 	}
 	best := eligible[0]
 	for _, s := range eligible[1:] {
-		if s.Executed.Count() > best.Executed.Count() {
+		if fresher(s, best) {
 			best = s
 		}
 	}
@@ -106,6 +112,14 @@ func SelectCandidate(sites []SiteView) Candidate {
 		return Candidate{Divergent: div, Freshest: best.Name}
 	}
 	return Candidate{Site: best.Name}
+}
+
+// fresher reports whether s is a better candidate than best: more
+// transactions, or as many and a semi-sync replica that acknowledged where
+// best is not.
+func fresher(s, best SiteView) bool {
+	n, m := s.Executed.Count(), best.Executed.Count()
+	return n > m || n == m && s.Replication.SemiSyncAcking && !best.Replication.SemiSyncAcking
 }
 
 // holdsAll reports whether s holds every eligible site's transactions.

@@ -24,6 +24,11 @@ type Replication struct {
 	// RetrievedUnknown is true when Retrieved could not be read; a site whose
 	// SQL thread failed then does not count as having applied its relay log.
 	RetrievedUnknown bool
+	// SemiSyncAcking is true when the site is a semi-sync replica of the
+	// active site: its replica part is on and its IO thread runs, or
+	// retries, against the active site. It acknowledged what it received,
+	// so among equally fresh candidates it is preferred (SelectCandidate).
+	SemiSyncAcking bool
 }
 
 // SiteView is everything Decide knows about one site.

@@ -106,3 +106,28 @@ func ackers(in SemiSyncInput) map[int]bool {
 	}
 	return out
 }
+
+// SemiSyncRoleWith is site's semi-sync part once active is the active
+// site: what a step that makes active writable gives it before its
+// barrier lifts, and what a site repointed at active takes before its
+// replication starts (pkg/failover PrepareWritable, PrepareReplica). The
+// replicas acknowledged the old active site, not active, so when active
+// is a new one none counts as acknowledging yet: preferred asks for one
+// acknowledgement, and the next pass raises it as they connect. A site
+// not in in.Sites has every part off.
+func SemiSyncRoleWith(in SemiSyncInput, active, site string) SemiSyncRole {
+	if active != in.Active {
+		sites := make([]SemiSyncSite, len(in.Sites))
+		for i, s := range in.Sites {
+			s.Acking = false
+			sites[i] = s
+		}
+		in.Active, in.Sites = active, sites
+	}
+	for _, r := range PlanSemiSync(in) {
+		if r.Site == site {
+			return r
+		}
+	}
+	return SemiSyncRole{Site: site}
+}

@@ -57,3 +57,38 @@ func TestPlanSemiSync(t *testing.T) {
 		})
 	}
 }
+
+func TestSemiSyncRoleWith(t *testing.T) {
+	sites := []SemiSyncSite{{Name: "iad", Candidate: true}, {Name: "pdx", Candidate: true, Acking: true},
+		{Name: "fra", Acking: true}}
+	in := func(req bool) SemiSyncInput {
+		return SemiSyncInput{Enabled: true, Required: req, Timeout: time.Second, MinSyncReplicas: 2, MaxSyncReplicas: 2,
+			Active: "iad", Sites: sites}
+	}
+	tests := []struct {
+		name         string
+		in           SemiSyncInput
+		active, site string
+		want         SemiSyncRole
+	}{
+		{"off: nothing", SemiSyncInput{Active: "iad", Sites: sites}, "pdx", "pdx", SemiSyncRole{Site: "pdx"}},
+		{"re-assert of the active site: its replicas still count", in(false), "iad", "iad",
+			SemiSyncRole{Site: "iad", Source: true, Timeout: time.Second, WaitCount: 2}},
+		{"new primary, preferred: no replica acknowledges it yet, one asked", in(false), "pdx", "pdx",
+			SemiSyncRole{Site: "pdx", Source: true, Timeout: time.Second, WaitCount: 1}},
+		{"new primary, required: the count stays pinned", in(true), "pdx", "pdx",
+			SemiSyncRole{Site: "pdx", Source: true, Timeout: SemiSyncMaxTimeout, WaitCount: 2}},
+		{"the old primary repointed at the new one acknowledges", in(true), "pdx", "iad", SemiSyncRole{Site: "iad", Replica: true}},
+		{"a site not in the spec: every part off", in(true), "pdx", "sfo", SemiSyncRole{Site: "sfo"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := SemiSyncRoleWith(tc.in, tc.active, tc.site); got != tc.want {
+				t.Fatalf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+	if !sites[1].Acking {
+		t.Fatal("SemiSyncRoleWith changed its input")
+	}
+}
