@@ -18,8 +18,7 @@ func (l *Loop) semiSyncInput(g *v1alpha1.MysqlFailoverGroup) topology.SemiSyncIn
 	active := g.Status.ActiveSite
 	in := topology.SemiSyncInput{Enabled: spec.Enabled, Required: spec.DataDurability == v1alpha1.DurabilityRequired,
 		Timeout: time.Duration(spec.TimeoutMillis) * time.Millisecond, MinSyncReplicas: int(spec.MinSyncReplicas),
-		MaxSyncReplicas: int(spec.MaxSyncReplicas), Active: active,
-		OneAck: l.last[active].status.Flavor == v1alpha1.FlavorMariaDB}
+		MaxSyncReplicas: int(spec.MaxSyncReplicas), Active: active, OneAck: l.oneAck(g)}
 	for _, s := range g.Spec.Sites {
 		o := l.obs[s.Name]
 		rs := o.status.Replica
@@ -29,6 +28,26 @@ func (l *Loop) semiSyncInput(g *v1alpha1.MysqlFailoverGroup) topology.SemiSyncIn
 			Candidate: s.Role == "" || s.Role == v1alpha1.RolePrimaryCandidate, Acking: acking})
 	}
 	return in
+}
+
+// oneAck reports whether the group's servers wait for one acknowledgement
+// whatever the count (MariaDB): the spec's flavor, or with auto the
+// flavor the active site, or else any site, last answered with. A
+// failover's target is made the source with it while the old active site
+// may never have answered this process.
+func (l *Loop) oneAck(g *v1alpha1.MysqlFailoverGroup) bool {
+	if f := g.Spec.MySQL.Flavor; f == v1alpha1.FlavorMariaDB || f == v1alpha1.FlavorMySQL {
+		return f == v1alpha1.FlavorMariaDB
+	}
+	if o, ok := l.last[g.Status.ActiveSite]; ok && o.status.Flavor != "" {
+		return o.status.Flavor == v1alpha1.FlavorMariaDB
+	}
+	for _, s := range g.Spec.Sites {
+		if o, ok := l.last[s.Name]; ok && o.status.Flavor != "" {
+			return o.status.Flavor == v1alpha1.FlavorMariaDB
+		}
+	}
+	return false
 }
 
 // replicatesFrom reports whether a server whose status is st replicates
