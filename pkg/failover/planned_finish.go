@@ -110,6 +110,11 @@ func (m *Planned) rollback(ctx context.Context, p Pass, b *v1alpha1.PlannedFailo
 	if err := m.claim(ctx, p, src); err != nil {
 		return waiting(retryPause, "rolling back"), err
 	}
+	// The target acknowledges the source's commits again before they can
+	// start: a promotion that failed may have made it the semi-sync source.
+	if !crashed(p, b.Target) {
+		PrepareReplica(ctx, p, m.env.DB, b.Target, src)
+	}
 	err, perr := m.unfenceSource(ctx, p, src)
 	if perr != nil {
 		return waiting(retryPause, "rolling back"), perr

@@ -106,3 +106,20 @@ func TestSemiSyncRepointedReplicaAcknowledges(t *testing.T) {
 		t.Fatalf("c's semi-sync part %+v, want a replica's", r)
 	}
 }
+
+// TestSemiSyncRollbackTargetAcknowledges: a planned failover rolled back
+// gives its target the replica part under the source before the source is
+// unfenced, so that the source's first commits find it acknowledging
+// (a failed promotion may have made the target the semi-sync source).
+func TestSemiSyncRollbackTargetAcknowledges(t *testing.T) {
+	w := newWorld(t)
+	w.semiSync = semiSyncSpec(true, true)
+	w.semiRoles = map[string]topology.SemiSyncRole{"b": {Site: "b", Source: true}} // as a failed promotion left it
+	site, errs := plannedRollback(t, w)
+	if !w.sites[site].writable {
+		t.Fatalf("%s not unfenced (errors %v)", site, errs)
+	}
+	if r := w.semiRoles["b"]; !r.Replica || r.Source {
+		t.Fatalf("b's semi-sync part %+v after the rollback, want a replica's", r)
+	}
+}
