@@ -42,6 +42,9 @@ const (
 // SalvageReadout is one fresh read of the two servers, taken right before
 // the decision that uses it.
 type SalvageReadout struct {
+	// Failed, when not empty, says why the servers could not be read
+	// (within the budget): the salvage is skipped.
+	Failed string
 	// SourceFenced is true when the old primary refused application
 	// writes when read (read_only, MySQL super_read_only).
 	SourceFenced bool
@@ -61,6 +64,10 @@ type SalvageAttempt struct {
 	Now     time.Time
 	// Read is the fresh readout; nil before the servers were read.
 	Read *SalvageReadout
+	// SQLReached is true when the operator's SQL fence reached the old
+	// primary on this very pass though its probes show it unreachable:
+	// it answers, so it is read (within the read's short bound).
+	SQLReached bool
 }
 
 // Salvage is DecideSalvage's answer.
@@ -81,9 +88,11 @@ type Salvage struct {
 // DecideSalvage decides one salvage step of the emergency failover in
 // flight in in (Judge's output: sites' Diverged marks set). It is pure.
 //
-// In order: off; out of time; the old primary not observed read-only and
-// fresh on this pass (it is never waited for: unreachable, unknown, stale
-// or maybe writable all skip at once); the old primary flagged diverged;
+// In order: off; out of time; the old primary's probe on this pass not
+// answered (it is read-only, or held unreachable by the debouncer while it
+// recovers, and not Stale) and the pass's SQL fence not reaching it either
+// (it is never waited for: down, unknown, writable or maybe writable all
+// skip at once); the old primary flagged diverged;
 // not read yet (read); the old primary not fenced when read (never a
 // source while it may write); the target holding transactions the old
 // primary lacks (the tail would be applied on top of a different history:
@@ -103,7 +112,7 @@ func DecideSalvage(in Input, a SalvageAttempt) Salvage {
 		return skip(fmt.Sprintf("salvage from %s: its %s ran out", from, a.Timeout))
 	}
 	src, ok := in.Site(from)
-	if why := unreadable(src, ok); why != "" {
+	if why := unreadable(src, ok, a.SQLReached); why != "" {
 		return skip(fmt.Sprintf("salvage from %s: %s; what %s lacks is counted as lost once %s is read",
 			from, why, to, from))
 	}
@@ -118,23 +127,31 @@ func DecideSalvage(in Input, a SalvageAttempt) Salvage {
 
 // unreadable says why the old primary cannot be a salvage source on this
 // pass; "" when it was observed read-only by a probe of this snapshot.
-func unreadable(src SiteView, known bool) string {
+func unreadable(src SiteView, known, sqlReached bool) string {
 	switch {
 	case !known:
 		return "it is not a site of the group"
 	case src.MaybeWritable:
 		return "it may have been made writable since it was fenced"
-	case src.State != v1alpha1.StateReadOnly:
-		return fmt.Sprintf("it is %s, not readable and read-only", src.State)
-	case src.Stale:
-		return "its last probe failed"
+	case sqlReached && src.State == v1alpha1.StateUnreachable:
+		return ""
+	case src.State != v1alpha1.StateReadOnly && src.State != v1alpha1.StateUnreachable:
+		return fmt.Sprintf("it is %s", src.State)
+	case src.Stale || src.Executed.IsEmpty():
+		return "its last probe did not answer"
 	}
+	// Read-only, or held unreachable by the debouncer while it recovers
+	// (recoveryThreshold answers) with this pass's probe answered.
 	return ""
 }
 
 // decideTail weighs the fresh readout.
 func decideTail(in Input, src SiteView, to string, r SalvageReadout, left time.Duration) Salvage {
 	from := src.Name
+	if r.Failed != "" {
+		return skip(fmt.Sprintf("salvage from %s: %s; what %s lacks is counted as lost once %s is read",
+			from, r.Failed, to, from))
+	}
 	if !r.SourceFenced {
 		return skip(fmt.Sprintf("salvage from %s: it was not read-only when read; it is never a source while it may write", from))
 	}

@@ -30,20 +30,29 @@ func TestDecideSalvage(t *testing.T) {
 		timeout time.Duration
 		elapsed time.Duration
 		read    *SalvageReadout
-		action  SalvageAction
-		tail    string // for Apply, as gtid.Set prints it
-		reason  string
+		// sqlReached: the pass's SQL fence reached the old primary.
+		sqlReached bool
+		action     SalvageAction
+		tail       string // for Apply, as gtid.Set prints it
+		reason     string
 	}{
 		{name: "off", in: salvageGroup(roA, ro("b", "A:1-10")), timeout: 0, action: SalvageOff},
 		{name: "no failover in flight", in: with2(salvageGroup(roA, ro("b", "A:1-10")), func(in *Input) { in.InFlight = nil }),
 			timeout: timeout, action: SalvageOff},
 		{name: "time ran out", in: salvageGroup(roA, ro("b", "A:1-10")), timeout: timeout, elapsed: timeout,
 			action: SalvageSkip, reason: v1alpha1.EventSalvageSkipped},
-		{name: "unreadable: old primary unreachable", in: salvageGroup(confirmed(down("a")), ro("b", "A:1-10")),
+		{name: "recovering: held unreachable, its probe answered", in: salvageGroup(with(roA, func(v *SiteView) {
+			v.State = v1alpha1.StateUnreachable
+		}), ro("b", "A:1-10")), timeout: timeout, action: SalvageRead},
+		{name: "unreadable: old primary unreachable", in: salvageGroup(confirmed(with(down("a"), func(v *SiteView) { v.Stale = true })), ro("b", "A:1-10")),
 			timeout: timeout, action: SalvageSkip, reason: v1alpha1.EventSalvageSkipped},
+		{name: "probes down but this pass's SQL fence reached it: read", in: salvageGroup(with(down("a"), func(v *SiteView) { v.Stale = true }), ro("b", "A:1-10")),
+			timeout: timeout, sqlReached: true, action: SalvageRead},
 		{name: "unreadable: old primary unknown", in: salvageGroup(unk("a"), ro("b", "A:1-10")),
 			timeout: timeout, action: SalvageSkip, reason: v1alpha1.EventSalvageSkipped},
 		{name: "unreadable: last probe failed", in: salvageGroup(with(roA, func(v *SiteView) { v.Stale = true }), ro("b", "A:1-10")),
+			timeout: timeout, action: SalvageSkip, reason: v1alpha1.EventSalvageSkipped},
+		{name: "unreadable: writable", in: salvageGroup(with(roA, func(v *SiteView) { v.State = v1alpha1.StateWritable }), ro("b", "A:1-10")),
 			timeout: timeout, action: SalvageSkip, reason: v1alpha1.EventSalvageSkipped},
 		{name: "unreadable: maybe writable", in: salvageGroup(with(roA, func(v *SiteView) { v.MaybeWritable = true }), ro("b", "A:1-10")),
 			timeout: timeout, action: SalvageSkip, reason: v1alpha1.EventSalvageSkipped},
@@ -51,6 +60,8 @@ func TestDecideSalvage(t *testing.T) {
 			timeout: timeout, action: SalvageRefuse, reason: v1alpha1.EventSalvageRefused},
 		{name: "readable: read first", in: salvageGroup(roA, ro("b", "A:1-10")), timeout: timeout, elapsed: time.Second,
 			action: SalvageRead},
+		{name: "unreadable: the read failed", in: salvageGroup(roA, ro("b", "A:1-10")), timeout: timeout,
+			read: &SalvageReadout{Failed: "a: i/o timeout"}, action: SalvageSkip, reason: v1alpha1.EventSalvageSkipped},
 		{name: "not fenced when read", in: salvageGroup(roA, ro("b", "A:1-10")), timeout: timeout,
 			read: readout(false, set("A:1-12"), set("A:1-10")), action: SalvageSkip, reason: v1alpha1.EventSalvageSkipped},
 		{name: "nothing missing", in: salvageGroup(roA, ro("b", "A:1-12")), timeout: timeout,
@@ -80,7 +91,8 @@ func TestDecideSalvage(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := DecideSalvage(tc.in, SalvageAttempt{Timeout: tc.timeout, Started: t0, Now: t0.Add(tc.elapsed), Read: tc.read})
+			got := DecideSalvage(tc.in, SalvageAttempt{Timeout: tc.timeout, Started: t0, Now: t0.Add(tc.elapsed), Read: tc.read,
+				SQLReached: tc.sqlReached})
 			if got.Action != tc.action || got.Reason != tc.reason {
 				t.Fatalf("got %s/%q (%s), want %s/%q", got.Action, got.Reason, got.Message, tc.action, tc.reason)
 			}
