@@ -47,7 +47,7 @@ func (e *Emergency) salvage(ctx context.Context, p Pass, it *v1alpha1.FailoverIn
 	case topology.SalvageSkip:
 		// A later pass of this step may find the old primary readable,
 		// within the same timeout; it is told once.
-		if !m.told {
+		if !m.told && d.Reason != "" {
 			m.told = true
 			e.env.Notifier.Event(p.Group, EventNormal, d.Reason, d.Message)
 		}

@@ -48,7 +48,7 @@ func TestEmergencySalvage(t *testing.T) {
 			salvageInFlight(w)
 			w.sites["a"].up = false
 			w.persisted.Status.Sites[0].Fenced = true // held read-only: confirmed
-		}, pass: func(p *Pass) { p.Input.Sites[0].Stale = true }, lost: -1, event: v1alpha1.EventSalvageSkipped, promotedB: uuidA + ":1-8"},
+		}, pass: func(p *Pass) { p.Input.Sites[0].Stale = true }, lost: -1, promotedB: uuidA + ":1-8"},
 		{name: "target holds a write the old primary lacks: refused", setup: func(w *world) {
 			salvageInFlight(w)
 			w.sites["b"].executed = gtid.MustParseSet(uuidA + ":1-8," + uuidB + ":1")

@@ -113,8 +113,10 @@ func DecideSalvage(in Input, a SalvageAttempt) Salvage {
 	}
 	src, ok := in.Site(from)
 	if why := unreadable(src, ok, a.SQLReached); why != "" {
-		return skip(fmt.Sprintf("salvage from %s: %s; what %s lacks is counted as lost once %s is read",
-			from, why, to, from))
+		// Not an Event: a failover from a site that does not answer is
+		// what it was before salvage existed.
+		return Salvage{Action: SalvageSkip, Message: fmt.Sprintf(
+			"salvage from %s: %s; what %s lacks is counted as lost once %s is read", from, why, to, from)}
 	}
 	if src.Diverged {
 		return refuse(fmt.Sprintf("salvage from %s refused: it holds transactions outside the group's history", from))
