@@ -34,7 +34,7 @@ func (in *instance) SalvageFrom(ctx context.Context, source Endpoint, creds Cred
 			return err
 		}
 		dl, _ := ctx.Deadline()
-		waitErr := in.wait(ctx, ex, d, target, time.Until(dl)-salvageStopReserve, true)
+		waitErr := in.salvageWait(ctx, ex, d, target, dl.Add(-salvageStopReserve))
 		// Stopped whatever happened, with time of its own: a salvage is
 		// never left running behind the failover.
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), salvageStopReserve)
@@ -78,4 +78,40 @@ func startSalvage(ctx context.Context, ex executor, d dialect, source Endpoint, 
 		return fmt.Errorf("start replica until %s: %w", target, err)
 	}
 	return nil
+}
+
+// salvageWait polls as wait does, and also ends, with ErrSalvageStopped,
+// when the SQL thread stopped without an error short of target: the
+// UNTIL condition met by another history (MariaDB compares seqs per
+// domain, so a replica holding another server's write at that seq stops
+// at once) or a STOP from elsewhere. Nothing more will be applied then.
+func (in *instance) salvageWait(ctx context.Context, ex executor, d dialect, target string, deadline time.Time) error {
+	slice := min(time.Second, in.cfg.ReadTimeout/2)
+	for {
+		if ok, err := d.reached(ctx, ex, target); err != nil || ok {
+			return err
+		}
+		rs, err := d.replicaStatus(ctx, ex)
+		switch {
+		case err != nil:
+			return err
+		case rs == nil:
+			return ErrNotReplica
+		case rs.Err() != nil:
+			return fmt.Errorf("salvage until %s: %w", target, rs.Err())
+		case !rs.SQLRunning:
+			// It may have stopped right after reaching target.
+			if ok, err := d.reached(ctx, ex, target); err != nil || ok {
+				return err
+			}
+			return fmt.Errorf("%w short of %s", ErrSalvageStopped, target)
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return fmt.Errorf("%w: %s not reached in time", ErrTimeout, target)
+		}
+		if ok, err := d.waitFor(ctx, ex, target, min(left, slice)); err != nil || ok {
+			return err
+		}
+	}
 }
