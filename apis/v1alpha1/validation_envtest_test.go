@@ -71,7 +71,7 @@ func TestCRDInstalledAndMinimalGroupDefaulted(t *testing.T) {
 		{"sidecar.image non-empty", s.Sidecar.Image != "", true},
 		{"plannedFailover.maxLagWait", s.PlannedFailover.MaxLagWait.Duration, 5 * time.Minute},
 		{"plannedFailover.drainTimeout", s.PlannedFailover.DrainTimeout.Duration, 30 * time.Second},
-		{"failover.salvageTimeout", s.Failover.SalvageTimeout.Duration, 10 * time.Second},
+		{"failover.salvageTimeout", s.Failover.SalvageTimeout != nil && s.Failover.SalvageTimeout.Duration == 10*time.Second, true},
 		{"plannedFailover.onCooldown", s.PlannedFailover.OnCooldown, v1alpha1.CooldownReject},
 		{"dragonfly.enabled", s.Dragonfly.Enabled, false},
 		{"dragonfly.maxSyncWait", s.Dragonfly.PlannedFailover.MaxSyncWait.Duration, 30 * time.Second},

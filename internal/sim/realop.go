@@ -114,7 +114,7 @@ func (r *realOperator) group() *v1alpha1.MysqlFailoverGroup {
 	g.Spec.PlannedFailover.OnCooldown = v1alpha1.CooldownReject
 	// The API server's default: an emergency failover salvages the old
 	// primary's tail when its mysqld answers fenced (SalvageFrom).
-	g.Spec.Failover.SalvageTimeout = metav1.Duration{Duration: 10 * time.Second}
+	g.Spec.Failover.SalvageTimeout = &metav1.Duration{Duration: 10 * time.Second}
 	return g
 }
 

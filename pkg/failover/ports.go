@@ -140,6 +140,9 @@ func (s Settings) withDefaults() Settings {
 func SettingsFor(g *v1alpha1.MysqlFailoverGroup, base Settings) Settings {
 	base.LeaseTimeout = g.Spec.Sidecar.LeaseTimeout.Duration
 	base.PeerCheckInterval = g.Spec.Sidecar.PeerCheckInterval.Duration
-	base.SalvageTimeout = g.Spec.Failover.SalvageTimeout.Duration
+	base.SalvageTimeout = 0
+	if d := g.Spec.Failover.SalvageTimeout; d != nil {
+		base.SalvageTimeout = d.Duration
+	}
 	return base.withDefaults()
 }

@@ -82,7 +82,7 @@ func TestEmergencySalvageOnMariaDB(t *testing.T) {
 			}
 
 			w := newWorld(t)
-			w.persisted.Spec.Failover.SalvageTimeout = metav1.Duration{Duration: 10 * time.Second}
+			w.persisted.Spec.Failover.SalvageTimeout = &metav1.Duration{Duration: 10 * time.Second}
 			salvageInFlight(w)
 			w.sites["a"].executed = mustStatus(ctx, t, s.in["a"]).Executed
 			w.sites["b"].executed = mustStatus(ctx, t, s.in["b"]).Executed

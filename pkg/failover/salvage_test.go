@@ -62,7 +62,7 @@ func TestEmergencySalvage(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t)
 			if !tc.off {
-				w.persisted.Spec.Failover.SalvageTimeout = metav1.Duration{Duration: 10 * time.Second}
+				w.persisted.Spec.Failover.SalvageTimeout = &metav1.Duration{Duration: 10 * time.Second}
 			}
 			tc.setup(w)
 			var atPromote gtid.Set
@@ -123,7 +123,7 @@ func TestSalvageLossCountedAfterIt(t *testing.T) {
 	}{{"whole tail", 0, 0, 2}, {"one of two", 1, 1, 1}} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t)
-			w.persisted.Spec.Failover.SalvageTimeout = metav1.Duration{Duration: 10 * time.Second}
+			w.persisted.Spec.Failover.SalvageTimeout = &metav1.Duration{Duration: 10 * time.Second}
 			salvageInFlight(w)
 			if tc.stops > 0 {
 				w.salvageStops, w.salvageErr = tc.stops, errors.New("fake: timed out")
@@ -149,7 +149,7 @@ func TestSalvageLossCountedAfterIt(t *testing.T) {
 // is lost and nothing is salvaged.
 func TestRestartedFencedAndReadmittedIsReassertedInstead(t *testing.T) {
 	w := newWorld(t)
-	w.persisted.Spec.Failover.SalvageTimeout = metav1.Duration{Duration: 10 * time.Second}
+	w.persisted.Spec.Failover.SalvageTimeout = &metav1.Duration{Duration: 10 * time.Second}
 	salvageInFlight(w)
 	w.sites["a"].seenDown = false
 	if _, err := run(t, w, NewEmergency(w.env())); err != nil {
@@ -165,7 +165,7 @@ func TestRestartedFencedAndReadmittedIsReassertedInstead(t *testing.T) {
 // promotion waiting on something else) does not start another.
 func TestSalvageBoundedByTheTimeout(t *testing.T) {
 	w := newWorld(t)
-	w.persisted.Spec.Failover.SalvageTimeout = metav1.Duration{Duration: 3 * time.Second}
+	w.persisted.Spec.Failover.SalvageTimeout = &metav1.Duration{Duration: 3 * time.Second}
 	salvageInFlight(w)
 	var left time.Duration
 	db := deadlineDB{world: w, left: &left}
