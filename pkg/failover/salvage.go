@@ -85,7 +85,7 @@ func (e *Emergency) salvageRead(ctx context.Context, p Pass, it *v1alpha1.Failov
 		r.Failed = fmt.Sprintf("reading %s: %v", it.From, err)
 		return r
 	}
-	if _, r.Target, err = read(it.To); err != nil {
+	if r.TargetFenced, r.Target, err = read(it.To); err != nil {
 		r.Failed = fmt.Sprintf("reading %s: %v", it.To, err)
 	}
 	return r

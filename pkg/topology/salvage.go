@@ -48,6 +48,9 @@ type SalvageReadout struct {
 	// SourceFenced is true when the old primary refused application
 	// writes when read (read_only, MySQL super_read_only).
 	SourceFenced bool
+	// TargetFenced is the same of the target, which must still be
+	// read-only: a promotion whose answer was lost may have taken effect.
+	TargetFenced bool
 	// Source is the old primary's executed set; Target the target's.
 	Source gtid.Set
 	Target gtid.Set
@@ -92,13 +95,14 @@ type Salvage struct {
 // answered (it is read-only, or held unreachable by the debouncer while it
 // recovers, and not Stale) and the pass's SQL fence not reaching it either
 // (it is never waited for: down, unknown, writable or maybe writable all
-// skip at once); the old primary flagged diverged;
-// not read yet (read); the old primary not fenced when read (never a
-// source while it may write); the target holding transactions the old
-// primary lacks (the tail would be applied on top of a different history:
-// refused); nothing missing; the tail holding transactions outside the
-// authority's history or inside a failover's lost set (refused); else
-// apply.
+// skip at once, with no Event); the target possibly writable already (a
+// promotion whose answer was lost); the old primary flagged diverged; not
+// read yet (read); the read failed; the target not read-only when read;
+// the old primary not fenced when read (never a source while it may
+// write); the target holding transactions the old primary lacks (the tail
+// would be applied on top of a different history: refused); nothing
+// missing; the tail holding transactions outside the authority's history
+// or inside a failover's lost set (refused); else apply.
 func DecideSalvage(in Input, a SalvageAttempt) Salvage {
 	if a.Timeout <= 0 {
 		return Salvage{Action: SalvageOff, Message: "salvage is off (failover.salvageTimeout 0s)"}
@@ -117,6 +121,9 @@ func DecideSalvage(in Input, a SalvageAttempt) Salvage {
 		// what it was before salvage existed.
 		return Salvage{Action: SalvageSkip, Message: fmt.Sprintf(
 			"salvage from %s: %s; what %s lacks is counted as lost once %s is read", from, why, to, from)}
+	}
+	if tgt, ok := in.Site(to); !ok || tgt.MaybeWritable || tgt.State == v1alpha1.StateWritable {
+		return skip(fmt.Sprintf("salvage into %s: it may be writable already (a promotion whose answer was lost)", to))
 	}
 	if src.Diverged {
 		return refuse(fmt.Sprintf("salvage from %s refused: it holds transactions outside the group's history", from))
@@ -153,6 +160,9 @@ func decideTail(in Input, src SiteView, to string, r SalvageReadout, left time.D
 	if r.Failed != "" {
 		return skip(fmt.Sprintf("salvage from %s: %s; what %s lacks is counted as lost once %s is read",
 			from, r.Failed, to, from))
+	}
+	if !r.TargetFenced {
+		return skip(fmt.Sprintf("salvage into %s: it was not read-only when read", to))
 	}
 	if !r.SourceFenced {
 		return skip(fmt.Sprintf("salvage from %s: it was not read-only when read; it is never a source while it may write", from))

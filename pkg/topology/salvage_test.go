@@ -20,7 +20,7 @@ func salvageGroup(a, b SiteView) Input {
 func TestDecideSalvage(t *testing.T) {
 	const timeout = 10 * time.Second
 	readout := func(fenced bool, src, tgt gtid.Set) *SalvageReadout {
-		return &SalvageReadout{SourceFenced: fenced, Source: src, Target: tgt}
+		return &SalvageReadout{SourceFenced: fenced, TargetFenced: true, Source: src, Target: tgt}
 	}
 	roA := ro("a", "A:1-12")
 	mariaA := mariaView("a", v1alpha1.StateReadOnly, "0-2-20,0-1-52")
@@ -62,6 +62,11 @@ func TestDecideSalvage(t *testing.T) {
 			action: SalvageRead},
 		{name: "unreadable: the read failed", in: salvageGroup(roA, ro("b", "A:1-10")), timeout: timeout,
 			read: &SalvageReadout{Failed: "a: i/o timeout"}, action: SalvageSkip, reason: v1alpha1.EventSalvageSkipped},
+		{name: "target maybe writable already", in: salvageGroup(roA, with(ro("b", "A:1-10"), func(v *SiteView) { v.MaybeWritable = true })),
+			timeout: timeout, action: SalvageSkip, reason: v1alpha1.EventSalvageSkipped},
+		{name: "target not read-only when read", in: salvageGroup(roA, ro("b", "A:1-10")), timeout: timeout,
+			read:   &SalvageReadout{SourceFenced: true, Source: set("A:1-12"), Target: set("A:1-10")},
+			action: SalvageSkip, reason: v1alpha1.EventSalvageSkipped},
 		{name: "not fenced when read", in: salvageGroup(roA, ro("b", "A:1-10")), timeout: timeout,
 			read: readout(false, set("A:1-12"), set("A:1-10")), action: SalvageSkip, reason: v1alpha1.EventSalvageSkipped},
 		{name: "nothing missing", in: salvageGroup(roA, ro("b", "A:1-12")), timeout: timeout,
