@@ -203,3 +203,18 @@ const (
 // ReasonDNSFlipFailed marks a Succeeded planned failover whose DNSEndpoint
 // could not be pointed at the new primary yet; the operator keeps trying.
 const ReasonDNSFlipFailed = "DNSFlipFailed"
+
+// Binlog salvage during an emergency failover (spec.failover.salvageTimeout).
+const (
+	// EventTailSalvaged (Normal): the new primary took the old primary's
+	// missing transactions from its binlogs before it was made writable.
+	EventTailSalvaged = "TailSalvaged"
+	// EventSalvageSkipped (Normal): no salvage was made: the old primary
+	// could not be read in time, or the salvage did not finish; what it
+	// holds and the new primary lacks is counted as lost once it is read.
+	EventSalvageSkipped = "SalvageSkipped"
+	// EventSalvageRefused (Warning): the old primary was readable but its
+	// tail was not taken, because taking it would diverge from what the
+	// new primary holds, or it holds transactions the history discarded.
+	EventSalvageRefused = "SalvageRefused"
+)

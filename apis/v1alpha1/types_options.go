@@ -56,6 +56,21 @@ const (
 	CooldownDefer CooldownPolicy = "defer"
 )
 
+// FailoverSpec tunes emergency failovers.
+type FailoverSpec struct {
+	// SalvageTimeout bounds how long an emergency failover spends pulling
+	// the old primary's missing binlog tail into the new primary, when the
+	// old primary's mysqld answers again, fenced, before the promotion.
+	// 0s turns salvage off. Omitted, the API server sets 10s; a group
+	// that never went through it (nil) has salvage off.
+	// +kubebuilder:default="10s"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+([.][0-9]+)?(ms|s|m|h))+$') && duration(self) >= duration('0s')",message="failover.salvageTimeout must be zero (salvage off) or a positive duration such as 10s; it cannot be negative"
+	// +optional
+	SalvageTimeout *metav1.Duration `json:"salvageTimeout,omitempty"`
+}
+
 // PlannedFailoverSpec holds defaults for planned failovers.
 type PlannedFailoverSpec struct {
 	// MaxLagWait bounds how long the target may take to catch up before rollback.

@@ -90,6 +90,11 @@ type MysqlFailoverGroupSpec struct {
 	// +optional
 	DNS *DNSSpec `json:"dns,omitempty"`
 
+	// Failover tunes emergency failovers.
+	// +kubebuilder:default={}
+	// +optional
+	Failover FailoverSpec `json:"failover"`
+
 	// PlannedFailover holds defaults for annotation-driven switchovers.
 	// +kubebuilder:default={}
 	// +optional

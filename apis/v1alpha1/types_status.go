@@ -203,6 +203,10 @@ type FailoverIntent struct {
 	// SourceGtidExecuted is the old primary's last known GTID set, used to count lost transactions.
 	// +optional
 	SourceGtidExecuted string `json:"sourceGtidExecuted,omitempty"`
+	// SalvagedTransactions counts what the target took from the old
+	// primary's binlogs so far; lastFailover gets it on completion.
+	// +optional
+	SalvagedTransactions int64 `json:"salvagedTransactions,omitempty"`
 }
 
 // FailoverRecord describes a completed failover.
@@ -225,6 +229,11 @@ type FailoverRecord struct {
 	// LostGtidSet names those transactions.
 	// +optional
 	LostGtidSet string `json:"lostGtidSet,omitempty"`
+	// SalvagedTransactions counts the old primary's transactions the new
+	// primary took from the old primary's binlogs during the failover
+	// (spec.failover.salvageTimeout), before it was made writable.
+	// +optional
+	SalvagedTransactions int64 `json:"salvagedTransactions,omitempty"`
 }
 
 // PlannedFailoverPhase is a step of the planned-failover state machine.

@@ -71,6 +71,7 @@ func TestCRDInstalledAndMinimalGroupDefaulted(t *testing.T) {
 		{"sidecar.image non-empty", s.Sidecar.Image != "", true},
 		{"plannedFailover.maxLagWait", s.PlannedFailover.MaxLagWait.Duration, 5 * time.Minute},
 		{"plannedFailover.drainTimeout", s.PlannedFailover.DrainTimeout.Duration, 30 * time.Second},
+		{"failover.salvageTimeout", s.Failover.SalvageTimeout != nil && s.Failover.SalvageTimeout.Duration == 10*time.Second, true},
 		{"plannedFailover.onCooldown", s.PlannedFailover.OnCooldown, v1alpha1.CooldownReject},
 		{"dragonfly.enabled", s.Dragonfly.Enabled, false},
 		{"dragonfly.maxSyncWait", s.Dragonfly.PlannedFailover.MaxSyncWait.Duration, 30 * time.Second},
@@ -155,6 +156,7 @@ func TestInvalidSpecsAreRejectedWithReadableMessages(t *testing.T) {
 		{"negative pollInterval", func(_, o map[string]any) { set(o, "pollInterval", "-2s") }, "pollInterval must be a positive duration"},
 		{"zero failoverCooldown", func(_, o map[string]any) { set(o, "failoverCooldown", "0s") }, "failoverCooldown must be a positive duration"},
 		{"garbage duration", func(_, o map[string]any) { set(o, "plannedFailover.maxLagWait", "five minutes") }, "plannedFailover.maxLagWait must be a positive duration"},
+		{"negative salvage timeout", func(_, o map[string]any) { set(o, "failover.salvageTimeout", "-1s") }, "failover.salvageTimeout must be zero (salvage off) or a positive duration"},
 		{"zero failureThreshold", func(_, o map[string]any) { set(o, "failureThreshold", 0) }, "failureThreshold in body should be greater than or equal to 1"},
 		{"lease shorter than 3 checks", func(_, o map[string]any) {
 			set(o, "sidecar.leaseTimeout", "10s")

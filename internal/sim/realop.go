@@ -112,6 +112,9 @@ func (r *realOperator) group() *v1alpha1.MysqlFailoverGroup {
 	// No CRD defaulting here: every field the loop reads is set.
 	g.Spec.PlannedFailover.DrainTimeout = metav1.Duration{Duration: 5 * time.Second}
 	g.Spec.PlannedFailover.OnCooldown = v1alpha1.CooldownReject
+	// The API server's default: an emergency failover salvages the old
+	// primary's tail when its mysqld answers fenced (SalvageFrom).
+	g.Spec.Failover.SalvageTimeout = &metav1.Duration{Duration: 10 * time.Second}
 	return g
 }
 

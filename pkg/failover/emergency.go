@@ -31,6 +31,8 @@ type Emergency struct {
 	// the drain and sidecar-adoption budgets count from there.
 	stepKey  string
 	stepSeen time.Time
+	// salvageM is the binlog salvage of the failover in flight (salvage.go).
+	salvageM salvageMemo
 }
 
 // NewEmergency returns the sequence acting through env.

@@ -29,6 +29,9 @@ var (
 	// writer changed the group since the pass read it (or the write failed),
 	// so the statement did not run. The next pass reads and decides again.
 	ErrClaim = errors.New("failover: could not claim the site before making it writable")
+	// ErrSalvageSourceWritable: a salvage was not started because the old
+	// primary was not fenced when read right before (DB.Salvage).
+	ErrSalvageSourceWritable = errors.New("failover: salvage source is not fenced")
 	// ErrLeaseFence means the site's mysqld's lease fence could not be
 	// armed (or its sidecar's last ask leaves too little of its lease to
 	// arm it for) before a step that would make the site writable; the

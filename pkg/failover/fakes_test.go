@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -92,6 +93,15 @@ type world struct {
 	semiErr   error
 	semiRoles map[string]topology.SemiSyncRole
 	unsourced []string
+	// salvageReads and salvages list the SalvageRead and Salvage calls
+	// ("b<-a"); salvageStops, when set, is how many of the tail's
+	// transactions a Salvage brings before it fails with salvageErr;
+	// salvageTakes is how long each Salvage takes on the fake's clock.
+	salvageReads []string
+	salvages     []string
+	salvageStops int
+	salvageErr   error
+	salvageTakes time.Duration
 }
 
 // addSite adds a third site c, replicating from a.
@@ -213,6 +223,50 @@ func (w *world) ReplicateFrom(_ context.Context, n, src string) error {
 		s.source, s.writable = src, false
 	}
 	return err
+}
+
+// SalvageRead reads a site as the operator's SQL would.
+func (w *world) SalvageRead(_ context.Context, n string) (bool, gtid.Set, error) {
+	w.salvageReads = append(w.salvageReads, n)
+	s, err := w.site(n)
+	if err != nil {
+		return false, gtid.Set{}, err
+	}
+	return !s.writable, s.executed, nil
+}
+
+// Salvage gives n the transactions of src up to until, in order (the
+// fake's sets are one uuid's prefixes), refusing a writable source.
+func (w *world) Salvage(_ context.Context, n, src string, until gtid.Set) (gtid.Set, error) {
+	w.salvages = append(w.salvages, n+"<-"+src)
+	w.now = w.now.Add(w.salvageTakes)
+	s, err := w.site(n)
+	if err != nil {
+		return gtid.Set{}, err
+	}
+	from, err := w.site(src)
+	if err != nil {
+		return s.executed, err
+	}
+	if from.writable || s.writable {
+		w.t.Errorf("salvage %s from %s: source writable %v, target writable %v", n, src, from.writable, s.writable)
+		return s.executed, ErrSalvageSourceWritable
+	}
+	tail := from.executed.Intersect(until).Subtract(s.executed)
+	if w.salvageErr != nil {
+		var part []string
+		for _, iv := range tail.Intervals(uuidA) {
+			for seq := iv.Start; seq <= iv.End && len(part) < w.salvageStops; seq++ {
+				part = append(part, fmt.Sprintf("%s:%d", uuidA, seq))
+			}
+		}
+		if len(part) > 0 {
+			s.executed = s.executed.Union(gtid.MustParseSet(strings.Join(part, ",")))
+		}
+		return s.executed, w.salvageErr
+	}
+	s.executed = s.executed.Union(tail)
+	return s.executed, nil
 }
 
 // Router

@@ -26,6 +26,16 @@ type DB interface {
 	Promote(ctx context.Context, site string) (gtid.Set, error)
 	// ReplicateFrom makes site a read-only replica of source.
 	ReplicateFrom(ctx context.Context, site, source string) error
+	// SalvageRead reads whether site refuses application writes now and
+	// its executed GTID set (salvage.go).
+	SalvageRead(ctx context.Context, site string) (fenced bool, executed gtid.Set, err error)
+	// Salvage makes site, kept read-only, take what source executed up to
+	// until by replicating from source with an UNTIL condition, and stops
+	// that replication before it returns, by ctx's deadline. It refuses,
+	// touching nothing, when source is not fenced as it starts. It returns
+	// site's executed set read after the stop (empty when unknown), also
+	// with an error (mysql.Instance.SalvageFrom).
+	Salvage(ctx context.Context, site, source string, until gtid.Set) (gtid.Set, error)
 	// ArmLeaseFence makes site's mysqld fence itself after the given time
 	// (whole seconds), unless armed again first; it works on a fenced
 	// site, before the step that makes it writable (leasefence.go).
@@ -104,6 +114,11 @@ type Settings struct {
 	// AdoptionWait bounds how long promotion waits for the target's sidecar to
 	// hold the new generation (default 2 x PeerCheckInterval).
 	AdoptionWait time.Duration
+	// SalvageTimeout is spec.failover.salvageTimeout: how long, over every
+	// pass, an emergency failover may spend taking the old primary's
+	// missing tail into the target (salvage.go). Zero turns salvage off;
+	// it has no default here (the API server's is 10 s).
+	SalvageTimeout time.Duration
 	// LeaseFenceTimeout bounds arming a site's lease fence before it is
 	// made writable (default 2 s); the fence is armed that much sooner.
 	LeaseFenceTimeout time.Duration
@@ -130,5 +145,9 @@ func (s Settings) withDefaults() Settings {
 func SettingsFor(g *v1alpha1.MysqlFailoverGroup, base Settings) Settings {
 	base.LeaseTimeout = g.Spec.Sidecar.LeaseTimeout.Duration
 	base.PeerCheckInterval = g.Spec.Sidecar.PeerCheckInterval.Duration
+	base.SalvageTimeout = 0
+	if d := g.Spec.Failover.SalvageTimeout; d != nil {
+		base.SalvageTimeout = d.Duration
+	}
 	return base.withDefaults()
 }

@@ -71,6 +71,10 @@ func (e *Emergency) promote(ctx context.Context, p Pass, it *v1alpha1.FailoverIn
 	if wait := e.drain(ctx, p, it); wait != "" {
 		return wait, nil
 	}
+	// The old primary's missing tail, when it can be read (salvage.go).
+	if err := e.salvage(ctx, p, it, gated); err != nil {
+		return "", err
+	}
 	if err := p.gate(ctx, it.To); err != nil {
 		return err.Error(), nil
 	}
@@ -201,7 +205,7 @@ func pointDNS(ctx context.Context, r Router, n Notifier, g *v1alpha1.MysqlFailov
 func (e *Emergency) complete(ctx context.Context, p Pass, it *v1alpha1.FailoverIntent) error {
 	st := &p.Group.Status
 	RecordFailover(st, v1alpha1.FailoverRecord{Time: metav1.NewTime(e.env.Clock.Now()).Rfc3339Copy(), From: it.From, To: it.To,
-		Kind: v1alpha1.KindEmergency, Generation: it.Generation})
+		Kind: v1alpha1.KindEmergency, Generation: it.Generation, SalvagedTransactions: it.SalvagedTransactions})
 	st.ActiveSite, st.Failover = it.To, nil
 	if from, ok := p.Input.Site(it.From); ok && it.From != it.To && from.State != v1alpha1.StateUnreachable &&
 		from.State != v1alpha1.StateUnknown {

@@ -194,3 +194,38 @@ func (c *conns) ReplicateFrom(ctx context.Context, site, source string) error {
 	}
 	return nil
 }
+
+// SalvageRead implements failover.DB.
+func (c *conns) SalvageRead(ctx context.Context, site string) (bool, gtid.Set, error) {
+	st, err := c.Status(ctx, site)
+	if err != nil {
+		return false, gtid.Set{}, fmt.Errorf("read %s: %w", site, err)
+	}
+	return st.Fenced(), st.Executed, nil
+}
+
+// Salvage implements failover.DB: source is read again, and must be
+// fenced, right before site replicates from it, through the address and
+// replication account ReplicateFrom uses.
+func (c *conns) Salvage(ctx context.Context, site, source string, until gtid.Set) (gtid.Set, error) {
+	sc, err := c.get(site)
+	if err != nil {
+		return gtid.Set{}, err
+	}
+	src, err := c.get(source)
+	if err != nil {
+		return gtid.Set{}, err
+	}
+	st, err := src.inst.Status(ctx)
+	if err != nil {
+		return gtid.Set{}, fmt.Errorf("salvage from %s: read it: %w", source, err)
+	}
+	if !st.Fenced() {
+		return gtid.Set{}, fmt.Errorf("salvage from %s: %w", source, failover.ErrSalvageSourceWritable)
+	}
+	set, err := sc.inst.SalvageFrom(ctx, src.access.Endpoint, src.access.Replication, until)
+	if err != nil {
+		return set, fmt.Errorf("salvage %s from %s: %w", site, source, err)
+	}
+	return set, nil
+}

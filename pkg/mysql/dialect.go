@@ -40,6 +40,10 @@ type dialect interface {
 	// reloadTLS makes the server read its certificate files again.
 	reloadTLS(ctx context.Context, ex executor) error
 	startReplica(ctx context.Context, ex executor) error
+	// startReplicaUntil starts replication that stops once target (what
+	// waitTarget made of a set) is applied: MariaDB's master_gtid_pos,
+	// MySQL's SQL_AFTER_GTIDS.
+	startReplicaUntil(ctx context.Context, ex executor, target string) error
 	errant(ctx context.Context, ex executor, source gtid.Set) (gtid.Set, error)
 }
 

@@ -19,6 +19,9 @@ var (
 	ErrUnreachable = errors.New("server unreachable")
 	// ErrTimeout: a wait (WaitForGTID, DrainRelayLog) did not finish in time.
 	ErrTimeout = errors.New("timed out")
+	// ErrSalvageStopped: SalvageFrom's replication stopped without an
+	// error before it reached its set; nothing more would be applied.
+	ErrSalvageStopped = errors.New("salvage replication stopped")
 	// ErrNotReplica: the verb needs configured replication and there is none.
 	ErrNotReplica = errors.New("not a replica")
 	// ErrReplicationBroken: a replication thread stopped with an error.

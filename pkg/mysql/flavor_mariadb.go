@@ -188,6 +188,12 @@ func (mariadbDialect) startReplica(ctx context.Context, ex executor) error {
 	return ex.exec(ctx, "START REPLICA")
 }
 
+// startReplicaUntil: with a GTID position both threads stop once every
+// domain of target is reached, and only target's domains are applied.
+func (mariadbDialect) startReplicaUntil(ctx context.Context, ex executor, target string) error {
+	return ex.exec(ctx, "START REPLICA UNTIL master_gtid_pos = ?", target)
+}
+
 // errant compares binlog states (gtid.BinlogErrant), which, unlike a plain
 // set difference, does not misreport after a failover and failback.
 func (mariadbDialect) errant(ctx context.Context, ex executor, source gtid.Set) (gtid.Set, error) {

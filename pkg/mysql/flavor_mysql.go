@@ -165,6 +165,12 @@ func (mysqlDialect) startReplica(ctx context.Context, ex executor) error {
 	return ex.exec(ctx, "START REPLICA")
 }
 
+// startReplicaUntil: the SQL thread stops once it applied every
+// transaction of target; the IO thread goes on until STOP REPLICA.
+func (mysqlDialect) startReplicaUntil(ctx context.Context, ex executor, target string) error {
+	return ex.exec(ctx, "START REPLICA UNTIL SQL_AFTER_GTIDS = ?", target)
+}
+
 func (d mysqlDialect) errant(ctx context.Context, ex executor, source gtid.Set) (gtid.Set, error) {
 	local, err := d.executed(ctx, ex)
 	if err != nil {

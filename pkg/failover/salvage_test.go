@@ -1,0 +1,203 @@
+package failover
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/gtid"
+)
+
+// salvageInFlight: a wrote A:1-10 and b received A:1-8 when a's mysqld
+// died; the failover toward b is persisted; a's mysqld is back, fenced
+// (it restarts read-only), and answers, but the debouncer still holds it
+// unreachable (recoveryThreshold answers): it is not a candidate yet.
+func salvageInFlight(w *world) {
+	w.sites["a"].writable, w.sites["a"].seenDown = false, true
+	st := &w.persisted.Status
+	st.ActiveSite, st.TopologyGeneration = "b", 2
+	st.Failover = &v1alpha1.FailoverIntent{From: "a", To: "b", Generation: 2, Step: v1alpha1.StepFencing,
+		StartTime: metav1.NewTime(t0)}
+}
+
+func TestEmergencySalvage(t *testing.T) {
+	cases := []struct {
+		name  string
+		off   bool
+		setup func(w *world)
+		// pass edits the pass as the poll loop would have built it.
+		pass func(p *Pass)
+		// reads says whether the old primary is read at all.
+		reads     bool
+		salvaged  int64
+		lost      int64 // -1: not accounted (the old primary is not read)
+		event     string
+		promotedB string
+	}{
+		{name: "restarted fenced, still held unreachable: the tail is taken before the promotion", setup: salvageInFlight,
+			reads: true, salvaged: 2, lost: -1, event: v1alpha1.EventTailSalvaged, promotedB: uuidA + ":1-10"},
+		{name: "off", off: true, setup: salvageInFlight, lost: -1, promotedB: uuidA + ":1-8"},
+		{name: "probes see it down but this pass's SQL fence reached it", setup: primarySeenDownButSQLAnswers,
+			reads: true, salvaged: 2, lost: -1, event: v1alpha1.EventTailSalvaged, promotedB: uuidA + ":1-10"},
+		{name: "old primary down: not read, not waited for", setup: func(w *world) {
+			salvageInFlight(w)
+			w.sites["a"].up = false
+			w.persisted.Status.Sites[0].Fenced = true // held read-only: confirmed
+		}, pass: func(p *Pass) { p.Input.Sites[0].Stale = true }, lost: -1, promotedB: uuidA + ":1-8"},
+		{name: "target holds a write the old primary lacks: refused", setup: func(w *world) {
+			salvageInFlight(w)
+			w.sites["b"].executed = gtid.MustParseSet(uuidA + ":1-8," + uuidB + ":1")
+		}, reads: true, lost: -1, event: v1alpha1.EventSalvageRefused, promotedB: uuidA + ":1-8," + uuidB + ":1"},
+		{name: "salvage stops part way: the rest is lost", setup: func(w *world) {
+			salvageInFlight(w)
+			w.salvageStops, w.salvageErr = 1, errors.New("fake: timed out")
+		}, reads: true, salvaged: 1, lost: -1, event: v1alpha1.EventTailSalvaged, promotedB: uuidA + ":1-9"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			if !tc.off {
+				w.persisted.Spec.Failover.SalvageTimeout = &metav1.Duration{Duration: 10 * time.Second}
+			}
+			tc.setup(w)
+			var atPromote gtid.Set
+			w.onPromote = func(site string) {
+				atPromote = w.sites[site].executed
+				if w.sites["a"].writable {
+					t.Errorf("a writable when %s is promoted", site)
+				}
+			}
+			start := w.now
+			p := w.pass()
+			if tc.pass != nil {
+				tc.pass(&p)
+			}
+			out, err := NewEmergency(w.env()).Advance(t.Context(), p)
+			if err != nil || !out.Completed {
+				t.Fatalf("advance: %+v, %v", out, err)
+			}
+			assertCompleted(t, w, "b", "")
+			if !atPromote.Equal(gtid.MustParseSet(tc.promotedB)) {
+				t.Fatalf("b held %s when promoted, want %s", atPromote, tc.promotedB)
+			}
+			if read := slices.Contains(w.salvageReads, "a"); read != tc.reads {
+				t.Fatalf("a read for salvage: %v, want %v (reads %v)", read, tc.reads, w.salvageReads)
+			}
+			if !w.now.Equal(start) {
+				t.Fatalf("the failover took %s of the fake's clock", w.now.Sub(start))
+			}
+			lf := w.persisted.Status.LastFailover
+			if lf.SalvagedTransactions != tc.salvaged {
+				t.Fatalf("salvagedTransactions %d, want %d", lf.SalvagedTransactions, tc.salvaged)
+			}
+			switch {
+			case tc.lost < 0 && lf.TransactionsLost != nil:
+				t.Fatalf("transactionsLost %d, want none until a is read", *lf.TransactionsLost)
+			case tc.lost >= 0 && (lf.TransactionsLost == nil || *lf.TransactionsLost != tc.lost):
+				t.Fatalf("transactionsLost %v, want %d", lf.TransactionsLost, tc.lost)
+			}
+			if tc.event != "" && !slices.Contains(w.events, tc.event) {
+				t.Fatalf("events %v, want %s", w.events, tc.event)
+			}
+			for _, e := range []string{v1alpha1.EventTailSalvaged, v1alpha1.EventSalvageSkipped, v1alpha1.EventSalvageRefused} {
+				if e != tc.event && slices.Contains(w.events, e) {
+					t.Fatalf("events %v: unexpected %s", w.events, e)
+				}
+			}
+		})
+	}
+}
+
+// TestSalvageLossCountedAfterIt: once the old primary is read again,
+// transactionsLost is what did not make it, after the salvage.
+func TestSalvageLossCountedAfterIt(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		stops      int
+		lost, kept int64
+	}{{"whole tail", 0, 0, 2}, {"one of two", 1, 1, 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			w.persisted.Spec.Failover.SalvageTimeout = &metav1.Duration{Duration: 10 * time.Second}
+			salvageInFlight(w)
+			if tc.stops > 0 {
+				w.salvageStops, w.salvageErr = tc.stops, errors.New("fake: timed out")
+			}
+			if _, err := run(t, w, NewEmergency(w.env())); err != nil {
+				t.Fatal(err)
+			}
+			w.sites["a"].seenDown = false
+			if !AccountLoss(&w.persisted.Status, w.sites["a"].executed) {
+				t.Fatal("loss not accounted")
+			}
+			lf := w.persisted.Status.LastFailover
+			if *lf.TransactionsLost != tc.lost || lf.SalvagedTransactions != tc.kept {
+				t.Fatalf("lost %d salvaged %d, want %d and %d", *lf.TransactionsLost, lf.SalvagedTransactions, tc.lost, tc.kept)
+			}
+		})
+	}
+}
+
+// TestRestartedFencedAndReadmittedIsReassertedInstead: once the debouncer
+// lets the fenced old primary back in before the target is writable, the
+// decision retargets the failover to it (the freshest candidate): nothing
+// is lost and nothing is salvaged.
+func TestRestartedFencedAndReadmittedIsReassertedInstead(t *testing.T) {
+	w := newWorld(t)
+	w.persisted.Spec.Failover.SalvageTimeout = &metav1.Duration{Duration: 10 * time.Second}
+	salvageInFlight(w)
+	w.sites["a"].seenDown = false
+	if _, err := run(t, w, NewEmergency(w.env())); err != nil {
+		t.Fatal(err)
+	}
+	if lf := w.persisted.Status.LastFailover; lf == nil || lf.To != "a" || len(w.salvages) != 0 {
+		t.Fatalf("last failover %+v, salvages %v; want back to a, no salvage", lf, w.salvages)
+	}
+}
+
+// TestSalvageBoundedByTheTimeout: the salvage call's deadline is what is
+// left of salvageTimeout, and a second pass of the same failover (its
+// promotion waiting on something else) does not start another.
+func TestSalvageBoundedByTheTimeout(t *testing.T) {
+	w := newWorld(t)
+	w.persisted.Spec.Failover.SalvageTimeout = &metav1.Duration{Duration: 3 * time.Second}
+	salvageInFlight(w)
+	var left time.Duration
+	db := deadlineDB{world: w, left: &left}
+	env := w.env()
+	env.DB = db
+	gate := errors.New("not yet")
+	e := NewEmergency(env)
+	p := w.pass()
+	p.MayMakeWritable = func(context.Context, string, time.Time) error { return gate }
+	if _, err := e.Advance(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	if left <= 0 || left > 3*time.Second {
+		t.Fatalf("salvage ran with %s left, want within the 3 s timeout", left)
+	}
+	if _, err := e.Advance(t.Context(), w.pass()); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.salvages) != 1 || w.persisted.Status.LastFailover.SalvagedTransactions != 2 {
+		t.Fatalf("salvages %v, salvaged %d; want one salvage of 2", w.salvages, w.persisted.Status.LastFailover.SalvagedTransactions)
+	}
+}
+
+// deadlineDB records how much time the salvage call was given.
+type deadlineDB struct {
+	*world
+	left *time.Duration
+}
+
+func (d deadlineDB) Salvage(ctx context.Context, n, src string, until gtid.Set) (gtid.Set, error) {
+	if dl, ok := ctx.Deadline(); ok {
+		*d.left = time.Until(dl)
+	}
+	return d.world.Salvage(ctx, n, src, until)
+}

@@ -1,0 +1,103 @@
+//go:build db
+
+package mysql_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/shipstream/bloodraven/pkg/gtid"
+	"github.com/shipstream/bloodraven/pkg/mysql"
+)
+
+// TestSalvageTakesTheTail: the primary writes a tail its replica never
+// received, and restarts (its my.cnf says read_only=ON: it comes back
+// fenced). SalvageFrom brings exactly the tail up to the set it is given,
+// not what the old primary holds beyond it, and leaves replication stopped.
+func TestSalvageTakesTheTail(t *testing.T) {
+	s := startSites(t, 2)
+	ctx := ctxFor(t, 60*time.Second)
+	app := s.db(t, 0, true)
+	mustExec(t, app, "CREATE TABLE t (id INT PRIMARY KEY)")
+	mustExec(t, app, "INSERT INTO t VALUES (1)")
+	if err := s.in[1].WaitForGTID(ctx, s.executed(t, 0), 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.in[1].StopReplication(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, app, "INSERT INTO t VALUES (2)")
+	mustExec(t, app, "INSERT INTO t VALUES (3)")
+	until := s.executed(t, 0)
+	mustExec(t, app, "INSERT INTO t VALUES (4)") // beyond until: never applied
+	if err := s.c.Restart(0); err != nil {
+		t.Fatal(err)
+	}
+	if st := s.status(t, 0); !st.Fenced() {
+		t.Fatal("the old primary came back writable")
+	}
+
+	sctx := ctxFor(t, 10*time.Second)
+	got, err := s.in[1].SalvageFrom(sctx, s.endpoint(0), s.repl(), until)
+	if err != nil {
+		t.Fatalf("salvage: %v", err)
+	}
+	if !gtid.Lacks(got, until).IsEmpty() {
+		t.Fatalf("the replica holds %s after salvage, lacking %s of %s", got, gtid.Lacks(got, until), until)
+	}
+	if n := count(t, s.db(t, 1, true), "SELECT COUNT(*) FROM t"); n != 3 {
+		t.Fatalf("replica rows %d after salvage, want 3 (1-3; 4 is beyond until)", n)
+	}
+	st := s.status(t, 1)
+	if !st.Fenced() || st.Replica == nil || st.Replica.SQLRunning || st.Replica.IORunning == mysql.ThreadYes {
+		t.Fatalf("replica after salvage: fenced %v, replication %+v; want fenced and stopped", st.Fenced(), st.Replica)
+	}
+}
+
+// TestSalvageRefusesADivergedReplica: a replica holding a write the old
+// primary lacks is refused by the old primary (MariaDB's 1236, replication
+// by current_pos), or, as MariaDB does when the replica holds another
+// server's write at the seq of until, its UNTIL is met at once: nothing is
+// applied, the salvage ends at once with an error, and replication is
+// stopped. (The operator's decision refuses such a salvage before it
+// starts: topology.DecideSalvage.)
+func TestSalvageRefusesADivergedReplica(t *testing.T) {
+	s := startSites(t, 2)
+	ctx := ctxFor(t, 60*time.Second)
+	app := s.db(t, 0, true)
+	mustExec(t, app, "CREATE TABLE t (id INT PRIMARY KEY)")
+	if err := s.in[1].WaitForGTID(ctx, s.executed(t, 0), 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.in[1].StopReplication(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, app, "INSERT INTO t VALUES (1)")
+	// An errant write on the replica, as its operator account (read_only
+	// exempts it): the same seq under another server.
+	mustExec(t, s.db(t, 1, false), "INSERT INTO app.t VALUES (100)")
+	if err := s.in[0].Fence(ctx); err != nil {
+		t.Fatal(err)
+	}
+	before := s.executed(t, 1)
+	sctx := ctxFor(t, 5*time.Second)
+	start := time.Now()
+	got, err := s.in[1].SalvageFrom(sctx, s.endpoint(0), s.repl(), s.executed(t, 0))
+	if err == nil || !(errors.Is(err, mysql.ErrDiverged) || errors.Is(err, mysql.ErrSalvageStopped)) {
+		t.Fatalf("salvage of a diverged replica: %v, want diverged or stopped short", err)
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Fatalf("the refusal took %s", took)
+	}
+	t.Logf("refused after %s: %v; replica %+v", time.Since(start).Round(time.Millisecond), err, s.status(t, 1).Replica)
+	if !got.Equal(before) {
+		t.Fatalf("the replica went from %s to %s", before, got)
+	}
+	if n := count(t, s.db(t, 1, true), "SELECT COUNT(*) FROM t WHERE id = 1"); n != 0 {
+		t.Fatal("the old primary's row reached the diverged replica")
+	}
+	if st := s.status(t, 1); st.Replica != nil && (st.Replica.SQLRunning || st.Replica.IORunning == mysql.ThreadYes) {
+		t.Fatalf("replication still runs: %+v", st.Replica)
+	}
+}

@@ -1,0 +1,106 @@
+package mysql
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shipstream/bloodraven/pkg/gtid"
+)
+
+// TestSalvageStatements: the exact statements of SalvageFrom for both
+// flavors. MySQL 8 cannot be installed here, so its flavor is checked by
+// statement; MariaDB's is also run on real servers (salvage_db_test.go).
+func TestSalvageStatements(t *testing.T) {
+	mysqlUntil := gtid.MustParseSet(uuidA + ":1-12")
+	mariaUntil := gtid.MustParseSet("0-1:1-12")
+	src := Endpoint{Host: "db-a", Port: 3306}
+	creds := Credentials{User: "repl", Password: "pw"}
+	tests := []struct {
+		name  string
+		d     dialect
+		until gtid.Set
+		setup func(*recorder)
+		want  []string
+	}{{
+		name: "MySQL: auto-position from the old primary, SQL_AFTER_GTIDS, stopped after",
+		d:    mysqlDialect{}, until: mysqlUntil,
+		setup: func(r *recorder) {
+			r.answer("SHOW REPLICA STATUS", mysqlReplicaRow)
+			r.answer(mysqlSubsetQuery, []string{"reached=1"})
+			r.answer(mysqlExecutedQuery, []string{"gtid_executed=" + uuidA + ":1-12"})
+		},
+		want: []string{
+			"SET SESSION lock_wait_timeout = ? [1]", "SET GLOBAL super_read_only = ON", "SHOW REPLICA STATUS",
+			"STOP REPLICA", mysqlChangeSource + " [db-a 3306 repl pw]",
+			"START REPLICA UNTIL SQL_AFTER_GTIDS = ? [" + mysqlUntil.String() + "]",
+			mysqlSubsetQuery + " [" + mysqlUntil.String() + "]", "STOP REPLICA", mysqlExecutedQuery,
+		},
+	}, {
+		name: "MariaDB: GTID from the old primary, master_gtid_pos, stopped after",
+		d:    mariadbDialect{}, until: mariaUntil,
+		setup: func(r *recorder) {
+			r.answer(mariadbReachedQuery, []string{"gtid_binlog_state=0-1-12", "gtid_slave_pos=0-1-12"})
+			r.answer(mariadbStateQuery, []string{"gtid_binlog_state=0-1-12"})
+		},
+		want: []string{
+			"SET SESSION lock_wait_timeout = ? [1]", "SET GLOBAL read_only = ON", "SHOW REPLICA STATUS",
+			mariadbChangeMaster + " [db-a 3306 repl pw]", "START REPLICA UNTIL master_gtid_pos = ? [0-1-12]",
+			mariadbReachedQuery, "STOP REPLICA", mariadbStateQuery,
+		},
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := newRecorder()
+			tc.setup(rec)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			got, err := recorded(Config{}, tc.d, rec).SalvageFrom(ctx, src, creds, tc.until)
+			if err != nil {
+				t.Fatalf("salvage: %v", err)
+			}
+			if !got.Equal(tc.until) {
+				t.Fatalf("executed after salvage %s, want %s", got, tc.until)
+			}
+			if sent := rec.sent(); !slices.Equal(sent, tc.want) {
+				t.Fatalf("sent:\n  %s\nwant:\n  %s", strings.Join(sent, "\n  "), strings.Join(tc.want, "\n  "))
+			}
+		})
+	}
+}
+
+// TestSalvageStopsOnTimeout: a source that never delivers ends the wait
+// by the deadline, and replication is stopped all the same.
+func TestSalvageStopsOnTimeout(t *testing.T) {
+	rec := newRecorder()
+	rec.answer("SHOW REPLICA STATUS", mysqlReplicaRow)
+	rec.answer(mysqlSubsetQuery, []string{"reached=0"})
+	rec.answer(mysqlWaitQuery, []string{"result=1"})
+	rec.answer(mysqlExecutedQuery, []string{"gtid_executed=" + uuidA + ":1-10"})
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	got, err := recorded(Config{}, mysqlDialect{}, rec).SalvageFrom(ctx, Endpoint{Host: "db-a", Port: 3306},
+		Credentials{User: "repl"}, gtid.MustParseSet(uuidA+":1-12"))
+	if !errors.Is(err, ErrTimeout) {
+		t.Fatalf("got %v, want ErrTimeout", err)
+	}
+	if took := time.Since(start); took > 1500*time.Millisecond {
+		t.Fatalf("took %s past its deadline", took)
+	}
+	sent := rec.sent()
+	if sent[len(sent)-2] != "STOP REPLICA" || !got.Equal(gtid.MustParseSet(uuidA+":1-10")) {
+		t.Fatalf("ended with %v and executed %s; want STOP REPLICA then the executed read", sent[len(sent)-2:], got)
+	}
+}
+
+func TestSalvageNeedsADeadline(t *testing.T) {
+	_, err := recorded(Config{}, mysqlDialect{}, newRecorder()).SalvageFrom(context.Background(),
+		Endpoint{Host: "db-a", Port: 3306}, Credentials{User: "repl"}, gtid.MustParseSet(uuidA+":1"))
+	if !errors.Is(err, ErrInvalidConfig) {
+		t.Fatalf("got %v, want ErrInvalidConfig", err)
+	}
+}
