@@ -80,7 +80,7 @@ func (sc *simSidecar) flushLogs() {
 			w.stats.SidecarFences[l.reason]++
 			w.logf("sidecar %s fenced its mysqld (%s), view %s gen %d", name, l.reason, v.ActiveSite, v.Generation)
 		case "fencing before anything else on wake-up":
-			w.logf("sidecar %s woke with its lease over (%s)", name, l.reason)
+			w.logf("sidecar %s: its rule says fence on waking, on what it last saw (%s); it fences before anything else", name, l.reason)
 		case "lease ran out during the tick; fencing without waiting for it":
 			w.logf("sidecar %s: its lease ran out during a tick", name)
 		case "stopped mysqld: it boots fenced":
