@@ -185,8 +185,28 @@ func (w *World) askPeer(s, p *site) sidecar.Reply {
 	}
 	rec := httptest.NewRecorder()
 	p.sidecar.http.ServeHTTP(rec, w.peerRequest)
-	return sidecar.Classify(rec.Code, rec.Body.Bytes(), true)
+	// Classify is a function of the answer alone, and a peer serves the
+	// same body until its view changes: read each body once.
+	key := peerAnswer{code: rec.Code, body: string(rec.Body.Bytes())}
+	if reply, ok := w.peerReplies[key]; ok {
+		return reply
+	}
+	reply := sidecar.Classify(rec.Code, rec.Body.Bytes(), true)
+	if len(w.peerReplies) >= maxPeerReplies {
+		clear(w.peerReplies)
+	}
+	w.peerReplies[key] = reply
+	return reply
 }
+
+// peerAnswer is an HTTP answer of a peer.
+type peerAnswer struct {
+	code int
+	body string
+}
+
+// maxPeerReplies bounds the peers' answers a world remembers.
+const maxPeerReplies = 64
 
 // newPeerRequest is GET /peer/active-site, made once per world: handlers
 // only read it.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/sidecar"
 )
 
 // applyBudget is how many relayed transactions a healthy SQL thread applies per
@@ -103,6 +104,8 @@ type World struct {
 	order *rand.Rand
 	// peerRequest is GET /peer/active-site, which the sidecars' handlers serve.
 	peerRequest *http.Request
+	// peerReplies are the peers' answers read so far, by body (askPeer).
+	peerReplies map[peerAnswer]sidecar.Reply
 }
 
 func newWorld(cfg Config, sched Schedule) *World {
@@ -110,7 +113,7 @@ func newWorld(cfg Config, sched Schedule) *World {
 	n := len(cfg.Roles)
 	w := &World{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x21)), net: newNetwork(n), sched: sched,
 		admin: make([]int, n), commitAt: make([][]uint64, n), order: rand.New(rand.NewPCG(cfg.Seed, 0x0d3)),
-		peerRequest: newPeerRequest()}
+		peerRequest: newPeerRequest(), peerReplies: map[peerAnswer]sidecar.Reply{}}
 	phaseRng := rand.New(rand.NewPCG(cfg.Seed, 0x9a5e))
 	for i, r := range cfg.Roles {
 		s := &site{idx: i, name: siteNames[i], role: r, uuid: fmt.Sprintf("%08x-0000-4000-8000-%012x", i+1, i+1),
