@@ -62,15 +62,21 @@ func (w *World) fireReal(f Fault, s *site, until int) {
 }
 
 // thaw is a frozen sidecar's wake-up: its process runs again at once, its
-// overdue wake-up first, and with it the Runner's wake-up rule
-// (enforceWake: the lease enforced on what it last saw, before anything
-// else), before the site's clients write again in this step.
+// overdue wake-up first, before the site's clients write in this step.
+// A read of mysqld takes time (up to StatusTimeout), and the clients of a
+// mysqld that thawed with it, or ran on, write meanwhile: the sim lets them
+// write once during the process's first read (readWindow). So a sidecar
+// that read mysqld before applying its rule would let a write through on a
+// site whose lease ran out while it was frozen; the Runner's wake-up rule
+// (enforceWake) fences on what it last saw before it reads anything.
 func (w *World) thaw(s *site) {
 	if s.sidecar == nil || !s.pod {
 		return
 	}
 	s.sidecar.clk.toMono(w.now().Sub(Epoch))
+	s.readWindow = true
 	w.stepSidecar(s)
+	s.readWindow = false
 }
 
 // remember keeps the site's last lateKept queries and answers.

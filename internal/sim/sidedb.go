@@ -36,6 +36,12 @@ func (d sideDB) Status(context.Context) (mysql.Status, error) {
 	if err := d.local(); err != nil {
 		return mysql.Status{}, err
 	}
+	if d.s.readWindow {
+		// The first read after a freeze: the clients that woke with the
+		// process write while it waits for the answer (thaw).
+		d.s.readWindow = false
+		d.w.clientWrite(d.s)
+	}
 	return d.w.statusOf(d.s), nil
 }
 

@@ -57,6 +57,9 @@ type site struct {
 	// mysqld's starts, so that a late fence dies with its process.
 	dbFrozenUntil, fenceFailUntil, fenceSlowUntil, fenceSlowBy int
 	dbBoots, sidecarFrozenUntil                                int
+	// readWindow is set while a sidecar that was frozen wakes: its first
+	// read of mysqld takes time, and the clients write meanwhile (thaw).
+	readWindow bool
 	// leaseFenceAt is when mysqld's lease fence event fires, on the
 	// site's wall clock; zero when none is pending (fence.go).
 	leaseFenceAt time.Time
@@ -167,9 +170,14 @@ func (w *World) runStep() {
 // clientWrites commits a client transaction on every writable mysqld, by chance.
 func (w *World) clientWrites() {
 	for _, s := range w.sites {
-		if s.acceptsWrites(w.step) && w.rng.Float64() < w.cfg.WriteChance {
-			w.commit(s)
-		}
+		w.clientWrite(s)
+	}
+}
+
+// clientWrite commits a client transaction on s if it accepts writes, by chance.
+func (w *World) clientWrite(s *site) {
+	if s.acceptsWrites(w.step) && w.rng.Float64() < w.cfg.WriteChance {
+		w.commit(s)
 	}
 }
 
