@@ -57,7 +57,7 @@ func (c *checker) violate(invariant, detail string) {
 func (c *checker) writers() []string {
 	var out []string
 	for _, s := range c.w.sites {
-		if s.writable() && !s.mysqldPaused(c.w.step) {
+		if s.acceptsWrites(c.w.step) {
 			out = append(out, s.name)
 		}
 	}

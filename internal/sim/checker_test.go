@@ -39,10 +39,7 @@ func firstViolation(t *testing.T, limit int, invariant string, adjust func(*Conf
 // sidecarWithoutLease is the real sidecar Loop believing its lease lasts
 // for days: it never fences by lease, neither on its ticks, nor on waking,
 // nor through mysqld's lease fence event.
-func sidecarWithoutLease(s SidecarSettings, now time.Time) SidecarLoop {
-	s.LeaseTimeout = 100 * 24 * time.Hour
-	return RealSidecar(s, now)
-}
+func sidecarWithoutLease(c *sidecar.Config) { c.LeaseTimeout = 100 * 24 * time.Hour }
 
 // brokenServer wraps every mysqld the operator opens in one run; what it
 // breaks is up to its fields. fenced remembers, across the run's
@@ -221,6 +218,9 @@ func TestSimExercisesTheFaults(t *testing.T) {
 		{"diverged sites", st.DivergedSites},
 		{"sidecar fences by lease", st.SidecarFences[sidecar.ReasonLease]},
 		{"sidecar fences by view", st.SidecarFences[sidecar.ReasonView]},
+		{"sidecar fences escalated to stopping mysqld", st.SidecarFences[sidecar.ReasonView+"-stop"] + st.SidecarFences[sidecar.ReasonLease+"-stop"]},
+		{"sidecar boot fences", st.SidecarFences[sidecar.ReasonBoot]},
+		{"lease fence events fired", st.SidecarFences["lease-event"]},
 		{"fences confirmed by lease deadline", st.FenceConfirmedBy[topology.ConfirmedByLease]},
 		{"fences confirmed by SQL", st.FenceConfirmedBy[topology.ConfirmedBySQL]},
 		{"fences confirmed by a read-only probe", st.FenceConfirmedBy[topology.ConfirmedByProbe]},

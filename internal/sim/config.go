@@ -8,6 +8,7 @@ import (
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
 	"github.com/shipstream/bloodraven/pkg/mysql"
+	"github.com/shipstream/bloodraven/pkg/sidecar"
 )
 
 // StepDuration is the logical time one simulation step stands for.
@@ -37,9 +38,10 @@ type Config struct {
 	// Schedule is the fault schedule; nil means generate it from the seed.
 	Schedule Schedule
 
-	// Sidecar builds each sidecar process; nil means RealSidecar. Tests
-	// set it to a broken sidecar, to prove the checker sees what follows.
-	Sidecar SidecarFactory
+	// Sidecar, when set, changes the Config of every sidecar process
+	// before it starts: tests break a sidecar on purpose, to prove the
+	// checker sees what follows; nil means none.
+	Sidecar func(*sidecar.Config)
 	// Instance, when set, wraps every mysqld the operator opens, so that
 	// tests can break a server's answers on purpose; nil means none.
 	Instance func(mysql.Instance) mysql.Instance
@@ -114,9 +116,6 @@ func (c Config) validate() error {
 }
 
 func (c Config) withDefaults() Config {
-	if c.Sidecar == nil {
-		c.Sidecar = RealSidecar
-	}
 	return c
 }
 

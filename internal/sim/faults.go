@@ -7,8 +7,8 @@ func (w *World) restore() {
 	for _, s := range w.sites {
 		if !s.pod && w.step >= s.podBackAt {
 			s.pod, s.startedAt, s.sidecarStarts = true, w.now(), 0
-			s.sidecar = w.cfg.Sidecar(w.sidecarSettings(s), w.now())
 			w.boot(s)
+			w.startSidecar(s, 0)
 			w.logf("pod %s rescheduled: mysqld boots fenced, sidecar without a view", s.name)
 		}
 		if (s.frozenUntil > 0 && w.step == s.frozenUntil) || (s.sidecarFrozenUntil > 0 && w.step == s.sidecarFrozenUntil) {
@@ -125,10 +125,13 @@ func (w *World) fire(f Fault) {
 		w.fireReal(f, s, until)
 	case FaultRestartSide:
 		if s.pod {
-			set := w.sidecarSettings(s)
-			set.Floor = s.sidecar.View().Generation
+			// The new process keeps only the floor file.
+			var floor int64
+			if s.sidecar != nil {
+				floor = s.sidecar.generation()
+			}
 			s.sidecarStarts++
-			s.sidecar = w.cfg.Sidecar(set, w.now())
+			w.startSidecar(s, floor)
 		}
 	}
 }

@@ -2,10 +2,10 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/shipstream/bloodraven/pkg/mysql"
-	"github.com/shipstream/bloodraven/pkg/sidecar"
 )
 
 // Faults of fencing and of single processes (realop_faults.go draws them):
@@ -34,44 +34,37 @@ func (s *site) sidecarPaused(step int) bool { return s.frozen(step) || step < s.
 func (s *site) fenceFails(step int) bool { return step < s.fenceFailUntil }
 func (s *site) fenceSlow(step int) bool  { return step < s.fenceSlowUntil }
 
-// sidecarFence is a sidecar fencing its mysqld for why. A fence that cannot
-// complete (it fails, it is slow, or mysqld is frozen) escalates within
-// the sidecar's budget, well inside one peerCheckInterval (pkg/sidecar's
-// Escalation): mysqld is stopped, and it boots fenced.
-func (w *World) sidecarFence(s *site, why string) {
-	if !s.writable() {
-		return
-	}
-	if s.fenceFails(w.step) || s.fenceSlow(w.step) || s.mysqldPaused(w.step) {
-		w.stopMySQL(s)
-		w.stats.SidecarFences[why+"-stop"]++
-		w.logf("sidecar %s: its fence (%s) could not complete; it stopped mysqld", s.name, why)
-		return
-	}
-	s.db.readOnly = true
-	w.stats.SidecarFences[why]++
-	w.logf("sidecar %s fenced its mysqld (%s), view %s gen %d", s.name, why, s.sidecar.View().Active, s.sidecar.View().Generation)
-}
-
 // stopMySQL stops the site's mysqld; the kubelet starts it again, fenced.
 func (w *World) stopMySQL(s *site) {
 	s.db.up, s.dbFrozenUntil = false, 0
 	s.dbBackAt = w.step + mysqldRestartSteps
 }
 
-// operatorFence is the operator's SQL fence of s under the fence faults:
-// it errs and changes nothing, or times out and lands later.
-func (w *World) operatorFence(s *site) (handled bool, err error) {
+// faultyFence is a fence of s under the fence faults: it errs and changes
+// nothing, or times out and lands later; nil when no fault acts (the fence
+// can go ahead). who is "operator" for its SQL fence, which the trace
+// shows; "" for the sidecar's, whose retries it leaves out (its stop of
+// mysqld, if it comes to that, is shown), and of whose retries one late
+// fence per mysqld process is enough.
+func (w *World) faultyFence(s *site, who string) error {
 	switch {
 	case s.fenceFails(w.step):
-		w.logf("operator's fence of %s failed", s.name)
-		return true, fmt.Errorf("fence %s: lock wait timeout: %w", s.name, mysql.ErrTimeout)
+		if who != "" {
+			w.logf("%s's fence of %s failed", who, s.name)
+		}
+		return fmt.Errorf("fence %s: lock wait timeout: %w", s.name, mysql.ErrTimeout)
 	case s.fenceSlow(w.step) && !s.db.readOnly:
-		w.lateFences = append(w.lateFences, lateFence{site: s.idx, at: w.step + s.fenceSlowBy, boot: s.dbBoots})
-		w.logf("operator's fence of %s timed out; it lands in %d steps", s.name, s.fenceSlowBy)
-		return true, fmt.Errorf("fence %s: %w", s.name, mysql.ErrTimeout)
+		late := lateFence{site: s.idx, at: w.step + s.fenceSlowBy, boot: s.dbBoots}
+		if who == "" && slices.Contains(w.lateFences, late) {
+			return fmt.Errorf("fence %s: %w", s.name, mysql.ErrTimeout)
+		}
+		w.lateFences = append(w.lateFences, late)
+		if who != "" {
+			w.logf("%s's fence of %s timed out; it lands in %d steps", who, s.name, s.fenceSlowBy)
+		}
+		return fmt.Errorf("fence %s: %w", s.name, mysql.ErrTimeout)
 	}
-	return false, nil
+	return nil
 }
 
 // landFences applies the late fences due at this step.
@@ -89,34 +82,6 @@ func (w *World) landFences() {
 		}
 	}
 	w.lateFences = kept
-}
-
-// leaseFenceMargin is the time the sim's sidecar allows its arming
-// statement (the runner's least margin, a second).
-const leaseFenceMargin = time.Second
-
-// armLeaseFence is the sidecar's arm of mysqld's lease fence after its
-// tick, as the runner decides it (sidecar.Loop.LeaseFence). The event
-// fires at the latest: a second after its whole seconds are up, counted
-// on the site's own wall clock (a skew fault moves it).
-func (w *World) armLeaseFence(s *site) {
-	rs, ok := s.sidecar.(*realSidecar)
-	if !ok {
-		return
-	}
-	if s.mysqldPaused(w.step) {
-		return // the statement hangs in a frozen mysqld, and times out
-	}
-	db := sidecar.DBDown
-	switch {
-	case s.writable():
-		db = sidecar.DBWritable
-	case s.db.up:
-		db = sidecar.DBReadOnly
-	}
-	if after, arm := rs.l.LeaseFence(w.now(), db, leaseFenceMargin); arm {
-		s.leaseFenceAt = w.clockOf(s).Add(after.Truncate(time.Second) + time.Second)
-	}
 }
 
 // fireLeaseFences runs, in every running mysqld whose lease fence is due,

@@ -1,6 +1,11 @@
 package sim
 
-import "time"
+import (
+	"net/url"
+	"time"
+
+	"github.com/shipstream/bloodraven/pkg/sidecar"
+)
 
 // operatorProcess is the operator as the world sees it: a process that is
 // up or down, makes its passes, answers sidecars, and keeps its persisted
@@ -15,8 +20,9 @@ type operatorProcess interface {
 	restart(now time.Time)
 	// step runs the passes due at now.
 	step(now time.Time)
-	// answer serves site s's sidecar its view; rep is the sidecar's report.
-	answer(s *site, now time.Time) *View
+	// answer serves site s's sidecar its view; q is the query of its
+	// report. nil: no answer.
+	answer(s *site, q url.Values) *sidecar.Reply
 	// persisted is the operator's persisted state as the sim reads it.
 	persisted() *Status
 	// requestPlanned sets the planned-failover annotation to site.

@@ -64,8 +64,8 @@ type realOperator struct {
 // late, when set, is delivered instead of the next answer.
 type sentLog struct {
 	queries []url.Values
-	answers []*View
-	late    *View
+	answers []*sidecar.Reply
+	late    *sidecar.Reply
 }
 
 func newRealOperator(w *World) *realOperator {
@@ -169,33 +169,24 @@ func (r *realOperator) step(now time.Time) {
 	r.elect(now)
 }
 
-// answer is the sidecar's GET /active-site, sent to the real handler with
-// the query the real sidecar sends, and the answer read as the real
-// sidecar reads it.
-func (r *realOperator) answer(s *site, _ time.Time) *View {
+// answer is the sidecar's GET /active-site with the query its Runner
+// sends (its report), served by the real handler, and the answer read as
+// the Runner reads it; nil when no replica answers (the request times out).
+func (r *realOperator) answer(s *site, q url.Values) *sidecar.Reply {
 	p := r.pick(s)
 	if p == nil {
-		return nil // no replica answers: the request times out
+		return nil
 	}
 	r.clk.SetTime(r.opTime(r.w.now()))
-	rs, ok := s.sidecar.(*realSidecar)
-	if !ok {
-		panic("the real operator needs the real sidecar (RealSidecar)")
-	}
-	q := rs.report(s.writable(), s.db.up).Query(r.key.Namespace, r.key.Name)
 	rec := p.serveQuery(q, s)
 	reply := sidecar.Classify(rec.Code, rec.Body.Bytes(), false)
-	v := &View{reply: &reply}
-	if reply.Kind == sidecar.ReplyView {
-		v.Active, v.Generation, v.ObservedAt = reply.View.ActiveSite, reply.View.Generation, reply.View.ObservedAt
-	}
-	r.remember(s, q, v)
+	r.remember(s, q, &reply)
 	if late := r.sent[s.idx].late; late != nil {
 		r.sent[s.idx].late = nil
-		r.w.logf("%s's sidecar gets a late answer of the operator (generation %d)", s.name, late.Generation)
+		r.w.logf("%s's sidecar gets a late answer of the operator (generation %d)", s.name, late.View.Generation)
 		return late
 	}
-	return v
+	return &reply
 }
 
 // current reads the group from the API server.

@@ -85,7 +85,12 @@ func (i simInstance) Status(context.Context) (mysql.Status, error) {
 	if err = i.answer(err); err != nil {
 		return mysql.Status{}, err
 	}
-	w := i.w
+	return i.w.statusOf(s), nil
+}
+
+// statusOf is what s's mysqld reports: MySQL 8, or MariaDB in a MariaDB
+// run (mariadb.go).
+func (w *World) statusOf(s *site) mysql.Status {
 	exec := s.db.executed.set(w.uuids)
 	st := mysql.Status{Flavor: v1alpha1.FlavorMySQL, ServerID: uint32(s.idx + 1), ServerUUID: s.uuid,
 		ReadOnly: s.db.readOnly, SuperReadOnly: s.db.readOnly, Executed: exec, GTIDExecuted: exec.String()}
@@ -93,7 +98,7 @@ func (i simInstance) Status(context.Context) (mysql.Status, error) {
 		w.mariaStatus(s, &st)
 	}
 	if s.db.source < 0 {
-		return st, nil
+		return st
 	}
 	src := w.sites[s.db.source]
 	received := s.db.executed.clone()
@@ -112,7 +117,7 @@ func (i simInstance) Status(context.Context) (mysql.Status, error) {
 		}
 	}
 	st.Replica = rs
-	return st, nil
+	return st
 }
 
 // Fence implements mysql.Instance: super_read_only, verified; under the
@@ -122,7 +127,7 @@ func (i simInstance) Fence(context.Context) error {
 	if err != nil {
 		return i.answer(err)
 	}
-	if handled, err := i.w.operatorFence(s); handled {
+	if err := i.w.faultyFence(s, "operator"); err != nil {
 		return i.answer(err)
 	}
 	return i.answer(netOps{i.w}.Fence(i.name))
@@ -265,20 +270,15 @@ func (i simInstance) HoldWrites(context.Context) (mysql.WriteHold, error) { retu
 
 // ArmLeaseFence implements mysql.Instance: the operator arms mysqld's
 // lease fence before it makes the site writable, as the sidecar does on
-// its ticks (World.armLeaseFence): the event fires at the latest a second
-// after its whole seconds are up, on the site's own clock.
+// its ticks (sideDB.ArmLeaseFence).
 func (i simInstance) ArmLeaseFence(_ context.Context, after time.Duration) error {
 	s, err := i.reach()
 	if err != nil {
 		return i.replied(err)
 	}
-	if after < time.Second {
-		return fmt.Errorf("arm %s's lease fence for %s: %w", i.name, after, mysql.ErrLeaseFenceUnavailable)
-	}
-	s.leaseFenceAt = i.w.clockOf(s).Add(after.Truncate(time.Second) + time.Second)
 	// It keeps its answer under lossy-replies, as the waits and reads do:
 	// the promotion right after it is what times out (issue 13, path 6).
-	return i.replied(nil)
+	return i.replied(i.w.armLeaseFence(s, after))
 }
 
 // ConfigureSemiSync implements mysql.SemiSyncer. The sim does not model

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+
+	"github.com/shipstream/bloodraven/pkg/sidecar"
 )
 
 // The faults only runs of the real operator draw (schedule.go's
@@ -59,23 +61,26 @@ func (w *World) fireReal(f Fault, s *site, until int) {
 	}
 }
 
-// thaw is a frozen site's wake-up. The real runner enforces its lease
-// before anything else on every wake (issue 13, path 5): the sim's
-// sidecar does the same, before the site's clients write again.
+// thaw is a frozen sidecar's wake-up: its process runs again at once, its
+// overdue wake-up first, before the site's clients write in this step.
+// A read of mysqld takes time (up to StatusTimeout), and the clients of a
+// mysqld that thawed with it, or ran on, write meanwhile: the sim lets them
+// write once during the process's first read (readWindow). So a sidecar
+// that read mysqld before applying its rule would let a write through on a
+// site whose lease ran out while it was frozen; the Runner's wake-up rule
+// (enforceWake) fences on what it last saw before it reads anything.
 func (w *World) thaw(s *site) {
-	rs, ok := s.sidecar.(*realSidecar)
-	if !ok || !s.pod {
+	if s.sidecar == nil || !s.pod {
 		return
 	}
-	if rs.wake(w.now(), s.writable()) && s.writable() {
-		w.logf("sidecar %s woke with its lease over", s.name)
-		w.sidecarFence(s, "wake")
-	}
-	w.armLeaseFence(s)
+	s.sidecar.clk.toMono(w.now().Sub(Epoch))
+	s.readWindow = true
+	w.stepSidecar(s)
+	s.readWindow = false
 }
 
 // remember keeps the site's last lateKept queries and answers.
-func (r *realOperator) remember(s *site, q url.Values, v *View) {
+func (r *realOperator) remember(s *site, q url.Values, v *sidecar.Reply) {
 	k := r.sent[s.idx]
 	k.queries = append(k.queries, q)
 	k.answers = append(k.answers, v)

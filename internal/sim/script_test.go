@@ -272,8 +272,8 @@ func (sc *script) sites() string {
 			line += fmt.Sprintf(" (gtid_binlog_state %q, gtid_slave_pos %q)", w.binlogState(s.db.executed), posString(s.db.maria.slave))
 		}
 		if s.pod && s.sidecar != nil {
-			if v := s.sidecar.View(); v.Generation > 0 {
-				line += fmt.Sprintf("; sidecar holds %s@%d", v.Active, v.Generation)
+			if v, ok := s.sidecar.view(); ok {
+				line += fmt.Sprintf("; sidecar holds %s@%d", v.ActiveSite, v.Generation)
 			} else {
 				line += "; sidecar holds no view"
 			}

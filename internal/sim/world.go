@@ -3,9 +3,11 @@ package sim
 import (
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"time"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/sidecar"
 )
 
 // applyBudget is how many relayed transactions a healthy SQL thread applies per
@@ -21,6 +23,9 @@ type mysqld struct {
 	source      int // replication source site, -1 when none
 	replicating bool
 	maria       mariaPos // MariaDB runs only (mariadb.go)
+	// hold is the sidecar's write hold (the global read lock), nil when
+	// none: no client write commits and the SQL thread applies nothing.
+	hold *simHold
 }
 
 // site is one site: its Pod (sidecar and mysqld) and what it is doing.
@@ -36,8 +41,9 @@ type site struct {
 	db        mysqld
 	dbBackAt  int
 	slowUntil int
-	phase     int // sidecar tick phase, in steps
-	boots     int // sidecar processes started, for their boot ids
+	// sidecarAt is the step the Pod's first sidecar process starts: the
+	// sites' sidecars start apart, so they tick apart.
+	sidecarAt int
 	// sidecarStarts is the sidecar container's restartCount in this Pod.
 	sidecarStarts int32
 	// Faults of the real operator's runs (realop_faults.go): until when the
@@ -45,18 +51,27 @@ type site struct {
 	// and its sidecar's and kubelet's clock offset, in steps.
 	frozenUntil, lossyUntil, orphanUntil int
 	skew                                 int
-	sidecar                              SidecarLoop
+	sidecar                              *simSidecar // nil while no process runs
 	// More of those faults (fence.go): until when mysqld alone is frozen,
 	// fences fail, fences are slow (and by how many steps); dbBoots counts
 	// mysqld's starts, so that a late fence dies with its process.
 	dbFrozenUntil, fenceFailUntil, fenceSlowUntil, fenceSlowBy int
 	dbBoots, sidecarFrozenUntil                                int
+	// readWindow is set while a sidecar that was frozen wakes: its first
+	// read of mysqld takes time, and the clients write meanwhile (thaw).
+	readWindow bool
 	// leaseFenceAt is when mysqld's lease fence event fires, on the
 	// site's wall clock; zero when none is pending (fence.go).
 	leaseFenceAt time.Time
 }
 
 func (s *site) writable() bool { return s.pod && s.db.up && !s.db.readOnly }
+
+// acceptsWrites reports whether a client write commits on s at step: it
+// is writable, and neither frozen nor held by its sidecar.
+func (s *site) acceptsWrites(step int) bool {
+	return s.writable() && !s.mysqldPaused(step) && s.db.hold == nil
+}
 
 // clockOf is the wall-clock time on site s's machine: the world's, off by
 // its skew. Only the kubelet's Lease carries it: the sidecar times its
@@ -87,22 +102,29 @@ type World struct {
 	// seqAt[k][n-1] is the MariaDB seq of transaction n of site k's
 	// server (MariaDB runs only, mariadb.go).
 	seqAt [][]uint64
+	// order draws the order in which a sidecar's answers arrive, apart
+	// from rng, so that it moved no other draw of a seed.
+	order *rand.Rand
+	// peerRequest is GET /peer/active-site, which the sidecars' handlers serve.
+	peerRequest *http.Request
+	// peerReplies are the peers' answers read so far, by body (askPeer).
+	peerReplies map[peerAnswer]sidecar.Reply
 }
 
 func newWorld(cfg Config, sched Schedule) *World {
 	cfg = cfg.withDefaults()
 	n := len(cfg.Roles)
 	w := &World{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x21)), net: newNetwork(n), sched: sched,
-		admin: make([]int, n), commitAt: make([][]uint64, n)}
+		admin: make([]int, n), commitAt: make([][]uint64, n), order: rand.New(rand.NewPCG(cfg.Seed, 0x0d3)),
+		peerRequest: newPeerRequest(), peerReplies: map[peerAnswer]sidecar.Reply{}}
 	phaseRng := rand.New(rand.NewPCG(cfg.Seed, 0x9a5e))
 	for i, r := range cfg.Roles {
 		s := &site{idx: i, name: siteNames[i], role: r, uuid: fmt.Sprintf("%08x-0000-4000-8000-%012x", i+1, i+1),
-			pod: true, startedAt: w.now(), phase: phaseRng.IntN(steps(cfg.PeerCheckInterval))}
+			pod: true, startedAt: w.now(), sidecarAt: phaseRng.IntN(steps(cfg.PeerCheckInterval))}
 		s.db = mysqld{up: true, readOnly: true, executed: make(txs, n), received: make(txs, n), source: 0, replicating: i != 0}
 		if i == 0 {
 			s.db.source = -1
 		}
-		s.sidecar = cfg.Sidecar(w.sidecarSettings(s), w.now())
 		w.sites = append(w.sites, s)
 		w.uuids = append(w.uuids, s.uuid)
 	}
@@ -111,12 +133,6 @@ func newWorld(cfg Config, sched Schedule) *World {
 	// a view; the operator's first passes pick the primary.
 	w.op = newRealOperator(w)
 	return w
-}
-
-func (w *World) sidecarSettings(s *site) SidecarSettings {
-	s.boots++
-	return SidecarSettings{Site: s.name, LeaseTimeout: w.cfg.LeaseTimeout, PeerCheckInterval: w.cfg.PeerCheckInterval,
-		Boot: fmt.Sprintf("%s-boot-%d", s.name, s.boots)}
 }
 
 func (w *World) now() time.Time { return Epoch.Add(time.Duration(w.step) * StepDuration) }
@@ -143,7 +159,7 @@ func (w *World) runStep() {
 	w.fireFaults()
 	w.clientWrites()
 	w.replicate()
-	w.tickSidecars()
+	w.stepSidecars()
 	if w.op.running() {
 		w.op.step(w.now())
 	}
@@ -154,9 +170,14 @@ func (w *World) runStep() {
 // clientWrites commits a client transaction on every writable mysqld, by chance.
 func (w *World) clientWrites() {
 	for _, s := range w.sites {
-		if s.writable() && !s.mysqldPaused(w.step) && w.rng.Float64() < w.cfg.WriteChance {
-			w.commit(s)
-		}
+		w.clientWrite(s)
+	}
+}
+
+// clientWrite commits a client transaction on s if it accepts writes, by chance.
+func (w *World) clientWrite(s *site) {
+	if s.acceptsWrites(w.step) && w.rng.Float64() < w.cfg.WriteChance {
+		w.commit(s)
 	}
 }
 
@@ -177,7 +198,7 @@ func (w *World) replicate() {
 			w.noteReceived(s, src, before)
 		}
 		budget := applyBudget
-		if w.step < s.slowUntil {
+		if w.step < s.slowUntil || s.db.hold != nil {
 			budget = 0
 		}
 		for ; budget > 0 && w.applyNext(&s.db); budget-- {
@@ -219,32 +240,10 @@ func (w *World) applyNext(db *mysqld) bool {
 	return true
 }
 
-// tickSidecars runs the fencing loop of every sidecar whose tick is due.
-func (w *World) tickSidecars() {
-	every := steps(w.cfg.PeerCheckInterval)
+// stepSidecars runs every site's sidecar up to now.
+func (w *World) stepSidecars() {
 	for _, s := range w.sites {
-		if !s.pod || s.sidecarPaused(w.step) || (w.step+s.phase)%every != 0 {
-			continue
-		}
-		var opView *View
-		if w.op.running() && w.net.delivers(s.idx, w.operatorNode(), w.step) {
-			// The report arrives; the answer may be lost on the way back.
-			if v := w.op.answer(s, w.now()); w.net.sends(w.operatorNode(), s.idx, w.step) {
-				opView = v
-			}
-		}
-		var peers []View
-		for _, p := range w.sites {
-			if p != s && p.pod && !p.sidecarPaused(w.step) && w.net.call(s.idx, p.idx, w.step) {
-				v := p.sidecar.Relay()
-				v.From = p.name
-				peers = append(peers, v)
-			}
-		}
-		if fence, why := s.sidecar.Tick(w.now(), opView, peers, s.writable()); fence {
-			w.sidecarFence(s, why)
-		}
-		w.armLeaseFence(s)
+		w.stepSidecar(s)
 	}
 }
 
@@ -265,5 +264,6 @@ func (w *World) boot(s *site) {
 	s.db.readOnly = true
 	s.db.received = s.db.executed.clone()
 	s.dbBackAt, s.dbFrozenUntil = 0, 0
+	s.db.hold = nil
 	s.dbBoots++
 }

@@ -59,3 +59,80 @@ func TestRunnerTicksOnItsClock(t *testing.T) {
 		t.Fatalf("last fence %+v, want %s", st.LastFence, sidecar.ReasonLease)
 	}
 }
+
+// countingGatherer answers every gather with the operator's view naming
+// iad at generation 4 while up, nothing once down, and counts the gathers.
+type countingGatherer struct {
+	clk     *clocktesting.FakeClock
+	down    bool
+	gathers int
+}
+
+func (g *countingGatherer) Gather(_ context.Context, _ sidecar.Report, arrived func(string, sidecar.Reply)) (sidecar.Reply, []sidecar.PeerReply) {
+	g.gathers++
+	var op sidecar.Reply
+	if !g.down {
+		op = sidecar.ViewReply(sidecar.Sign(v1alpha1.ActiveSiteView{Namespace: "shop", Group: "orders",
+			ActiveSite: "iad", Generation: 4, ObservedAt: g.clk.Now(), Source: v1alpha1.SourceOperator}))
+	}
+	if arrived != nil {
+		arrived("", op)
+	}
+	return op, nil
+}
+
+// TestStepperWakesAsRunDoes: a caller that owns the clock steps the Runner
+// through a Stepper: the first tick is due at once, the next a
+// peerCheckInterval later; a refresh request makes a tick a RefreshGap
+// after the last one began; with nobody answering, the lease wake-up comes
+// before the next tick and fences without a gather.
+func TestStepperWakesAsRunDoes(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakeClock(t0)
+	g := &countingGatherer{clk: clk}
+	db := &fakeDB{writable: true}
+	r, err := sidecar.NewRunner(sidecar.Config{Settings: sidecar.Settings{Namespace: "shop", Group: "orders", Site: "iad",
+		LeaseTimeout: 35 * time.Second, PeerCheckInterval: 10 * time.Second, Keys: sidecar.TestKeys},
+		OperatorURL: "http://operator.invalid", Logger: quietLogger(), Clock: clk, Gatherer: g}, db, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	st := r.Start(ctx)
+	if w, n := db.state(); w || n != 1 {
+		t.Fatalf("boot check: writable %v after %d fences, want the boot fence", w, n)
+	}
+	db.mu.Lock()
+	db.writable = true // the operator re-asserts iad
+	db.mu.Unlock()
+	fire := func(want time.Time) {
+		t.Helper()
+		if at := st.Next(); !at.Equal(want) {
+			t.Fatalf("next wake-up at %s, want %s", at.Sub(t0), want.Sub(t0))
+		}
+		clk.SetTime(want)
+		st.Fire(ctx)
+	}
+	fire(t0)
+	if g.gathers != 1 {
+		t.Fatalf("%d gathers after the first tick, want 1", g.gathers)
+	}
+	fire(t0.Add(10 * time.Second))
+	r.Refresh()
+	fire(t0.Add(10*time.Second + 250*time.Millisecond)) // RefreshGap: a tenth of the period, at most 250 ms
+	if g.gathers != 3 {
+		t.Fatalf("%d gathers after the refresh tick, want 3", g.gathers)
+	}
+	g.down = true
+	fire(t0.Add(20 * time.Second))
+	fire(t0.Add(30 * time.Second))
+	fire(t0.Add(40 * time.Second))
+	if w, _ := db.state(); !w {
+		t.Fatal("fenced with the lease (renewed at 10.25 s) running until 45.25 s")
+	}
+	before := g.gathers
+	fire(t0.Add(45*time.Second + 250*time.Millisecond)) // the lease wake-up, before the tick at 50 s
+	if w, _ := db.state(); w || g.gathers != before {
+		t.Fatalf("at the lease's end: writable %v, %d gathers (want fenced, no gather)", w, g.gathers-before)
+	}
+}

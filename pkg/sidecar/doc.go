@@ -38,5 +38,8 @@
 // /status and /metrics with chi, and POST /peer/refresh, which makes Run tick
 // early (coalesced and rate-limited by a clock-free schedule; refresh.go).
 //
-// internal/sim drives the same Loop with its logical clock.
+// Run is a Stepper (Start, then Next and Fire) driven by the Clock's timer.
+// internal/sim steps the same Runner on its logical time, over its own
+// Config.Clock, Config.Gatherer (its network instead of HTTP) and
+// Config.ProcessProbe (its mysqld processes instead of Process).
 package sidecar

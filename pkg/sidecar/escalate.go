@@ -204,11 +204,11 @@ func (r *Runner) mayStillWrite(ctx context.Context) bool {
 	r.mu.Lock()
 	seen, pid, db := r.esc.writableSeen, r.esc.writablePID, r.st.db
 	r.mu.Unlock()
-	p := r.cfg.Process
+	p := r.process()
 	if seen {
-		return p.PIDFile == "" || pid == 0 || p.livePID() == pid
+		return !p.HasPID() || pid == 0 || p.LivePID() == pid
 	}
-	return db == DBUnknown && p.TCPAddr != "" && p.dialTCP(ctx) == tcpOpen
+	return db == DBUnknown && p.HasTCP() && p.DialTCP(ctx) == TCPOpen
 }
 
 // stopMySQLD asks mysqld to shut down, and kills it by its pid file when it
@@ -227,11 +227,11 @@ func (r *Runner) stopMySQLD(ctx context.Context) (string, error) {
 			return StopShutdown, nil
 		}
 	}
-	if r.cfg.Process.PIDFile == "" {
+	if !r.process().HasPID() {
 		return StopFailed, fmt.Errorf("mysqld still runs %s after SHUTDOWN, and no pid file to kill it by: %w",
 			r.cfg.Clock.Since(start).Round(time.Millisecond), ErrStillRunning)
 	}
-	pid, err := r.cfg.Process.kill()
+	pid, err := r.process().Kill()
 	if err != nil && !errors.Is(err, ErrNoProcess) {
 		return StopFailed, err
 	}
@@ -259,9 +259,8 @@ func (r *Runner) waitGone(ctx context.Context, until time.Time) bool {
 // mysqldGone: the process evidence says so, or, with none configured, a
 // status read fails as a gone server's would.
 func (r *Runner) mysqldGone(ctx context.Context) bool {
-	p := r.cfg.Process
-	if p.PIDFile != "" || p.TCPAddr != "" {
-		return p.probe(ctx).gone(p)
+	if p := r.process(); p.HasPID() || p.HasTCP() {
+		return probe(ctx, p).gone(p)
 	}
 	sctx, cancel := context.WithTimeout(ctx, r.cfg.StatusTimeout)
 	defer cancel()

@@ -67,6 +67,17 @@ func (r Report) Query(namespace, group string) url.Values {
 	return q
 }
 
+// Gatherer asks the operator (GET /active-site with the report) and every
+// peer (GET /peer/active-site) for their views, and returns when all have
+// answered or given up. Each answer is handed to arrived as it comes in, in
+// the caller's goroutine, so arrived may touch what the caller owns without
+// locking against Gather; peer is "" for the operator. arrived may be nil.
+// The HTTP(S) fetcher is the sidecar binary's; a simulation brings its own
+// network (Config.Gatherer).
+type Gatherer interface {
+	Gather(ctx context.Context, rep Report, arrived func(peer string, r Reply)) (Reply, []PeerReply)
+}
+
 // fetcher asks the operator and the peers for their views, all at once,
 // each request bounded by timeout.
 type fetcher struct {
@@ -92,12 +103,10 @@ func newHTTPClient(period time.Duration) *http.Client {
 	}}
 }
 
-// gather fetches every view in parallel and returns when all have answered
-// or timed out. Each answer is handed to arrived as it comes in, in the
-// caller's goroutine (the requests only send their answers on a channel), so
-// arrived may touch what the caller owns without locking against gather; peer
-// is "" for the operator. arrived may be nil.
-func (f *fetcher) gather(ctx context.Context, rep Report, arrived func(peer string, r Reply)) (Reply, []PeerReply) {
+// Gather implements Gatherer: every view fetched in parallel, each request
+// bounded by the timeout (the requests only send their answers on a
+// channel, and arrived runs in the caller's goroutine).
+func (f *fetcher) Gather(ctx context.Context, rep Report, arrived func(peer string, r Reply)) (Reply, []PeerReply) {
 	type answer struct {
 		i int // -1 for the operator, else the index in peers
 		r Reply

@@ -31,6 +31,39 @@ type Process struct {
 	DialTimeout time.Duration
 }
 
+// ProcessProbe is how the sidecar finds mysqld's process besides its SQL
+// connection, and how it stops it when a fence cannot complete. Process,
+// the Pod's pid file and TCP port, is the one the sidecar binary uses; a
+// simulation brings its own (Config.ProcessProbe).
+type ProcessProbe interface {
+	// HasPID and HasTCP tell which kinds of evidence there are. Without
+	// pid evidence there is no SIGKILL either.
+	HasPID() bool
+	HasTCP() bool
+	// LivePID is the pid of the mysqld that runs, 0 when none does.
+	LivePID() int
+	// DialTCP dials mysqld's TCP listener.
+	DialTCP(ctx context.Context) TCPState
+	// Kill sends SIGKILL to the mysqld LivePID names, and reports its pid;
+	// an error wrapping ErrNoProcess when none runs.
+	Kill() (int, error)
+}
+
+// HasPID implements ProcessProbe: a pid file is configured.
+func (p Process) HasPID() bool { return p.PIDFile != "" }
+
+// HasTCP implements ProcessProbe: a TCP address is configured.
+func (p Process) HasTCP() bool { return p.TCPAddr != "" }
+
+// LivePID implements ProcessProbe (livePID).
+func (p Process) LivePID() int { return p.livePID() }
+
+// DialTCP implements ProcessProbe (dialTCP).
+func (p Process) DialTCP(ctx context.Context) TCPState { return p.dialTCP(ctx) }
+
+// Kill implements ProcessProbe (kill).
+func (p Process) Kill() (int, error) { return p.kill() }
+
 // mysqldNames are the command names (/proc/<pid>/comm) a mysqld process
 // runs under; a pid file whose pid now runs anything else is stale.
 var mysqldNames = []string{"mysqld", "mariadbd"}
@@ -40,33 +73,42 @@ type evidence struct {
 	// pid is mysqld's pid from the pid file, 0 when there is none or the
 	// process it names is gone or is not a mysqld.
 	pid int
-	// tcp: tcpNone (not configured), tcpRefused, tcpOpen or tcpUnknown.
-	tcp tcpState
+	// tcp: TCPNone (not configured), TCPRefused, TCPOpen or TCPUnknown.
+	tcp TCPState
 }
 
-type tcpState uint8
+// TCPState is what a dial of mysqld's TCP listener found.
+type TCPState uint8
 
+// The outcomes of a dial.
 const (
-	tcpNone tcpState = iota
-	tcpRefused
-	tcpOpen
-	tcpUnknown
+	// TCPNone: no TCP evidence configured.
+	TCPNone TCPState = iota
+	// TCPRefused: the port refused the connection.
+	TCPRefused
+	// TCPOpen: the port accepted it.
+	TCPOpen
+	// TCPUnknown: neither (a timeout, another error).
+	TCPUnknown
 )
 
 // gone tells whether the evidence proves mysqld is not running: at least
 // one kind of evidence is configured, and every configured kind says so.
-func (e evidence) gone(p Process) bool {
-	if p.PIDFile == "" && p.TCPAddr == "" {
+func (e evidence) gone(p ProcessProbe) bool {
+	if !p.HasPID() && !p.HasTCP() {
 		return false
 	}
-	return e.pid == 0 && (p.TCPAddr == "" || e.tcp == tcpRefused)
+	return e.pid == 0 && (!p.HasTCP() || e.tcp == TCPRefused)
 }
 
-// probe gathers the evidence within ctx.
-func (p Process) probe(ctx context.Context) evidence {
-	e := evidence{pid: p.livePID()}
-	if p.TCPAddr != "" {
-		e.tcp = p.dialTCP(ctx)
+// probe gathers p's evidence within ctx.
+func probe(ctx context.Context, p ProcessProbe) evidence {
+	var e evidence
+	if p.HasPID() {
+		e.pid = p.LivePID()
+	}
+	if p.HasTCP() {
+		e.tcp = p.DialTCP(ctx)
 	}
 	return e
 }
@@ -118,7 +160,7 @@ func isMysqld(pid int) bool {
 	return true
 }
 
-func (p Process) dialTCP(ctx context.Context) tcpState {
+func (p Process) dialTCP(ctx context.Context) TCPState {
 	timeout := p.DialTimeout
 	if timeout <= 0 {
 		timeout = 200 * time.Millisecond
@@ -130,11 +172,11 @@ func (p Process) dialTCP(ctx context.Context) tcpState {
 	switch {
 	case err == nil:
 		_ = c.Close()
-		return tcpOpen
+		return TCPOpen
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return tcpRefused
+		return TCPRefused
 	}
-	return tcpUnknown
+	return TCPUnknown
 }
 
 // kill sends SIGKILL to the mysqld the pid file names, and reports its pid.
@@ -161,13 +203,26 @@ func (p Process) kill() (int, error) {
 // escalation can tell the same mysqld from one that restarted (fenced).
 func (r *Runner) classify(ctx context.Context, st mysql.Status, err error) (DBState, int) {
 	state := dbStateOf(st, err)
+	p := r.process()
 	switch {
 	case state == DBWritable:
-		return state, r.cfg.Process.livePID()
+		if !p.HasPID() {
+			return state, 0
+		}
+		return state, p.LivePID()
 	case state != DBDown:
 		return state, 0
-	case r.cfg.Process.probe(ctx).gone(r.cfg.Process):
+	case probe(ctx, p).gone(p):
 		return DBDown, 0
 	}
 	return DBUnknown, 0
+}
+
+// process is where the Runner looks for mysqld's process: the
+// Config's ProcessProbe, else its Process.
+func (r *Runner) process() ProcessProbe {
+	if r.cfg.ProcessProbe != nil {
+		return r.cfg.ProcessProbe
+	}
+	return r.cfg.Process
 }

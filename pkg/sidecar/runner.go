@@ -42,7 +42,12 @@ type Config struct {
 	// Escalation bounds the whole fence, retries and stop included.
 	FenceTimeout time.Duration
 	// Process locates mysqld's process (escalate.go, process.go).
-	Process    Process
+	Process Process
+	// ProcessProbe, when set, replaces Process: a simulation's processes.
+	ProcessProbe ProcessProbe
+	// Gatherer, when set, asks the operator and the peers instead of
+	// HTTP(S) to OperatorURL and the Peers' URLs: a simulation's network.
+	Gatherer   Gatherer
 	Escalation Escalation
 	// RefreshGap is the least time from the start of one tick to a tick a
 	// refresh request asks for (default a tenth of PeerCheckInterval, within
@@ -130,7 +135,7 @@ func checkURL(what, raw string) error {
 type Runner struct {
 	cfg     Config
 	db      MySQL
-	fetch   *fetcher
+	fetch   Gatherer
 	log     *slog.Logger
 	metrics *metrics
 	// boot is this process's random id, sent in every report.
@@ -180,10 +185,14 @@ func NewRunner(cfg Config, db MySQL, now time.Time) (*Runner, error) {
 	r := &Runner{cfg: cfg, db: db, log: cfg.Logger, loop: loop, st: newRunnerState(cfg), refresh: make(chan struct{}, 1),
 		boot: newBootID(), keys: keys, floor: cfg.Floor}
 	r.reloadKeys()
-	r.fetch = &fetcher{client: newHTTPClient(cfg.PeerCheckInterval), timeout: cfg.RequestTimeout,
-		operator: cfg.OperatorURL, peers: cfg.Peers, namespace: cfg.Namespace, group: cfg.Group}
-	if err := cfg.useTLS(r.fetch.client); err != nil {
-		return nil, err
+	r.fetch = cfg.Gatherer
+	if r.fetch == nil {
+		f := &fetcher{client: newHTTPClient(cfg.PeerCheckInterval), timeout: cfg.RequestTimeout,
+			operator: cfg.OperatorURL, peers: cfg.Peers, namespace: cfg.Namespace, group: cfg.Group}
+		if err := cfg.useTLS(f.client); err != nil {
+			return nil, err
+		}
+		r.fetch = f
 	}
 	targets := []string{targetName("")}
 	for _, p := range cfg.Peers {
@@ -196,36 +205,24 @@ func NewRunner(cfg Config, db MySQL, now time.Time) (*Runner, error) {
 // Run fences a writable mysqld at once (the boot safety net), then ticks every
 // PeerCheckInterval, and in between wakes when the lease runs out or when a
 // refresh request (Refresh) asks for a tick. Ticks never overlap. It returns
-// when ctx ends.
+// when ctx ends. It is a Stepper driven by the Clock's timer.
 func (r *Runner) Run(ctx context.Context) error {
 	r.log.Info("sidecar starting", "group", r.cfg.Group, "site", r.cfg.Site, "peers", len(r.cfg.Peers),
 		"leaseTimeout", r.cfg.LeaseTimeout, "peerCheckInterval", r.cfg.PeerCheckInterval)
-	r.check(ctx)
-	sched := newSchedule(r.cfg.PeerCheckInterval, r.cfg.RefreshGap, r.cfg.Clock.Now())
+	st := r.Start(ctx)
 	timer := r.cfg.Clock.NewTimer(0)
 	defer timer.Stop()
 	for {
-		wake, kind := sched.wake(r.cfg.Clock.Now(), r.leaseDeadline())
-		timer.Reset(r.clockUntil(wake))
+		timer.Reset(r.clockUntil(st.plan()))
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-r.refresh:
-			sched.request()
+			st.sched.request()
 			continue
 		case <-timer.C():
 		}
-		if kind == wakeLease {
-			r.check(ctx)
-			continue
-		}
-		sched.ticked(r.cfg.Clock.Now(), kind)
-		if kind == wakeRefresh {
-			r.metrics.refreshTicks.Inc()
-		}
-		began := r.cfg.Clock.Now()
-		r.Tick(ctx)
-		r.log.Debug("tick", "kind", kind.String(), "took", r.cfg.Clock.Since(began).String())
+		st.Fire(ctx)
 	}
 }
 
@@ -252,7 +249,7 @@ func (r *Runner) Tick(ctx context.Context) {
 	db := r.readDB(ctx)
 	rep.DB, rep.Generation = db, r.generationInt()
 	var early Decision
-	op, peers := r.fetch.gather(ctx, rep,
+	op, peers := r.fetch.Gather(ctx, rep,
 		func(peer string, rep Reply) {
 			r.mu.Lock()
 			d := r.loop.Offer(start, peer, rep, db)
