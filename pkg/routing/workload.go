@@ -155,7 +155,7 @@ func (r *Router) renderDeployment(g *v1alpha1.MysqlFailoverGroup, s v1alpha1.Sit
 				// in order like any other (rollout.go).
 				ObjectMeta: metav1.ObjectMeta{Labels: podLabels(g, s.Name),
 					Annotations: map[string]string{v1alpha1.AnnotationConfigHash: r.configHash(g, s)}},
-				Spec:       r.renderPodSpec(g, s),
+				Spec: r.renderPodSpec(g, s),
 			},
 		},
 	}

@@ -20,7 +20,11 @@ func TestPlanRollout(t *testing.T) {
 		return RolloutSite{View: v, Exists: true, PodReady: true}
 	}
 	stale := func(s RolloutSite) RolloutSite { s.Stale = true; return s }
-	down := func(s RolloutSite) RolloutSite { s.PodReady = false; s.View.State = v1alpha1.StateUnreachable; return s }
+	down := func(s RolloutSite) RolloutSite {
+		s.PodReady = false
+		s.View.State = v1alpha1.StateUnreachable
+		return s
+	}
 	lag := func(s RolloutSite, d time.Duration) RolloutSite { s.View.Replication.Lag = d; return s }
 	fenced := func(s RolloutSite) RolloutSite { s.View.AdminFenced = true; return s }
 	diverged := func(s RolloutSite) RolloutSite { s.View.Diverged = true; return s }
