@@ -46,6 +46,12 @@ func (l *Loop) rollout(ctx context.Context, p failover.Pass, mayAct bool) {
 	if acts && !mayAct {
 		return // the pass did something else: the next pass plans again
 	}
+	if acts {
+		if err := l.mayRestart(ctx); err != nil {
+			l.log.Info("ordered update held back", "step", step.Action, "site", step.Site, "reason", err.Error())
+			return
+		}
+	}
 	was := l.patcher.read.Phase
 	switch step.Action {
 	case topology.RolloutUpdate:
@@ -118,5 +124,21 @@ func (l *Loop) updateSwitchover(ctx context.Context, p failover.Pass, step topol
 	}
 	l.planned.next, l.planned.has = 0, true
 	l.env.Notifier.Event(p.Group, failover.EventNormal, v1alpha1.EventUpdateSwitchover, step.Message)
+	return nil
+}
+
+// mayRestart guards a step that restarts a site: the pass's observations
+// are at most two poll intervals old (a paused process planned on the world
+// as it was; two, because the act before took part of one) and this process still leads (a former leader must not
+// restart a site while the new one restarts another).
+func (l *Loop) mayRestart(ctx context.Context) error {
+	if age := l.env.Clock.Since(l.observedAt); age > 2*l.interval {
+		return fmt.Errorf("%w: the observations are %s old", errStaleRollout, age)
+	}
+	if l.env.Leader != nil {
+		if err := l.env.Leader.Held(ctx); err != nil {
+			return fmt.Errorf("%w: %w", errStaleRollout, err)
+		}
+	}
 	return nil
 }
