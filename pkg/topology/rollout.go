@@ -138,7 +138,11 @@ func PlanRollout(in RolloutInput) RolloutStep {
 	}
 	step := planRollout(in, todo, stale)
 	step.Skipped = skipped
-	if len(skipped) > 0 && step.Action != RolloutIdle {
+	switch {
+	case len(skipped) == 0:
+	case step.Action == RolloutIdle:
+		step.Message = fmt.Sprintf("not updated (fenced or diverged): %s", strings.Join(skipped, ", "))
+	default:
 		step.Message += fmt.Sprintf("; not updated (fenced or diverged): %s", strings.Join(skipped, ", "))
 	}
 	return step
