@@ -62,7 +62,9 @@ func TestRolloutOrdered(t *testing.T) {
 	e.noAcksLost("b", acked)
 	e.assertEvents(v1alpha1.EventSiteUpdated, v1alpha1.EventUpdateSwitchover, v1alpha1.EventUpdateCompleted)
 	seen := strings.Join(phases.lines(), "\n")
-	for _, want := range []string{"Updating: updating b (3 of 3 left)", "Updating: updating c (2 of 3 left)",
+	// "updating b (3 of 3 left)" may never be written: the first operator
+	// stops as soon as b restarts, maybe before its pass recorded it.
+	for _, want := range []string{"Updating: updating c (2 of 3 left)",
 		"Updating: switching the primary a over to b", "Updating: updating a (1 of 3 left)"} {
 		if !strings.Contains(seen, want) {
 			t.Errorf("phases seen:\n%s\nwant a line with %q", seen, want)
@@ -114,8 +116,8 @@ func TestRolloutSupervisedAndInterlock(t *testing.T) {
 		t.Fatalf("restarts %v before the user acted, want b only", got)
 	}
 	e.assertEvents(v1alpha1.EventUpdateWaitingForUser)
-	e.annotate("b")
-	g = e.planned("b", v1alpha1.PhaseSucceeded, 30*time.Second)
+	e.annotate("b:maxLagWait=1m") // another value than the refused request's, to tell them apart
+	g = e.planned("b:maxLagWait=1m", v1alpha1.PhaseSucceeded, 30*time.Second)
 	if g.Status.PlannedFailover.Origin == v1alpha1.OriginUpdate {
 		t.Fatalf("the person's request recorded as the update's")
 	}

@@ -102,14 +102,33 @@ func (s *deploymentSim) observe(d *appsv1.Deployment) {
 		if hold != nil {
 			<-hold
 		}
-		if err := s.e.db.Start(i); err != nil {
-			s.e.t.Errorf("start %s: %v", site, err)
-		}
+		s.start(site)
 		s.rolledOut(d.Name, d.Generation)
 		s.mu.Lock()
 		s.down[site] = false
 		s.mu.Unlock()
 	}()
+}
+
+// start boots the site's mysqld and, for the next three seconds, boots it
+// again when it exits, as the kubelet restarts a container. (In a real
+// rollout the Pod is replaced with its sidecar; here the sidecar outlives
+// the restart and may stop the new mysqld as a fence that did not land
+// while mysqld was down.)
+func (s *deploymentSim) start(site string) {
+	i := s.e.index(site)
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		if !s.e.db.Running(i) {
+			if err := s.e.db.Start(i); err != nil {
+				s.e.t.Logf("start %s: %v (retrying)", site, err)
+			}
+		}
+		if time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // rolledOut reports the Deployment's one Pod updated and available.

@@ -89,9 +89,7 @@ func (l *Loop) rolloutInput(p failover.Pass, loads map[string]routing.Workload) 
 		PlannedRequested: failover.Requested(g) || failover.PlannedInFlight(start), Phase: start.Phase,
 		Method: g.Spec.Updates.PrimaryUpdateMethod, Strategy: g.Spec.Updates.PrimaryUpdateStrategy,
 		MaxLag: l.env.Options.MaxLag, Now: l.env.Clock.Now()}
-	if st.ActiveSite != start.ActiveSite {
-		in.EmergencyInFlight = true // the authority moved in this pass: plan on the next one
-	}
+	in.AuthorityMoved = st.ActiveSite != start.ActiveSite
 	if lf := st.LastFailover; lf != nil {
 		in.CooldownEnds = lf.Time.Add(g.Spec.FailoverCooldown.Duration)
 	}

@@ -43,6 +43,9 @@ type RolloutInput struct {
 	Decision Kind
 	// EmergencyInFlight is true while status.failover is set.
 	EmergencyInFlight bool
+	// AuthorityMoved is true when the active site changed during this
+	// pass: the snapshot describes the group before the change.
+	AuthorityMoved bool
 	// PlannedRequested is true while a planned failover is asked for (the
 	// annotation) or in flight, whoever asked.
 	PlannedRequested bool
@@ -108,7 +111,9 @@ const SwitchoverRetry = time.Minute
 //   - nothing stale among the sites it may update: Idle, unless the update
 //     was in progress and an updated site is not back yet (Wait);
 //   - an emergency failover, a planned failover (asked or running), or a
-//     group that is neither Healthy nor Degraded: Wait;
+//     group that is neither Healthy nor Degraded: Wait, in the phase the
+//     update had (none before it began, WaitingForUser while the person's
+//     switchover runs);
 //   - a stale replica is updated only when every other site it may update
 //     is up, Ready and caught up (a stale replica that is already down is
 //     taken first: updating it takes nothing else down);
@@ -158,7 +163,12 @@ func planRollout(in RolloutInput, todo []RolloutSite, stale []string) RolloutSte
 	}
 	left := fmt.Sprintf("(%d of %d left)", len(stale), len(todo))
 	if why := rolloutBusy(in); why != "" {
-		return waitStep(fmt.Sprintf("waiting: %s %s", why, left))
+		// The phase stays what it was: an update that has not begun does
+		// not begin, and WaitingForUser stays while the person's planned
+		// failover runs (Updating would make it refuse that request).
+		step := waitStep(fmt.Sprintf("waiting: %s %s", why, left))
+		step.Phase = in.Phase
+		return step
 	}
 	if r, ok := nextReplica(in, todo); ok {
 		if down := notBack(in, todo, r.View.Name); down != "" {
@@ -221,6 +231,8 @@ func rolloutBusy(in RolloutInput) string {
 		return "an emergency failover is in flight"
 	case in.PlannedRequested:
 		return "a planned failover is in flight"
+	case in.AuthorityMoved:
+		return "the active site changed in this pass"
 	case in.Decision != KindHealthy && in.Decision != KindDegraded:
 		return fmt.Sprintf("the group is %s", in.Decision)
 	case in.ActiveSite == "":

@@ -65,14 +65,28 @@ func TestPlanRollout(t *testing.T) {
 			RolloutUpdate, "fra", "", v1alpha1.GroupPhaseUpdating, "updating fra"},
 		{"two stale replicas down: one at a time", in(back("iad"), stale(down(back("pdx"))), stale(down(back("fra")))),
 			RolloutWait, "", "", v1alpha1.GroupPhaseUpdating, "waiting for fra"},
-		{"an emergency failover in flight: wait",
-			with(in(stale(back("iad")), stale(back("pdx"))), func(i *RolloutInput) { i.EmergencyInFlight = true }),
+		{"an emergency failover in flight: wait, in the update's phase",
+			with(in(stale(back("iad")), stale(back("pdx"))), func(i *RolloutInput) {
+				i.EmergencyInFlight, i.Phase = true, v1alpha1.GroupPhaseUpdating
+			}),
 			RolloutWait, "", "", v1alpha1.GroupPhaseUpdating, "emergency failover"},
-		{"a planned failover asked or in flight: wait",
+		{"a planned failover asked before the update began: the update does not begin",
 			with(in(stale(back("iad")), stale(back("pdx"))), func(i *RolloutInput) { i.PlannedRequested = true }),
-			RolloutWait, "", "", v1alpha1.GroupPhaseUpdating, "planned failover"},
+			RolloutWait, "", "", v1alpha1.GroupPhaseNone, "planned failover"},
+		{"supervised, the person's planned failover runs: still WaitingForUser (not refused)",
+			with(in(stale(back("iad")), back("pdx")), func(i *RolloutInput) {
+				i.PlannedRequested, i.Strategy, i.Phase = true, v1alpha1.UpdateSupervised, v1alpha1.GroupPhaseWaitingForUser
+			}),
+			RolloutWait, "", "", v1alpha1.GroupPhaseWaitingForUser, "planned failover"},
+		{"the active site changed in this pass: wait",
+			with(in(stale(back("iad")), stale(back("pdx"))), func(i *RolloutInput) {
+				i.AuthorityMoved, i.Phase = true, v1alpha1.GroupPhaseUpdating
+			}),
+			RolloutWait, "", "", v1alpha1.GroupPhaseUpdating, "the active site changed"},
 		{"the group needs a failover: wait",
-			with(in(stale(back("iad")), stale(back("pdx"))), func(i *RolloutInput) { i.Decision = KindFailover }),
+			with(in(stale(back("iad")), stale(back("pdx"))), func(i *RolloutInput) {
+				i.Decision, i.Phase = KindFailover, v1alpha1.GroupPhaseUpdating
+			}),
 			RolloutWait, "", "", v1alpha1.GroupPhaseUpdating, "the group is Failover"},
 		{"degraded (a peer lagging) still moves", with(in(stale(back("iad")), stale(back("pdx"))),
 			func(i *RolloutInput) { i.Decision = KindDegraded }), RolloutUpdate, "pdx", "", v1alpha1.GroupPhaseUpdating, ""},
