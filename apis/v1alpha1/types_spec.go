@@ -104,6 +104,12 @@ type MysqlFailoverGroupSpec struct {
 	// +kubebuilder:default={}
 	// +optional
 	Dragonfly DragonflySpec `json:"dragonfly"`
+
+	// Updates says how a change of the sites' Pod template is rolled out
+	// (docs/upgrades.md).
+	// +kubebuilder:default={}
+	// +optional
+	Updates UpdatesSpec `json:"updates"`
 }
 
 // Site is one failure domain: a zone, a set of nodes or a region.

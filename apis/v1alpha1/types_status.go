@@ -86,6 +86,16 @@ type MysqlFailoverGroupStatus struct {
 	// +optional
 	PlannedFailover *PlannedFailoverStatus `json:"plannedFailover,omitempty"`
 
+	// Phase is Updating while the ordered update rolls a new Pod template
+	// through the sites, WaitingForUser when it stopped before the active
+	// site (supervised), and empty otherwise.
+	// +optional
+	Phase GroupPhase `json:"phase,omitempty"`
+
+	// Message says what Phase is doing or waiting for.
+	// +optional
+	Message string `json:"message,omitempty"`
+
 	// ReportsAuthenticatedAt is when every site's sidecar had reported with
 	// its client certificate. From then on the operator refuses reports
 	// that come without one (the end of the upgrade window, see
@@ -247,6 +257,11 @@ type PlannedFailoverStatus struct {
 	// Request is the annotation value this block answers.
 	// +optional
 	Request string `json:"request,omitempty"`
+	// Origin is update when the ordered update started this request to
+	// switch the stale active site over; absent (or annotation) when a
+	// person asked for it.
+	// +optional
+	Origin PlannedOrigin `json:"origin,omitempty"`
 	// Target is the site being promoted.
 	// +optional
 	Target string `json:"target,omitempty"`

@@ -81,6 +81,8 @@ func TestCRDInstalledAndMinimalGroupDefaulted(t *testing.T) {
 		{"mysql.semiSync.dataDurability", s.MySQL.SemiSync.DataDurability, v1alpha1.DurabilityPreferred},
 		{"mysql.semiSync.minSyncReplicas", s.MySQL.SemiSync.MinSyncReplicas, int32(1)},
 		{"mysql.semiSync.maxSyncReplicas", s.MySQL.SemiSync.MaxSyncReplicas, int32(1)},
+		{"updates.primaryUpdateMethod", s.Updates.PrimaryUpdateMethod, v1alpha1.UpdateSwitchover},
+		{"updates.primaryUpdateStrategy", s.Updates.PrimaryUpdateStrategy, v1alpha1.UpdateUnsupervised},
 	}
 	for _, c := range checks {
 		if c.got != c.want {
@@ -166,6 +168,8 @@ func TestInvalidSpecsAreRejectedWithReadableMessages(t *testing.T) {
 		{"bad onCooldown", func(_, o map[string]any) { set(o, "plannedFailover.onCooldown", "later") }, `Unsupported value: "later"`},
 		{"bad onSyncTimeout", func(_, o map[string]any) { set(o, "dragonfly.plannedFailover.onSyncTimeout", "retry") }, `Unsupported value: "retry"`},
 		{"bad dataDurability", func(_, o map[string]any) { set(o, "mysql.semiSync.dataDurability", "always") }, `Unsupported value: "always"`},
+		{"bad primaryUpdateMethod", func(_, o map[string]any) { set(o, "updates.primaryUpdateMethod", "delete") }, `Unsupported value: "delete"`},
+		{"bad primaryUpdateStrategy", func(_, o map[string]any) { set(o, "updates.primaryUpdateStrategy", "manual") }, `Unsupported value: "manual"`},
 		{"semi-sync replicas as many as the sites", func(_, o map[string]any) {
 			set(o, "mysql.semiSync.enabled", true)
 			set(o, "mysql.semiSync.maxSyncReplicas", 2)

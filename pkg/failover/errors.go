@@ -63,6 +63,9 @@ var (
 	// ErrNotReplicating means a planned failover's target does not receive
 	// its source's transactions.
 	ErrNotReplicating = errors.New("failover: not replicating")
+	// ErrPlannedBusy means the ordered update asked for a switchover while
+	// a planned failover is already asked for or in flight.
+	ErrPlannedBusy = errors.New("failover: a planned failover is already asked for or in flight")
 	// ErrUnknownPhase means status.plannedFailover holds a phase this operator does not know.
 	ErrUnknownPhase = errors.New("failover: unknown planned-failover phase")
 )

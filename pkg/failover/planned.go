@@ -152,7 +152,7 @@ func (m *Planned) Step(ctx context.Context, p Pass) (PlannedOutcome, error) {
 			}
 			return PlannedOutcome{Next: -1}, nil
 		}
-		out, err := m.begin(ctx, p, value)
+		out, err := m.begin(ctx, p, value, "")
 		out.Phase = v1alpha1.PhasePending
 		return out, err
 	}
@@ -190,11 +190,12 @@ func PlannedHolds(phase v1alpha1.PlannedFailoverPhase) bool {
 	return false
 }
 
-// begin starts a new request: a Pending block naming the annotation's value.
-func (m *Planned) begin(ctx context.Context, p Pass, value string) (PlannedOutcome, error) {
+// begin starts a new request: a Pending block naming the annotation's
+// value, or the ordered update's (origin update, planned_update.go).
+func (m *Planned) begin(ctx context.Context, p Pass, value string, origin v1alpha1.PlannedOrigin) (PlannedOutcome, error) {
 	st := &p.Group.Status
 	now := m.env.Clock.Now()
-	b := &v1alpha1.PlannedFailoverStatus{Phase: v1alpha1.PhasePending, Request: value,
+	b := &v1alpha1.PlannedFailoverStatus{Phase: v1alpha1.PhasePending, Request: value, Origin: origin,
 		SourcePrimary: st.ActiveSite, Message: "request observed"}
 	start := stamp(now)
 	b.StartTime, b.PhaseStartTime = &start, &start

@@ -102,6 +102,9 @@ func TestPlannedRejections(t *testing.T) {
 		{"emergency failover in flight", "b", func(w *pworld) {
 			w.persisted.Status.Failover = &v1alpha1.FailoverIntent{From: "a", To: "b", Generation: 2, Step: v1alpha1.StepFencing}
 		}, v1alpha1.ReasonConcurrentOperation},
+		{"ordered update in progress", "b", func(w *pworld) {
+			w.persisted.Status.Phase, w.persisted.Status.Message = v1alpha1.GroupPhaseUpdating, "updating b (2 of 2 left)"
+		}, v1alpha1.ReasonConcurrentOperation},
 		{"cooldown with reject", "b", func(w *pworld) { lastFailover(w, v1alpha1.KindEmergency, 30*time.Second) },
 			v1alpha1.ReasonCooldownActive},
 		{"source unreachable", "b", func(w *pworld) { w.sites["a"].up = false }, v1alpha1.ReasonSourceCrashed},

@@ -37,6 +37,7 @@ func (l *Loop) act(ctx context.Context, p failover.Pass) {
 		err = l.reassert(ctx, p, d.Target)
 	case d.Kind == topology.KindHealthy || d.Kind == topology.KindDegraded:
 		l.maintain(ctx, p)
+		l.maintained = true
 	}
 	if err != nil {
 		l.log.Error(err, "act", "decision", d.String())

@@ -21,6 +21,11 @@
 //     a Decision), and acts: fence extra writers or the admin-fenced active
 //     site, run the emergency failover (pkg/failover), re-assert the active
 //     site, or keep replicas pointed at the active site;
+//   - after a pass that only maintained the group, takes the ordered
+//     update's next step (rollout.go, planned by topology.PlanRollout): one
+//     stale site's Deployment applied, or the update's switchover started;
+//     and removes the lost-primary taint from the active site's nodes once
+//     it is seen writable (untaint.go);
 //   - writes status through one patch helper (optimistic lock, skipped when
 //     nothing changed), and records conditions, Events and metrics.
 //

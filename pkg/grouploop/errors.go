@@ -16,4 +16,7 @@ var (
 	// ErrBadConfirmation means a confirm-authority annotation is not a
 	// usable <generation>[:<site>] (authority_confirm.go).
 	ErrBadConfirmation = errors.New("invalid confirm-authority value")
+	// errStaleRollout means the ordered update did not restart a site on
+	// this pass: its snapshot is too old or this process does not lead.
+	errStaleRollout = errors.New("the ordered update waits for a fresh snapshot and leadership")
 )

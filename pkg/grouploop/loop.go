@@ -56,6 +56,12 @@ type Loop struct {
 	// Semi-sync (semisync.go): whether the active site's commits waited at
 	// the last probe. The part last applied to each site is in conns.
 	semiWaiting bool
+	// maintained is set by the pass's act when it maintained a healthy or
+	// degraded group and did nothing else: the ordered update may act
+	// (rollout.go). untainted is the generation at which each site's nodes
+	// lost the lost-primary taint (untaint.go).
+	maintained bool
+	untainted  map[string]int64
 }
 
 // New returns the group's loop, with a fresh memory (a new operator
@@ -68,7 +74,7 @@ func New(env *Env, key types.NamespacedName, wake <-chan struct{}) *Loop {
 		seenPod: map[string]bool{}, answered: map[string]bool{}, waitSince: map[string]time.Time{},
 		maybeSince: map[string]time.Time{}, podNodes: map[string]map[types.UID]podNode{},
 		goneNodes: map[string]map[types.UID]goneWatch{}, kubeletStopped: map[string]time.Time{},
-		provenAt: map[string]time.Time{}}
+		provenAt: map[string]time.Time{}, untainted: map[string]int64{}}
 	if env.Nudge != nil {
 		l.conns.promoted = func(site string) { env.Nudge(key, site) }
 	}
@@ -153,7 +159,10 @@ func (l *Loop) pass(ctx context.Context) (time.Duration, bool) {
 		l.log.Error(err, "decide")
 		return interval, false
 	}
+	l.maintained = false
 	l.act(ctx, p)
+	l.rollout(ctx, p, l.maintained)
+	l.untaint(ctx, p)
 	l.record(ctx, p)
 	return interval, false
 }

@@ -5,7 +5,10 @@
 //   - Converge: per site a Deployment (mysqld and the fencing sidecar), a PVC,
 //     a ConfigMap with my.cnf and a Service; per group the -primary and
 //     -replicas Services, the credentials Secrets, the init SQL Secret and the
-//     external-dns DNSEndpoint.
+//     external-dns DNSEndpoint. An existing Deployment whose rendering
+//     changed is left stale for the ordered update.
+//   - SiteWorkloads / ApplySiteWorkload: which site Deployments are stale and
+//     rolled out, and applying one when the ordered update says so (rollout.go).
 //   - SetRoleLabels: the role label on Pods, which the -primary and -replicas
 //     Services select on.
 //   - PointDNS: the DNSEndpoint's target.
@@ -16,6 +19,8 @@
 // and is owned by its group (except PVCs, which outlive the group so that
 // deleting a group never deletes data). Applying an unchanged object is a
 // no-op on the server, so Converge writes nothing when nothing changed.
+// Each site Deployment carries the SHA-256 of its rendering; the Pod
+// template, the SHA-256 of its my.cnf.
 //
 // InitialSite names the site traffic starts on: the recorded active site, or
 // topology.BootstrapSite for a new group; routing makes no topology choice

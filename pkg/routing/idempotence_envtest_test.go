@@ -78,10 +78,33 @@ func TestSpecChangeIsApplied(t *testing.T) {
 	if !strings.Contains(cm.Data["my.cnf"], "max_connections=999") {
 		t.Errorf("my.cnf not updated:\n%s", cm.Data["my.cnf"])
 	}
+	// The Deployments are left to the ordered update: stale until applied one by one.
 	var d appsv1.Deployment
+	get(t, ns, routing.SiteName(g.Name, "b"), &d)
+	if img := d.Spec.Template.Spec.Containers[0].Image; img == "mariadb:11.4" {
+		t.Errorf("Converge changed the Pod template of an existing Deployment (image %s)", img)
+	}
+	ctx := testContext(t)
+	w, err := r.SiteWorkloads(ctx, cp.Client, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !w["a"].Stale || !w["b"].Stale {
+		t.Fatalf("workloads %+v: want both sites stale", w)
+	}
+	if err := r.ApplySiteWorkload(ctx, g, "b", w["b"].ResourceVersion); err != nil {
+		t.Fatal(err)
+	}
 	get(t, ns, routing.SiteName(g.Name, "b"), &d)
 	if img := d.Spec.Template.Spec.Containers[0].Image; img != "mariadb:11.4" {
 		t.Errorf("mysqld image %s, want mariadb:11.4", img)
+	}
+	if w, _ = r.SiteWorkloads(ctx, cp.Client, g); !w["a"].Stale || w["b"].Stale {
+		t.Errorf("after updating b: %+v, want only a stale", w)
+	}
+	// An apply on a resourceVersion read before is refused: someone changed it since.
+	if err := r.ApplySiteWorkload(ctx, g, "a", "1"); err == nil {
+		t.Errorf("apply on an old resourceVersion succeeded")
 	}
 }
 

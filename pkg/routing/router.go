@@ -75,8 +75,10 @@ func (r *Router) now() time.Time { return r.opts.Now() }
 
 // Converge makes every object g's spec asks for, in dependency order:
 // credentials Secrets (generated when absent, never overwritten), the init SQL
-// Secret, each site's ConfigMap, PVC, Service and Deployment, the -primary and
-// -replicas Services, and the DNSEndpoint. It does not touch Pod role labels,
+// Secret, each site's ConfigMap and Service, the -primary and -replicas
+// Services, each site's Deployment (created when absent; a change to an
+// existing one is the ordered update's, rollout.go) and PVC, and the
+// DNSEndpoint. It does not touch Pod role labels,
 // DNS targets of an existing DNSEndpoint, or node taints: the failover
 // sequence owns those through SetRoleLabels, PointDNS and TaintSite.
 func (r *Router) Converge(ctx context.Context, g *v1alpha1.MysqlFailoverGroup) error {
@@ -104,7 +106,7 @@ func (r *Router) Converge(ctx context.Context, g *v1alpha1.MysqlFailoverGroup) e
 	}
 	objs := []client.Object{initSecret}
 	for _, s := range g.Spec.Sites {
-		objs = append(objs, r.renderConfigMap(g, s), r.renderSiteService(g, s), r.renderDeployment(g, s))
+		objs = append(objs, r.renderConfigMap(g, s), r.renderSiteService(g, s))
 	}
 	objs = append(objs, r.renderRoleService(g, v1alpha1.RolePrimary), r.renderRoleService(g, v1alpha1.RoleReplica))
 	if r.opts.NetworkPolicy != nil {
@@ -116,6 +118,9 @@ func (r *Router) Converge(ctx context.Context, g *v1alpha1.MysqlFailoverGroup) e
 		}
 	}
 	for _, s := range g.Spec.Sites {
+		if err := r.convergeDeployment(ctx, g, s); err != nil {
+			return fmt.Errorf("converge %s/%s: %w", g.Namespace, g.Name, err)
+		}
 		if err := r.convergePVC(ctx, g, s); err != nil {
 			return fmt.Errorf("converge %s/%s: %w", g.Namespace, g.Name, err)
 		}
@@ -141,29 +146,47 @@ func (r *Router) check(g *v1alpha1.MysqlFailoverGroup) error {
 // ownership. With owned, obj gets g as its controller owner. The server
 // skips the write, and keeps the resourceVersion, when nothing changed.
 func (r *Router) apply(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, obj client.Object, owned bool) error {
+	_, err := r.applyWith(ctx, g, obj, owned)
+	return err
+}
+
+// applyDry is apply as a server-side dry run: into gets what the server
+// would have stored.
+func (r *Router) applyDry(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, obj client.Object, into any) error {
+	u, err := r.applyWith(ctx, g, obj, true, client.DryRunAll)
+	if err != nil {
+		return err
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, into); err != nil {
+		return fmt.Errorf("dry run of %s: %w", obj.GetName(), err)
+	}
+	return nil
+}
+
+func (r *Router) applyWith(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, obj client.Object, owned bool,
+	opts ...client.ApplyOption) (*unstructured.Unstructured, error) {
 	gvk, err := apiutil.GVKForObject(obj, r.Scheme)
 	if err != nil {
-		return fmt.Errorf("apply %s: %w", obj.GetName(), err)
+		return nil, fmt.Errorf("apply %s: %w", obj.GetName(), err)
 	}
 	if owned {
 		if err := controllerutil.SetControllerReference(g, obj, r.Scheme); err != nil {
-			return fmt.Errorf("apply %s %s: %w", gvk.Kind, obj.GetName(), err)
+			return nil, fmt.Errorf("apply %s %s: %w", gvk.Kind, obj.GetName(), err)
 		}
 	}
 	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {
-		return fmt.Errorf("apply %s %s: %w", gvk.Kind, obj.GetName(), err)
+		return nil, fmt.Errorf("apply %s %s: %w", gvk.Kind, obj.GetName(), err)
 	}
 	delete(m, "status")
 	pruneNulls(m)
 	u := &unstructured.Unstructured{Object: m}
 	u.SetGroupVersionKind(gvk)
-	err = r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
-		client.FieldOwner(FieldOwner), client.ForceOwnership)
-	if err != nil {
-		return fmt.Errorf("apply %s %s: %w", gvk.Kind, obj.GetName(), err)
+	opts = append([]client.ApplyOption{client.FieldOwner(FieldOwner), client.ForceOwnership}, opts...)
+	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), opts...); err != nil {
+		return nil, fmt.Errorf("apply %s %s: %w", gvk.Kind, obj.GetName(), err)
 	}
-	return nil
+	return u, nil
 }
 
 // pruneNulls drops null values (creationTimestamp and friends) so that the

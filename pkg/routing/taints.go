@@ -46,9 +46,11 @@ func (r *Router) TaintSite(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, 
 	return nil
 }
 
-// UntaintSite removes this group's TaintLostPrimary from the site's nodes.
-func (r *Router) UntaintSite(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, site string) error {
+// UntaintSite removes this group's TaintLostPrimary from the site's nodes
+// and says from how many nodes it removed it.
+func (r *Router) UntaintSite(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, site string) (int, error) {
 	value := TaintValue(g)
+	removed := 0
 	err := r.editSiteNodes(ctx, g, site, func(ts []corev1.Taint) ([]corev1.Taint, bool) {
 		out := make([]corev1.Taint, 0, len(ts))
 		for _, t := range ts {
@@ -56,12 +58,15 @@ func (r *Router) UntaintSite(ctx context.Context, g *v1alpha1.MysqlFailoverGroup
 				out = append(out, t)
 			}
 		}
+		if len(out) != len(ts) {
+			removed++
+		}
 		return out, len(out) != len(ts)
 	})
 	if err != nil {
-		return fmt.Errorf("untaint site %s: %w", site, err)
+		return removed, fmt.Errorf("untaint site %s: %w", site, err)
 	}
-	return nil
+	return removed, nil
 }
 
 // editSiteNodes applies edit to the taints of each node the site's

@@ -70,8 +70,11 @@ func TestTaintSite(t *testing.T) {
 	if err := r.TaintSite(ctx, g, "c"); err != nil {
 		t.Errorf("TaintSite(c) without a selector: %v", err)
 	}
-	if err := r.UntaintSite(ctx, g, "a"); err != nil {
-		t.Fatal(err)
+	if n, err := r.UntaintSite(ctx, g, "a"); err != nil || n != 2 {
+		t.Fatalf("UntaintSite(a): %d nodes, %v; want 2", n, err)
+	}
+	if n, err := r.UntaintSite(ctx, g, "a"); err != nil || n != 0 {
+		t.Fatalf("UntaintSite(a) again: %d nodes, %v; want nothing changed", n, err)
 	}
 	want = map[string]string{"inv-a1": "", "inv-a2": "", "inv-b1": ""}
 	if got := lostPrimary(t, nodes...); !mapsEqual(got, want) {
@@ -109,7 +112,7 @@ func TestUntaintSiteLeavesOtherGroupsTaint(t *testing.T) {
 	if err := r.TaintSite(ctx, g, "a"); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.UntaintSite(ctx, g, "a"); err != nil {
+	if _, err := r.UntaintSite(ctx, g, "a"); err != nil {
 		t.Fatal(err)
 	}
 	if got := lostPrimary(t, "geo-shared"); got["geo-shared"] != theirs.Value {

@@ -2,6 +2,8 @@ package routing
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"slices"
 
@@ -46,6 +48,12 @@ func (r *Router) renderConfigMap(g *v1alpha1.MysqlFailoverGroup, s v1alpha1.Site
 			configMapKey: renderMyCnf(r.flavor(g), s.Name, g.Spec.MySQL.Config, g.Spec.MySQL.TLS, r.cnfPaths()),
 		},
 	}
+}
+
+// configHash is the SHA-256 of the site's my.cnf.
+func (r *Router) configHash(g *v1alpha1.MysqlFailoverGroup, s v1alpha1.Site) string {
+	sum := sha256.Sum256([]byte(r.renderConfigMap(g, s).Data[configMapKey]))
+	return hex.EncodeToString(sum[:])
 }
 
 func (r *Router) renderInitSecret(g *v1alpha1.MysqlFailoverGroup, c Credentials) (*corev1.Secret, error) {
@@ -142,8 +150,12 @@ func (r *Router) renderDeployment(g *v1alpha1.MysqlFailoverGroup, s v1alpha1.Sit
 			// Recreate: two mysqld on one PVC must never run at once.
 			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: podLabels(g, s.Name)},
-				Spec:       r.renderPodSpec(g, s),
+				// The my.cnf hash: mysqld reads my.cnf only when it starts,
+				// so a change of it is a change of the template, rolled out
+				// in order like any other (rollout.go).
+				ObjectMeta: metav1.ObjectMeta{Labels: podLabels(g, s.Name),
+					Annotations: map[string]string{v1alpha1.AnnotationConfigHash: r.configHash(g, s)}},
+				Spec: r.renderPodSpec(g, s),
 			},
 		},
 	}

@@ -16,7 +16,9 @@
 //     writable (WritableLeaseFence; leasefence.go);
 //   - the sites that follow a new primary after a failover (Followers);
 //   - the site a new group starts on (BootstrapSite);
-//   - each site's part in semi-sync replication (PlanSemiSync).
+//   - each site's part in semi-sync replication (PlanSemiSync);
+//   - the next step of the ordered update of the sites' Pods (PlanRollout;
+//     rollout.go).
 //
 // It does no I/O, starts no goroutines and never reads the wall clock: every
 // time it needs arrives as an argument (Debouncer.Observe's now, Input.Now,

@@ -1,0 +1,96 @@
+package v1alpha1
+
+// PrimaryUpdateMethod says how the active site gets a new Pod template.
+// +kubebuilder:validation:Enum=switchover;restart
+type PrimaryUpdateMethod string
+
+const (
+	// UpdateSwitchover moves the primary role to a caught-up replica by a
+	// planned failover first; the old primary is then updated as a replica.
+	UpdateSwitchover PrimaryUpdateMethod = "switchover"
+	// UpdateRestart restarts the active site in place: writes stop while it restarts.
+	UpdateRestart PrimaryUpdateMethod = "restart"
+)
+
+// PrimaryUpdateStrategy says whether the update of the active site waits for a person.
+// +kubebuilder:validation:Enum=unsupervised;supervised
+type PrimaryUpdateStrategy string
+
+const (
+	// UpdateUnsupervised updates the active site as soon as every other site is updated.
+	UpdateUnsupervised PrimaryUpdateStrategy = "unsupervised"
+	// UpdateSupervised stops before the active site (status.phase
+	// WaitingForUser) until a person moves the primary role by a planned failover.
+	UpdateSupervised PrimaryUpdateStrategy = "supervised"
+)
+
+// UpdatesSpec says how a change of the sites' Pod template is rolled out:
+// one site at a time, replicas first, the active site last.
+type UpdatesSpec struct {
+	// PrimaryUpdateMethod is switchover (a planned failover to the freshest
+	// caught-up replica, then the old primary is updated as a replica) or
+	// restart (the active site is restarted in place).
+	// +kubebuilder:default=switchover
+	// +optional
+	PrimaryUpdateMethod PrimaryUpdateMethod `json:"primaryUpdateMethod"`
+
+	// PrimaryUpdateStrategy is unsupervised (the update goes on by itself) or
+	// supervised (it stops before the active site with status.phase
+	// WaitingForUser, and goes on once a person switched the primary over).
+	// +kubebuilder:default=unsupervised
+	// +optional
+	PrimaryUpdateStrategy PrimaryUpdateStrategy `json:"primaryUpdateStrategy"`
+}
+
+// GroupPhase is what the group as a whole is doing beyond serving:
+// empty while nothing is rolled out.
+// +kubebuilder:validation:Enum="";Updating;WaitingForUser
+type GroupPhase string
+
+const (
+	// GroupPhaseNone: no update is in progress.
+	GroupPhaseNone GroupPhase = ""
+	// GroupPhaseUpdating: the sites' Deployments are being updated one at a time.
+	GroupPhaseUpdating GroupPhase = "Updating"
+	// GroupPhaseWaitingForUser: every site but the active one is updated
+	// and spec.updates.primaryUpdateStrategy is supervised; status.message
+	// names the command that continues.
+	GroupPhaseWaitingForUser GroupPhase = "WaitingForUser"
+)
+
+// PlannedOrigin says who asked for a planned failover.
+// +kubebuilder:validation:Enum=annotation;update
+type PlannedOrigin string
+
+const (
+	// OriginAnnotation: a person set the planned-failover annotation.
+	OriginAnnotation PlannedOrigin = "annotation"
+	// OriginUpdate: the ordered update switched the stale primary over.
+	OriginUpdate PlannedOrigin = "update"
+)
+
+// Ordered updates: Events and the planned-failover annotation's refusal.
+const (
+	// EventSiteUpdated: the ordered update applied a site's new Pod template.
+	EventSiteUpdated = "SiteUpdated"
+	// EventUpdateSwitchover: the ordered update started a planned failover
+	// away from the stale active site.
+	EventUpdateSwitchover = "UpdateSwitchover"
+	// EventUpdateWaitingForUser: the update stopped before the active site (supervised).
+	EventUpdateWaitingForUser = "UpdateWaitingForUser"
+	// EventUpdateCompleted: every site that is not skipped runs the new Pod template.
+	EventUpdateCompleted = "UpdateCompleted"
+	// EventSiteUntainted: a site that is writable again lost the
+	// lost-primary taint a failover put on its nodes.
+	EventSiteUntainted = "SiteUntainted"
+)
+
+// AnnotationTemplateHash is set on each site's Deployment: the SHA-256 of
+// what the operator rendered for it. A Deployment whose hash differs from
+// the current rendering is stale and waits for its turn in the ordered update.
+const AnnotationTemplateHash = "bloodraven.shipstream.io/template-hash"
+
+// AnnotationConfigHash is set on each site's Pod template: the SHA-256 of
+// its my.cnf, which mysqld reads only when it starts. A change of my.cnf
+// therefore makes the site stale like any other change of its template.
+const AnnotationConfigHash = "bloodraven.shipstream.io/config-hash"

@@ -1,0 +1,232 @@
+//go:build envtest
+
+package controller_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+)
+
+// deploymentSim plays the Deployment controller and the kubelet for the
+// sites' Deployments, which envtest lacks. A Deployment seen for the first
+// time is rolled out at once. A later generation (a new Pod template,
+// strategy Recreate) stops the site's mysqld, starts it again and only then
+// reports the rollout complete. It records the order of the restarts and
+// any moment when a restart begins while another site is still down.
+type deploymentSim struct {
+	e    *env
+	mu   sync.Mutex
+	seen map[string]int64 // generation last acted on, by site
+	down map[string]bool  // restarting now
+	// restarts lists the sites restarted, in order; overlaps the restarts
+	// that began while another site was down.
+	restarts []string
+	overlaps []string
+	// hold keeps a site down after its stop until released.
+	hold map[string]chan struct{}
+	stop chan struct{}
+	done chan struct{}
+}
+
+func (e *env) simulateDeployments() *deploymentSim {
+	s := &deploymentSim{e: e, seen: map[string]int64{}, down: map[string]bool{}, hold: map[string]chan struct{}{},
+		stop: make(chan struct{}), done: make(chan struct{})}
+	go s.run()
+	e.t.Cleanup(s.close)
+	return s
+}
+
+func (s *deploymentSim) close() {
+	select {
+	case <-s.stop:
+	default:
+		close(s.stop)
+	}
+	<-s.done
+}
+
+func (s *deploymentSim) run() {
+	defer close(s.done)
+	for {
+		var list appsv1.DeploymentList
+		if err := cp.Client.List(context.Background(), &list, client.InNamespace(s.e.ns),
+			client.MatchingLabels{v1alpha1.LabelGroup: "orders"}); err == nil {
+			for i := range list.Items {
+				s.observe(&list.Items[i])
+			}
+		}
+		select {
+		case <-s.stop:
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func (s *deploymentSim) observe(d *appsv1.Deployment) {
+	site := d.Labels[v1alpha1.LabelSite]
+	s.mu.Lock()
+	last, known := s.seen[site]
+	if known && last >= d.Generation {
+		s.mu.Unlock()
+		return
+	}
+	s.seen[site] = d.Generation
+	if !known {
+		s.mu.Unlock()
+		s.rolledOut(d.Name, d.Generation)
+		return
+	}
+	for other, isDown := range s.down {
+		if isDown && other != site {
+			s.overlaps = append(s.overlaps, fmt.Sprintf("%s while %s was down", site, other))
+		}
+	}
+	s.down[site] = true
+	s.restarts = append(s.restarts, site)
+	hold := s.hold[site]
+	s.mu.Unlock()
+	go func() {
+		i := s.e.index(site)
+		s.e.db.Stop(i)
+		time.Sleep(300 * time.Millisecond)
+		if hold != nil {
+			<-hold
+		}
+		s.start(site)
+		s.rolledOut(d.Name, d.Generation)
+		s.mu.Lock()
+		s.down[site] = false
+		s.mu.Unlock()
+	}()
+}
+
+// start boots the site's mysqld and, for the next three seconds, boots it
+// again when it exits, as the kubelet restarts a container. (In a real
+// rollout the Pod is replaced with its sidecar; here the sidecar outlives
+// the restart and may stop the new mysqld as a fence that did not land
+// while mysqld was down.)
+func (s *deploymentSim) start(site string) {
+	i := s.e.index(site)
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		if !s.e.db.Running(i) {
+			if err := s.e.db.Start(i); err != nil {
+				s.e.t.Logf("start %s: %v (retrying)", site, err)
+			}
+		}
+		if time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// rolledOut reports the Deployment's one Pod updated and available.
+func (s *deploymentSim) rolledOut(name string, gen int64) {
+	for range 20 {
+		var d appsv1.Deployment
+		if err := cp.Client.Get(context.Background(), types.NamespacedName{Namespace: s.e.ns, Name: name}, &d); err != nil {
+			continue
+		}
+		d.Status = appsv1.DeploymentStatus{ObservedGeneration: gen, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1,
+			AvailableReplicas: 1}
+		if err := cp.Client.Status().Update(context.Background(), &d); err == nil {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	s.e.t.Errorf("deployment %s: status not written", name)
+}
+
+// holdSite keeps the site down after its next stop until the returned
+// function is called.
+func (s *deploymentSim) holdSite(site string) func() {
+	ch := make(chan struct{})
+	s.mu.Lock()
+	s.hold[site] = ch
+	s.mu.Unlock()
+	return func() { close(ch) }
+}
+
+func (s *deploymentSim) restarted() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.restarts)
+}
+
+func (s *deploymentSim) overlapped() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.overlaps)
+}
+
+// changeLeaseTimeout changes spec.sidecar.leaseTimeout: a change of every
+// site's Pod template.
+func (e *env) changeLeaseTimeout(d time.Duration) {
+	e.t.Helper()
+	patch := fmt.Sprintf(`{"spec":{"sidecar":{"leaseTimeout":%q}}}`, d.String())
+	g := &v1alpha1.MysqlFailoverGroup{}
+	g.Namespace, g.Name = e.ns, "orders"
+	if err := cp.Client.Patch(e.t.Context(), g, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+		e.t.Fatalf("leaseTimeout %s: %v", d, err)
+	}
+}
+
+// phases records every distinct status.phase and message the group shows
+// until stopped.
+type phaseLog struct {
+	mu   sync.Mutex
+	seen []string
+	stop chan struct{}
+	done chan struct{}
+}
+
+func (e *env) logPhases() *phaseLog {
+	pl := &phaseLog{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(pl.done)
+		for {
+			g := &v1alpha1.MysqlFailoverGroup{}
+			if err := cp.Client.Get(context.Background(), types.NamespacedName{Namespace: e.ns, Name: "orders"}, g); err == nil {
+				line := string(g.Status.Phase) + ": " + g.Status.Message
+				pl.mu.Lock()
+				if n := len(pl.seen); n == 0 || pl.seen[n-1] != line {
+					pl.seen = append(pl.seen, line)
+				}
+				pl.mu.Unlock()
+			}
+			select {
+			case <-pl.stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
+	e.t.Cleanup(pl.end)
+	return pl
+}
+
+func (pl *phaseLog) end() {
+	select {
+	case <-pl.stop:
+	default:
+		close(pl.stop)
+	}
+	<-pl.done
+}
+
+func (pl *phaseLog) lines() []string {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	return slices.Clone(pl.seen)
+}

@@ -1,0 +1,142 @@
+package grouploop
+
+import (
+	"context"
+	"fmt"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/failover"
+	"github.com/shipstream/bloodraven/pkg/routing"
+	"github.com/shipstream/bloodraven/pkg/topology"
+)
+
+// siteWorkloads is what the ordered update and the untaint need of the
+// router beyond failover.Router (routing.Router has them; a loop without
+// them, as in the simulation, rolls nothing out).
+type siteWorkloads interface {
+	SiteWorkloads(ctx context.Context, rd client.Reader, g *v1alpha1.MysqlFailoverGroup) (map[string]routing.Workload, error)
+	ApplySiteWorkload(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, site, resourceVersion string) error
+	UntaintSite(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, site string) (int, error)
+}
+
+// rollout runs the ordered update's step for this pass (docs/upgrades.md):
+// topology.PlanRollout decides from the Deployments (read from the API
+// server) and the pass's snapshot; rollout applies one site's Deployment or
+// starts the update's switchover, and sets status.phase and message, which
+// record persists. Nothing else is remembered: a restarted operator reads
+// the same Deployments and status and takes the same step. Only when
+// mayAct (the pass's act maintained a healthy or degraded group and did
+// nothing else) is a step carried out; otherwise the phase only reports.
+func (l *Loop) rollout(ctx context.Context, p failover.Pass, mayAct bool) {
+	w, ok := l.env.Router.(siteWorkloads)
+	if !ok {
+		return
+	}
+	g := p.Group
+	st := &g.Status
+	loads, err := w.SiteWorkloads(ctx, l.env.Reader, g)
+	if err != nil {
+		l.log.Error(err, "ordered update: read Deployments")
+		return
+	}
+	step := topology.PlanRollout(l.rolloutInput(p, loads))
+	acts := step.Action == topology.RolloutUpdate || step.Action == topology.RolloutSwitchover
+	if acts && !mayAct {
+		return // the pass did something else: the next pass plans again
+	}
+	if acts {
+		if err := l.mayRestart(ctx); err != nil {
+			l.log.Info("ordered update held back", "step", step.Action, "site", step.Site, "reason", err.Error())
+			return
+		}
+	}
+	was := l.patcher.read.Phase
+	switch step.Action {
+	case topology.RolloutUpdate:
+		err = l.updateSite(ctx, p, w, step, loads[step.Site].ResourceVersion)
+	case topology.RolloutSwitchover:
+		err = l.updateSwitchover(ctx, p, step)
+	case topology.RolloutWaitForUser:
+		l.env.Notifier.EventOnChange(g, failover.EventNormal, v1alpha1.EventUpdateWaitingForUser, step.Message)
+	case topology.RolloutIdle:
+		if was != v1alpha1.GroupPhaseNone {
+			l.env.Notifier.Event(g, failover.EventNormal, v1alpha1.EventUpdateCompleted,
+				"every site runs the current Pod template")
+		}
+	}
+	if err != nil {
+		l.log.Error(err, "ordered update", "step", step.Action, "site", step.Site)
+		return
+	}
+	if step.Phase != v1alpha1.GroupPhaseWaitingForUser {
+		l.env.Notifier.clearOnChange(g, v1alpha1.EventUpdateWaitingForUser)
+	}
+	if step.Message != st.Message || step.Phase != st.Phase {
+		l.log.Info("ordered update", "phase", step.Phase, "message", step.Message)
+	}
+	st.Phase, st.Message = step.Phase, step.Message
+}
+
+// rolloutInput is the pass as PlanRollout reads it.
+func (l *Loop) rolloutInput(p failover.Pass, loads map[string]routing.Workload) topology.RolloutInput {
+	g := p.Group
+	st := &g.Status
+	start := &l.patcher.read
+	in := topology.RolloutInput{Namespace: g.Namespace, Group: g.Name, ActiveSite: start.ActiveSite,
+		Decision: p.Decision.Kind, EmergencyInFlight: st.Failover != nil || start.Failover != nil,
+		PlannedRequested: failover.Requested(g) || failover.PlannedInFlight(start), Phase: start.Phase,
+		Method: g.Spec.Updates.PrimaryUpdateMethod, Strategy: g.Spec.Updates.PrimaryUpdateStrategy,
+		MaxLag: l.env.Options.MaxLag, Now: l.env.Clock.Now()}
+	in.AuthorityMoved = st.ActiveSite != start.ActiveSite
+	if lf := st.LastFailover; lf != nil {
+		in.CooldownEnds = lf.Time.Add(g.Spec.FailoverCooldown.Duration)
+	}
+	in.SwitchoverFailedAt, in.SwitchoverFailure = failover.UpdateSwitchoverFailed(st)
+	for _, v := range p.Input.Sites {
+		w := loads[v.Name]
+		in.Sites = append(in.Sites, topology.RolloutSite{View: v, Exists: w.Exists, Stale: w.Stale, PodReady: w.Ready})
+	}
+	return in
+}
+
+// updateSite applies the site's Deployment, unless it changed since it was read.
+func (l *Loop) updateSite(ctx context.Context, p failover.Pass, w siteWorkloads, step topology.RolloutStep, rv string) error {
+	g := p.Group
+	cctx, cancel := context.WithTimeout(ctx, p.Settings.CallTimeout)
+	defer cancel()
+	if err := w.ApplySiteWorkload(cctx, g, step.Site, rv); err != nil {
+		return err
+	}
+	l.env.Notifier.Event(g, failover.EventNormal, v1alpha1.EventSiteUpdated,
+		fmt.Sprintf("%s: the new Pod template is applied to %s", step.Message, step.Site))
+	return nil
+}
+
+// updateSwitchover starts the planned failover that moves the primary role
+// off the stale active site; the planned-failover runner takes it on.
+func (l *Loop) updateSwitchover(ctx context.Context, p failover.Pass, step topology.RolloutStep) error {
+	if _, err := l.planned.m.StartForUpdate(ctx, p, step.Target); err != nil {
+		return err
+	}
+	l.planned.next, l.planned.has = 0, true
+	l.env.Notifier.Event(p.Group, failover.EventNormal, v1alpha1.EventUpdateSwitchover, step.Message)
+	return nil
+}
+
+// mayRestart guards a step that restarts a site: the pass's observations
+// are at most two poll intervals old (a paused process planned on the world
+// as it was; two, because the act before took part of one) and this process still leads (a former leader must not
+// restart a site while the new one restarts another).
+func (l *Loop) mayRestart(ctx context.Context) error {
+	if age := l.env.Clock.Since(l.observedAt); age > 2*l.interval {
+		return fmt.Errorf("%w: the observations are %s old", errStaleRollout, age)
+	}
+	if l.env.Leader != nil {
+		if err := l.env.Leader.Held(ctx); err != nil {
+			return fmt.Errorf("%w: %w", errStaleRollout, err)
+		}
+	}
+	return nil
+}

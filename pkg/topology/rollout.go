@@ -1,0 +1,309 @@
+package topology
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+)
+
+// The ordered update (docs/upgrades.md): when the sites' Pod template
+// changes, the sites are restarted one at a time, replicas first, each only
+// once every other site is up and caught up, and the active site last,
+// after a planned failover moved the primary role away from it (or, with
+// primaryUpdateMethod restart, in place). PlanRollout says what the next
+// step is; the group loop carries it out and persists nothing else, so an
+// operator restarted in the middle resumes from the Deployments and status.
+
+// RolloutSite is one site as the ordered update sees it.
+type RolloutSite struct {
+	// View is the site as this pass's Decide saw it (after Judge).
+	View SiteView
+	// Exists is false while the site has no Deployment yet.
+	Exists bool
+	// Stale is true when the site's Deployment is not what the spec renders
+	// now (later also: its sidecar's executable hash differs).
+	Stale bool
+	// PodReady is true when the site's Deployment is rolled out: its one Pod
+	// runs the Deployment's current template and is available.
+	PodReady bool
+}
+
+// RolloutInput is everything PlanRollout looks at.
+type RolloutInput struct {
+	// Namespace and Group name the group in the command WaitingForUser shows.
+	Namespace, Group string
+	// ActiveSite is status.activeSite.
+	ActiveSite string
+	// Sites are in spec order.
+	Sites []RolloutSite
+	// Decision is this pass's decision kind: the update moves only while
+	// the group is Healthy or Degraded.
+	Decision Kind
+	// EmergencyInFlight is true while status.failover is set.
+	EmergencyInFlight bool
+	// AuthorityMoved is true when the active site changed during this
+	// pass: the snapshot describes the group before the change.
+	AuthorityMoved bool
+	// PlannedRequested is true while a planned failover is asked for (the
+	// annotation) or in flight, whoever asked.
+	PlannedRequested bool
+	// Phase is status.phase as the pass read it.
+	Phase v1alpha1.GroupPhase
+	// Method and Strategy are spec.updates; empty means the defaults.
+	Method   v1alpha1.PrimaryUpdateMethod
+	Strategy v1alpha1.PrimaryUpdateStrategy
+	// MaxLag is the lag at or below which a replica counts as caught up.
+	MaxLag time.Duration
+	// CooldownEnds is when a new failover is allowed (lastFailover plus
+	// spec.failoverCooldown); zero when there was none.
+	CooldownEnds time.Time
+	// SwitchoverFailedAt is when the last planned failover this update
+	// started failed; zero when it did not. SwitchoverFailure says why.
+	SwitchoverFailedAt time.Time
+	SwitchoverFailure  string
+	// Now is the time of the pass.
+	Now time.Time
+}
+
+// RolloutAction is what the loop does for the update in this pass.
+type RolloutAction string
+
+// The actions.
+const (
+	// RolloutIdle: nothing is stale (or only skipped sites are).
+	RolloutIdle RolloutAction = "Idle"
+	// RolloutWait: something must happen first; Message says what.
+	RolloutWait RolloutAction = "Wait"
+	// RolloutUpdate: apply Site's Deployment (restarts its Pod).
+	RolloutUpdate RolloutAction = "Update"
+	// RolloutSwitchover: start a planned failover from the active site to Target.
+	RolloutSwitchover RolloutAction = "Switchover"
+	// RolloutWaitForUser: supervised, every other site is updated; a person
+	// moves the primary role.
+	RolloutWaitForUser RolloutAction = "WaitForUser"
+)
+
+// RolloutStep is PlanRollout's answer.
+type RolloutStep struct {
+	Action RolloutAction
+	// Site is the site to update (RolloutUpdate) or the stale active site
+	// (RolloutSwitchover, RolloutWaitForUser).
+	Site string
+	// Target is the switchover's target (RolloutSwitchover), or the site the
+	// message suggests to a person (RolloutWaitForUser; may be empty).
+	Target string
+	// Phase is what status.phase says after this pass.
+	Phase v1alpha1.GroupPhase
+	// Message is status.message.
+	Message string
+	// Skipped lists the stale sites that are not updated: fenced by an
+	// administrator or diverged.
+	Skipped []string
+}
+
+// SwitchoverRetry is how long the update waits before it asks again for a
+// switchover after the one it started failed.
+const SwitchoverRetry = time.Minute
+
+// PlanRollout is the next step of the ordered update. Its rules, in order:
+//   - nothing stale among the sites it may update: Idle, unless the update
+//     was in progress and an updated site is not back yet (Wait);
+//   - an emergency failover, a planned failover (asked or running), or a
+//     group that is neither Healthy nor Degraded: Wait, in the phase the
+//     update had (none before it began, WaitingForUser while the person's
+//     switchover runs);
+//   - a stale replica is updated only when every other site it may update
+//     is up, Ready and caught up (a stale replica that is already down is
+//     taken first: updating it takes nothing else down);
+//   - the active site comes last: supervised, WaitForUser; method restart,
+//     Update it in place; method switchover, a planned failover to the
+//     freshest caught-up, updated primary-candidate replica, once the
+//     cooldown is over and not sooner than SwitchoverRetry after the
+//     update's last switchover failed.
+//
+// Sites fenced by an administrator or diverged are never updated, never
+// waited for, and named in the message.
+func PlanRollout(in RolloutInput) RolloutStep {
+	var stale, skipped []string
+	var todo []RolloutSite
+	for _, s := range in.Sites {
+		switch {
+		case s.View.AdminFenced || s.View.Diverged:
+			if s.Stale {
+				skipped = append(skipped, s.View.Name)
+			}
+		default:
+			todo = append(todo, s)
+			if s.Stale {
+				stale = append(stale, s.View.Name)
+			}
+		}
+	}
+	step := planRollout(in, todo, stale)
+	step.Skipped = skipped
+	switch {
+	case len(skipped) == 0:
+	case step.Action == RolloutIdle:
+		step.Message = fmt.Sprintf("not updated (fenced or diverged): %s", strings.Join(skipped, ", "))
+	default:
+		step.Message += fmt.Sprintf("; not updated (fenced or diverged): %s", strings.Join(skipped, ", "))
+	}
+	return step
+}
+
+func planRollout(in RolloutInput, todo []RolloutSite, stale []string) RolloutStep {
+	inProgress := in.Phase == v1alpha1.GroupPhaseUpdating || in.Phase == v1alpha1.GroupPhaseWaitingForUser
+	if len(stale) == 0 {
+		if down := notBack(in, todo, ""); inProgress && down != "" {
+			return waitStep(fmt.Sprintf("waiting for %s to be Ready and caught up (0 of %d left)", down, len(todo)))
+		}
+		return RolloutStep{Action: RolloutIdle}
+	}
+	left := fmt.Sprintf("(%d of %d left)", len(stale), len(todo))
+	if why := rolloutBusy(in); why != "" {
+		// The phase stays what it was: an update that has not begun does
+		// not begin, and WaitingForUser stays while the person's planned
+		// failover runs (Updating would make it refuse that request).
+		step := waitStep(fmt.Sprintf("waiting: %s %s", why, left))
+		step.Phase = in.Phase
+		return step
+	}
+	if r, ok := nextReplica(in, todo); ok {
+		if down := notBack(in, todo, r.View.Name); down != "" {
+			return waitStep(fmt.Sprintf("updating: waiting for %s to be Ready and caught up before %s %s", down, r.View.Name, left))
+		}
+		return RolloutStep{Action: RolloutUpdate, Site: r.View.Name, Phase: v1alpha1.GroupPhaseUpdating,
+			Message: fmt.Sprintf("updating %s %s", r.View.Name, left)}
+	}
+	return planPrimary(in, todo, left)
+}
+
+// planPrimary is the step when the active site is the only stale site left.
+func planPrimary(in RolloutInput, todo []RolloutSite, left string) RolloutStep {
+	active := in.ActiveSite
+	if down := notBack(in, todo, active); down != "" {
+		return waitStep(fmt.Sprintf("updating: waiting for %s to be Ready and caught up before the primary %s %s", down, active, left))
+	}
+	target := switchoverTarget(in, todo)
+	if in.Strategy == v1alpha1.UpdateSupervised {
+		return RolloutStep{Action: RolloutWaitForUser, Site: active, Target: target,
+			Phase: v1alpha1.GroupPhaseWaitingForUser, Message: waitForUserMessage(in, target)}
+	}
+	if in.Method == v1alpha1.UpdateRestart {
+		return RolloutStep{Action: RolloutUpdate, Site: active, Phase: v1alpha1.GroupPhaseUpdating,
+			Message: fmt.Sprintf("restarting the primary %s in place %s", active, left)}
+	}
+	switch {
+	case target == "":
+		return waitStep(fmt.Sprintf("updating: no updated, caught-up primary-candidate replica to switch the primary %s over to %s",
+			active, left))
+	case !in.CooldownEnds.IsZero() && in.Now.Before(in.CooldownEnds):
+		return waitStep(fmt.Sprintf("updating: switching the primary %s over to %s after the failover cooldown ends at %s %s",
+			active, target, in.CooldownEnds.UTC().Format(time.RFC3339), left))
+	case !in.SwitchoverFailedAt.IsZero() && in.Now.Before(in.SwitchoverFailedAt.Add(SwitchoverRetry)):
+		return waitStep(fmt.Sprintf("updating: the switchover of the primary %s failed (%s); retrying after %s %s",
+			active, in.SwitchoverFailure, in.SwitchoverFailedAt.Add(SwitchoverRetry).UTC().Format(time.RFC3339), left))
+	}
+	return RolloutStep{Action: RolloutSwitchover, Site: active, Target: target, Phase: v1alpha1.GroupPhaseUpdating,
+		Message: fmt.Sprintf("switching the primary %s over to %s before updating it %s", active, target, left)}
+}
+
+func waitStep(msg string) RolloutStep {
+	return RolloutStep{Action: RolloutWait, Phase: v1alpha1.GroupPhaseUpdating, Message: msg}
+}
+
+func waitForUserMessage(in RolloutInput, target string) string {
+	site := "<site>"
+	if target != "" {
+		site = target
+	}
+	return fmt.Sprintf("every site but the primary %s is updated; to go on, switch it over: "+
+		"kubectl annotate mfg %s -n %s %s=%s --overwrite", in.ActiveSite, in.Group, in.Namespace,
+		v1alpha1.PlannedFailoverAnnotation, site)
+}
+
+// rolloutBusy says why no site may be touched now, or "".
+func rolloutBusy(in RolloutInput) string {
+	switch {
+	case in.EmergencyInFlight:
+		return "an emergency failover is in flight"
+	case in.PlannedRequested:
+		return "a planned failover is in flight"
+	case in.AuthorityMoved:
+		return "the active site changed in this pass"
+	case in.Decision != KindHealthy && in.Decision != KindDegraded:
+		return fmt.Sprintf("the group is %s", in.Decision)
+	case in.ActiveSite == "":
+		return "no active site"
+	}
+	return ""
+}
+
+// nextReplica is the stale site to update next, other than the active
+// site: one that is already down first, then spec order.
+func nextReplica(in RolloutInput, todo []RolloutSite) (RolloutSite, bool) {
+	var first *RolloutSite
+	for i, s := range todo {
+		if !s.Stale || s.View.Name == in.ActiveSite {
+			continue
+		}
+		if !siteBack(in, s) {
+			return s, true
+		}
+		if first == nil {
+			first = &todo[i]
+		}
+	}
+	if first == nil {
+		return RolloutSite{}, false
+	}
+	return *first, true
+}
+
+// notBack names the first site other than except that is not back: not
+// Ready, not answering, or not caught up.
+func notBack(in RolloutInput, todo []RolloutSite, except string) string {
+	for _, s := range todo {
+		if s.View.Name != except && !siteBack(in, s) {
+			return s.View.Name
+		}
+	}
+	return ""
+}
+
+// siteBack: the site's Pod is rolled out and Ready, and the site answers
+// this pass as what it should be: the active site writable, any other a
+// read-only replica that replicates without error within MaxLag.
+func siteBack(in RolloutInput, s RolloutSite) bool {
+	v := s.View
+	if !s.Exists || !s.PodReady || v.Stale {
+		return false
+	}
+	if v.Name == in.ActiveSite {
+		return v.State == v1alpha1.StateWritable
+	}
+	return v.State == v1alpha1.StateReadOnly && caughtUp(v.Replication, in.MaxLag)
+}
+
+func caughtUp(r Replication, maxLag time.Duration) bool {
+	return r.Running && r.Error == "" && (maxLag <= 0 || r.Lag <= maxLag)
+}
+
+// switchoverTarget is the freshest updated primary-candidate replica that
+// is back: the least lag, then spec order. "" when there is none.
+func switchoverTarget(in RolloutInput, todo []RolloutSite) string {
+	best, bestLag := "", time.Duration(0)
+	for _, s := range todo {
+		v := s.View
+		if v.Name == in.ActiveSite || s.Stale || v.MaybeWritable || !siteBack(in, s) ||
+			(v.Role != "" && v.Role != v1alpha1.RolePrimaryCandidate) {
+			continue
+		}
+		if best == "" || v.Replication.Lag < bestLag {
+			best, bestLag = v.Name, v.Replication.Lag
+		}
+	}
+	return best
+}

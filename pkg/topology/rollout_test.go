@@ -1,0 +1,199 @@
+package topology
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+)
+
+func TestPlanRollout(t *testing.T) {
+	now := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+	// back is a site that is up, Ready and caught up; the active site iad writes.
+	back := func(name string) RolloutSite {
+		v := SiteView{Name: name, State: v1alpha1.StateReadOnly, Replication: Replication{Running: true}}
+		if name == "iad" {
+			v = SiteView{Name: name, State: v1alpha1.StateWritable}
+		}
+		return RolloutSite{View: v, Exists: true, PodReady: true}
+	}
+	stale := func(s RolloutSite) RolloutSite { s.Stale = true; return s }
+	down := func(s RolloutSite) RolloutSite {
+		s.PodReady = false
+		s.View.State = v1alpha1.StateUnreachable
+		return s
+	}
+	lag := func(s RolloutSite, d time.Duration) RolloutSite { s.View.Replication.Lag = d; return s }
+	fenced := func(s RolloutSite) RolloutSite { s.View.AdminFenced = true; return s }
+	diverged := func(s RolloutSite) RolloutSite { s.View.Diverged = true; return s }
+	drOnly := func(s RolloutSite) RolloutSite { s.View.Role = v1alpha1.RoleDROnly; return s }
+	in := func(sites ...RolloutSite) RolloutInput {
+		return RolloutInput{Namespace: "shop", Group: "orders", ActiveSite: "iad", Sites: sites, Decision: KindHealthy,
+			MaxLag: 30 * time.Second, Now: now}
+	}
+	with := func(i RolloutInput, f func(*RolloutInput)) RolloutInput { f(&i); return i }
+	tests := []struct {
+		name    string
+		in      RolloutInput
+		action  RolloutAction
+		site    string
+		target  string
+		phase   v1alpha1.GroupPhase
+		message string // a part of the message
+	}{
+		{"nothing stale: idle", in(back("iad"), back("pdx")), RolloutIdle, "", "", "", ""},
+		{"nothing stale, update was in progress, a site not back: wait for it",
+			with(in(back("iad"), down(back("pdx"))), func(i *RolloutInput) { i.Phase = v1alpha1.GroupPhaseUpdating }),
+			RolloutWait, "", "", v1alpha1.GroupPhaseUpdating, "waiting for pdx"},
+		{"nothing stale, not in progress, a site down: idle (not an update)",
+			in(back("iad"), down(back("pdx"))), RolloutIdle, "", "", "", ""},
+		{"replicas first, in spec order", in(stale(back("iad")), stale(back("pdx")), stale(back("fra"))),
+			RolloutUpdate, "pdx", "", v1alpha1.GroupPhaseUpdating, "updating pdx (3 of 3 left)"},
+		{"the previous site not back yet: wait", in(stale(back("iad")), down(back("pdx")), stale(back("fra"))),
+			RolloutWait, "", "", v1alpha1.GroupPhaseUpdating, "waiting for pdx to be Ready"},
+		{"the previous site back but lagging: wait", in(stale(back("iad")), lag(back("pdx"), time.Minute), stale(back("fra"))),
+			RolloutWait, "", "", v1alpha1.GroupPhaseUpdating, "waiting for pdx"},
+		{"the previous site's Pod ready but replication not running: wait",
+			in(stale(back("iad")), func() RolloutSite { s := back("pdx"); s.View.Replication.Running = false; return s }(), stale(back("fra"))),
+			RolloutWait, "", "", v1alpha1.GroupPhaseUpdating, "waiting for pdx"},
+		{"the previous site's probe is stale: wait",
+			in(stale(back("iad")), func() RolloutSite { s := back("pdx"); s.View.Stale = true; return s }(), stale(back("fra"))),
+			RolloutWait, "", "", v1alpha1.GroupPhaseUpdating, "waiting for pdx"},
+		{"a stale replica already down goes first", in(stale(back("iad")), stale(back("pdx")), stale(down(back("fra")))),
+			RolloutUpdate, "fra", "", v1alpha1.GroupPhaseUpdating, "updating fra"},
+		{"two stale replicas down: one at a time", in(back("iad"), stale(down(back("pdx"))), stale(down(back("fra")))),
+			RolloutWait, "", "", v1alpha1.GroupPhaseUpdating, "waiting for fra"},
+		{"an emergency failover in flight: wait, in the update's phase",
+			with(in(stale(back("iad")), stale(back("pdx"))), func(i *RolloutInput) {
+				i.EmergencyInFlight, i.Phase = true, v1alpha1.GroupPhaseUpdating
+			}),
+			RolloutWait, "", "", v1alpha1.GroupPhaseUpdating, "emergency failover"},
+		{"a planned failover asked before the update began: the update does not begin",
+			with(in(stale(back("iad")), stale(back("pdx"))), func(i *RolloutInput) { i.PlannedRequested = true }),
+			RolloutWait, "", "", v1alpha1.GroupPhaseNone, "planned failover"},
+		{"supervised, the person's planned failover runs: still WaitingForUser (not refused)",
+			with(in(stale(back("iad")), back("pdx")), func(i *RolloutInput) {
+				i.PlannedRequested, i.Strategy, i.Phase = true, v1alpha1.UpdateSupervised, v1alpha1.GroupPhaseWaitingForUser
+			}),
+			RolloutWait, "", "", v1alpha1.GroupPhaseWaitingForUser, "planned failover"},
+		{"the active site changed in this pass: wait",
+			with(in(stale(back("iad")), stale(back("pdx"))), func(i *RolloutInput) {
+				i.AuthorityMoved, i.Phase = true, v1alpha1.GroupPhaseUpdating
+			}),
+			RolloutWait, "", "", v1alpha1.GroupPhaseUpdating, "the active site changed"},
+		{"the group needs a failover: wait",
+			with(in(stale(back("iad")), stale(back("pdx"))), func(i *RolloutInput) {
+				i.Decision, i.Phase = KindFailover, v1alpha1.GroupPhaseUpdating
+			}),
+			RolloutWait, "", "", v1alpha1.GroupPhaseUpdating, "the group is Failover"},
+		{"degraded (a peer lagging) still moves", with(in(stale(back("iad")), stale(back("pdx"))),
+			func(i *RolloutInput) { i.Decision = KindDegraded }), RolloutUpdate, "pdx", "", v1alpha1.GroupPhaseUpdating, ""},
+		{"only the primary stale: switch over to the caught-up replica", in(stale(back("iad")), back("pdx")),
+			RolloutSwitchover, "iad", "pdx", v1alpha1.GroupPhaseUpdating, "switching the primary iad over to pdx"},
+		{"switchover target: the least lag", in(stale(back("iad")), lag(back("pdx"), 5*time.Second), lag(back("fra"), time.Second)),
+			RolloutSwitchover, "iad", "fra", v1alpha1.GroupPhaseUpdating, ""},
+		{"switchover target: never dr-only", in(stale(back("iad")), drOnly(back("pdx")), lag(back("fra"), 3*time.Second)),
+			RolloutSwitchover, "iad", "fra", v1alpha1.GroupPhaseUpdating, ""},
+		{"no candidate: wait", in(stale(back("iad")), drOnly(back("pdx"))),
+			RolloutWait, "", "", v1alpha1.GroupPhaseUpdating, "no updated, caught-up primary-candidate"},
+		{"the primary never restarts while a replica is down", in(stale(back("iad")), down(back("pdx")), back("fra")),
+			RolloutWait, "", "", v1alpha1.GroupPhaseUpdating, "before the primary iad"},
+		{"restart method: the primary in place, last",
+			with(in(stale(back("iad")), back("pdx")), func(i *RolloutInput) { i.Method = v1alpha1.UpdateRestart }),
+			RolloutUpdate, "iad", "", v1alpha1.GroupPhaseUpdating, "restarting the primary iad in place"},
+		{"restart method: replicas still first",
+			with(in(stale(back("iad")), stale(back("pdx"))), func(i *RolloutInput) { i.Method = v1alpha1.UpdateRestart }),
+			RolloutUpdate, "pdx", "", v1alpha1.GroupPhaseUpdating, ""},
+		{"supervised: replicas by themselves",
+			with(in(stale(back("iad")), stale(back("pdx"))), func(i *RolloutInput) { i.Strategy = v1alpha1.UpdateSupervised }),
+			RolloutUpdate, "pdx", "", v1alpha1.GroupPhaseUpdating, ""},
+		{"supervised: stops before the primary, naming the command",
+			with(in(stale(back("iad")), back("pdx")), func(i *RolloutInput) { i.Strategy = v1alpha1.UpdateSupervised }),
+			RolloutWaitForUser, "iad", "pdx", v1alpha1.GroupPhaseWaitingForUser,
+			"kubectl annotate mfg orders -n shop bloodraven.shipstream.io/planned-failover=pdx --overwrite"},
+		{"supervised, the user switched over: the old primary updated as a replica",
+			with(in(back("iad"), stale(back("pdx"))), func(i *RolloutInput) {
+				i.Strategy, i.Phase = v1alpha1.UpdateSupervised, v1alpha1.GroupPhaseWaitingForUser
+			}),
+			RolloutUpdate, "pdx", "", v1alpha1.GroupPhaseUpdating, "updating pdx (1 of 2 left)"},
+		{"cooldown running: the switchover waits",
+			with(in(stale(back("iad")), back("pdx")), func(i *RolloutInput) { i.CooldownEnds = now.Add(time.Minute) }),
+			RolloutWait, "", "", v1alpha1.GroupPhaseUpdating, "cooldown ends"},
+		{"cooldown over: switch over",
+			with(in(stale(back("iad")), back("pdx")), func(i *RolloutInput) { i.CooldownEnds = now.Add(-time.Second) }),
+			RolloutSwitchover, "iad", "pdx", v1alpha1.GroupPhaseUpdating, ""},
+		{"the update's switchover failed just now: wait before retrying",
+			with(in(stale(back("iad")), back("pdx")), func(i *RolloutInput) {
+				i.SwitchoverFailedAt, i.SwitchoverFailure = now.Add(-10*time.Second), "LagTimeout"
+			}),
+			RolloutWait, "", "", v1alpha1.GroupPhaseUpdating, "failed (LagTimeout)"},
+		{"the update's switchover failed long ago: retry",
+			with(in(stale(back("iad")), back("pdx")), func(i *RolloutInput) { i.SwitchoverFailedAt = now.Add(-2 * SwitchoverRetry) }),
+			RolloutSwitchover, "iad", "pdx", v1alpha1.GroupPhaseUpdating, ""},
+		{"fenced site skipped, named, and not waited for", in(stale(back("iad")), stale(fenced(down(back("pdx")))), stale(back("fra"))),
+			RolloutUpdate, "fra", "", v1alpha1.GroupPhaseUpdating, "not updated (fenced or diverged): pdx"},
+		{"diverged site skipped", in(back("iad"), stale(diverged(back("pdx"))), stale(back("fra"))),
+			RolloutUpdate, "fra", "", v1alpha1.GroupPhaseUpdating, "not updated (fenced or diverged): pdx"},
+		{"only skipped sites stale: idle, and named", in(back("iad"), stale(fenced(back("pdx")))), RolloutIdle, "", "", "",
+			"not updated (fenced or diverged): pdx"},
+		{"a skipped site is never the switchover target", in(stale(back("iad")), fenced(back("pdx"))),
+			RolloutWait, "", "", v1alpha1.GroupPhaseUpdating, "no updated"},
+		{"a stale replica is never the switchover target", in(stale(back("iad")), stale(back("pdx"))),
+			RolloutUpdate, "pdx", "", v1alpha1.GroupPhaseUpdating, ""},
+		{"a site without a Deployment yet is not back", in(stale(back("iad")), func() RolloutSite { s := back("pdx"); s.Exists = false; return s }(), stale(back("fra"))),
+			RolloutWait, "", "", v1alpha1.GroupPhaseUpdating, "waiting for pdx"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := PlanRollout(tt.in)
+			if got.Action != tt.action || got.Site != tt.site || (tt.target != "" && got.Target != tt.target) || got.Phase != tt.phase {
+				t.Fatalf("got %+v, want %s site %q target %q phase %q", got, tt.action, tt.site, tt.target, tt.phase)
+			}
+			if !strings.Contains(got.Message, tt.message) {
+				t.Errorf("message %q, want it to contain %q", got.Message, tt.message)
+			}
+		})
+	}
+}
+
+// Whatever the sites look like, PlanRollout never restarts the active site
+// under switchover, and never restarts a site while another site it may
+// update is not back.
+func TestPlanRolloutNeverTakesTwoDown(t *testing.T) {
+	names := []string{"iad", "pdx", "fra"}
+	for mask := 0; mask < 1<<9; mask++ {
+		var sites []RolloutSite
+		for i, n := range names {
+			v := SiteView{Name: n, State: v1alpha1.StateReadOnly, Replication: Replication{Running: true}}
+			if n == "iad" {
+				v.State = v1alpha1.StateWritable
+			}
+			s := RolloutSite{View: v, Exists: true, PodReady: mask&(1<<(3*i)) == 0, Stale: mask&(1<<(3*i+1)) != 0}
+			if mask&(1<<(3*i+2)) != 0 {
+				s.View.Replication.Running = false
+			}
+			sites = append(sites, s)
+		}
+		for _, m := range []v1alpha1.PrimaryUpdateMethod{v1alpha1.UpdateSwitchover, v1alpha1.UpdateRestart} {
+			in := RolloutInput{ActiveSite: "iad", Sites: sites, Decision: KindHealthy, Method: m}
+			got := PlanRollout(in)
+			if got.Action != RolloutUpdate {
+				continue
+			}
+			if got.Site == "iad" && m == v1alpha1.UpdateSwitchover {
+				t.Fatalf("mask %b: restarts the active site under switchover: %+v", mask, got)
+			}
+			var notBack []string
+			for _, s := range sites {
+				if s.View.Name != got.Site && !siteBack(in, s) {
+					notBack = append(notBack, s.View.Name)
+				}
+			}
+			if len(notBack) > 0 && !slices.Contains(notBack, got.Site) {
+				t.Fatalf("mask %b: updates %s while %v are not back", mask, got.Site, notBack)
+			}
+		}
+	}
+}
