@@ -114,6 +114,17 @@ bench-db:
 	@out=$$(go test -count=1 -tags db -run '^$$' -bench '^BenchmarkSwitchover$$' -benchtime 1x ./pkg/mysql 2>&1) || { echo "$$out"; exit 1; }; \
 	  grep -E '^switchover-' <<<"$$out"
 
+# What semi-sync costs a commit: a real MariaDB primary and one replica over
+# loopback, four writers, asynchronous then semi-sync (set as the operator
+# sets it, required), in alternating phases. Prints async-commit-p50,
+# semisync-commit-{p50,p99} in ms and semisync-throughput-ratio (semi-sync
+# writes/s over async). BLOODRAVEN_BENCH_SECONDS (per phase, default 3) and
+# BLOODRAVEN_BENCH_ROUNDS (phase pairs, default 3).
+.PHONY: bench-semisync
+bench-semisync:
+	@out=$$(go test -count=1 -tags db -run '^$$' -bench '^BenchmarkSemiSyncCommit$$' -benchtime 1x -timeout 10m ./pkg/mysql 2>&1) || { echo "$$out"; exit 1; }; \
+	  grep -E '^(async|semisync)-' <<<"$$out"
+
 # An idle sidecar, the built binary with default timings, next to a real MariaDB
 # with a stub operator and a stub peer, measured from /proc over 60 s
 # (BLOODRAVEN_BENCH_SECONDS=n to change): prints sidecar-idle-rss (peak, MiB)
