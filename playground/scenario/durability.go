@@ -19,10 +19,11 @@ func init() {
 	register(Scenario{21, "lagging-replica-loss-required", "lagging-replica-loss with semi-sync required: the commits after the feed cut wait; no acknowledged write lost", laggingReplicaLossRequired})
 }
 
-var required = string(v1alpha1.DurabilityRequired)
+// semiSyncRequired is the mode of the durability scenarios.
+var semiSyncRequired = string(v1alpha1.DurabilityRequired)
 
 func isolatedPrimaryRequired(ctx context.Context, e *Env) Result {
-	return play(ctx, e, "isolated-primary-required", Plan{SemiSync: required}, func(ctx context.Context, g *Group, l *Load, r *Result) error {
+	return play(ctx, e, "isolated-primary-required", Plan{SemiSync: semiSyncRequired}, func(ctx context.Context, g *Group, l *Load, r *Result) error {
 		fence, err := isolate(ctx, g, l, r)
 		if err != nil {
 			return err
@@ -33,19 +34,19 @@ func isolatedPrimaryRequired(ctx context.Context, e *Env) Result {
 }
 
 func laggingReplicaLossRequired(ctx context.Context, e *Env) Result {
-	return play(ctx, e, "lagging-replica-loss-required", Plan{SemiSync: required}, laggingReplicaLossBody)
+	return play(ctx, e, "lagging-replica-loss-required", Plan{SemiSync: semiSyncRequired}, laggingReplicaLossBody)
 }
 
 // judgeLoss applies the promises to a stopped load after a failover that
 // reported transactionsLost reported, site being the old primary and cut
 // the moment it lost its replica. Asynchronously, acknowledged writes may
-// be lost up to what the group reported. With semi-sync required, none
+// be lost up to what the group reported. With semi-sync semiSyncRequired, none
 // may be, and the report must agree with the history: every transaction it
 // counts is a write on site that its client saw fail after the cut (in
 // flight at the cut or begun later; a failed write may have committed).
 // The acknowledged writes lost are the figure "lost-acked".
 func (r *Result) judgeLoss(g *Group, h *load.History, reported int64, site string, cut time.Time) *load.Report {
-	if g.SemiSync != required {
+	if g.SemiSync != semiSyncRequired {
 		rep := r.judge(h, reported)
 		r.Figure("lost-acked", float64(len(rep.Lost)))
 		return rep
@@ -68,19 +69,19 @@ func (r *Result) judgeLoss(g *Group, h *load.History, reported int64, site strin
 // primary is the new one's only replica, cut off still, and the new
 // primary's commits wait for it (writesAfterHeal looks afterwards).
 func (g *Group) promotedTakesWrites(ctx context.Context, l *Load, site string, cut time.Time) error {
-	if g.SemiSync == required {
+	if g.SemiSync == semiSyncRequired {
 		return nil
 	}
 	_, err := l.WaitAck(ctx, site, false, cut, 30*time.Second)
 	return err
 }
 
-// writesAfterHeal, with semi-sync required, notes when the promoted site
+// writesAfterHeal, with semi-sync semiSyncRequired, notes when the promoted site
 // first acknowledged a write after cut, if it did within 30 s of the heal:
 // its commits wait until a replica acknowledges them. The figure
 // "promoted-first-ack-s" is that moment after the cut.
 func (g *Group) writesAfterHeal(ctx context.Context, l *Load, r *Result, site string, cut time.Time) {
-	if g.SemiSync != required {
+	if g.SemiSync != semiSyncRequired {
 		return
 	}
 	a, err := l.WaitAck(ctx, site, false, cut, 30*time.Second)

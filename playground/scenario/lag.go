@@ -95,7 +95,7 @@ func lagOutcome(ctx context.Context, g *Group, l *Load, r *Result, cut time.Time
 	reported := *mg.Status.LastFailover.TransactionsLost
 	h := r.stop(ctx, l)
 	rep := r.judgeLoss(g, h, reported, a, cut)
-	if g.SemiSync == required {
+	if g.SemiSync == semiSyncRequired {
 		return *r
 	}
 	// Committed but unacknowledged writes on site-a count in the report too.
