@@ -114,6 +114,17 @@ bench-db:
 	@out=$$(go test -count=1 -tags db -run '^$$' -bench '^BenchmarkSwitchover$$' -benchtime 1x ./pkg/mysql 2>&1) || { echo "$$out"; exit 1; }; \
 	  grep -E '^switchover-' <<<"$$out"
 
+# What semi-sync costs a commit: a real MariaDB primary and one replica over
+# loopback, four writers, asynchronous then semi-sync (set as the operator
+# sets it, required), in alternating phases. Prints async-commit-p50,
+# semisync-commit-{p50,p99} in ms and semisync-throughput-ratio (semi-sync
+# writes/s over async). BLOODRAVEN_BENCH_SECONDS (per phase, default 3) and
+# BLOODRAVEN_BENCH_ROUNDS (phase pairs, default 3).
+.PHONY: bench-semisync
+bench-semisync:
+	@out=$$(go test -count=1 -tags db -run '^$$' -bench '^BenchmarkSemiSyncCommit$$' -benchtime 1x -timeout 10m ./pkg/mysql 2>&1) || { echo "$$out"; exit 1; }; \
+	  grep -E '^(async|semisync)-' <<<"$$out"
+
 # An idle sidecar, the built binary with default timings, next to a real MariaDB
 # with a stub operator and a stub peer, measured from /proc over 60 s
 # (BLOODRAVEN_BENCH_SECONDS=n to change): prints sidecar-idle-rss (peak, MiB)
@@ -141,9 +152,10 @@ bench-planned:
 # Playground scenarios: the real operator, sidecars and MariaDB in the local
 # cluster, broken on purpose under a recorded load (playground/scenario). The
 # CI subset is 1 (primary killed), 3 (planned failover under load), 5
-# (isolated primary), 13 (forged messages), 14 (frozen site) and 15 (errant
-# former primary); `make chaos` runs every scenario.
-PLAYGROUND_CI := Scenario(PrimaryKilled|PlannedUnderLoad|IsolatedPrimary|ForgedMessages|FrozenSite|ErrantFormerPrimary)$$
+# (isolated primary), 13 (forged messages), 14 (frozen site), 15 (errant
+# former primary), and 20 and 21 (isolated primary and lagging replica loss
+# with semi-sync required: issue 15's tests); `make chaos` runs every scenario.
+PLAYGROUND_CI := Scenario(PrimaryKilled|PlannedUnderLoad|IsolatedPrimary|ForgedMessages|FrozenSite|ErrantFormerPrimary|IsolatedPrimaryRequired|LaggingReplicaLossRequired)$$
 .PHONY: test-playground chaos playground-bench
 test-playground: build
 	go vet -tags playground ./playground/...
@@ -155,8 +167,10 @@ chaos: build
 
 # Figures over BLOODRAVEN_BENCH_RUNS runs (at least 5) of each measured scenario:
 # emergency RTO with default settings, planned window and duration, stale and
-# isolated fence latencies. One figure a line. BLOODRAVEN_BENCH_ONLY=<measure>
-# (emergency-rto, planned, stale-fence, isolated-fence) runs one measure alone,
+# isolated fence latencies, and the acknowledged writes the isolated primary
+# lost, asynchronous and with semi-sync required (counts: the total over the
+# runs). One figure a line. BLOODRAVEN_BENCH_ONLY=<measure> (emergency-rto,
+# planned, stale-fence, isolated-fence, isolated-required) runs one measure alone,
 # and then allows fewer runs: for investigating, not for the figures.
 playground-bench: build
 	@out=$$($(GO_TEST) -tags playground -timeout 90m -run '^TestPlaygroundBench$$' -v ./playground/scenario 2>&1) || { echo "$$out"; exit 1; }; \

@@ -23,7 +23,8 @@ var measures = []measure{
 	{"emergency-rto", benchRTO, "primary killed to the first write acknowledged through DNS on the new primary (default settings)"},
 	{"planned", benchPlanned, "planned failover under load: write window (ms) and duration (s)"},
 	{"stale-fence", benchStale, "stale primary: peer holds the new view to the stale primary refusing writes"},
-	{"isolated-fence", benchIsolated, "isolated primary: cut off to refusing writes"},
+	{"isolated-fence", benchIsolated, "isolated primary: cut off to refusing writes; acknowledged writes lost (async)"},
+	{"isolated-required", benchIsolatedRequired, "isolated primary with semi-sync required: acknowledged writes lost"},
 }
 
 func benchRTO(ctx context.Context, e *Env) (map[string]float64, Result) {
@@ -60,7 +61,26 @@ func benchStale(ctx context.Context, e *Env) (map[string]float64, Result) {
 
 func benchIsolated(ctx context.Context, e *Env) (map[string]float64, Result) {
 	r := isolatedPrimary(ctx, e)
-	return figure(r, "fence-s", "isolated-fence"), r
+	return figures(r, map[string]string{"fence-s": "isolated-fence", "lost-acked": "isolated-lost-acked-async"}), r
+}
+
+func benchIsolatedRequired(ctx context.Context, e *Env) (map[string]float64, Result) {
+	r := isolatedPrimaryRequired(ctx, e)
+	return figure(r, "lost-acked", "isolated-lost-acked-required"), r
+}
+
+// figures renames several of a scenario's figures (have to want) for the
+// bench; nil when one is missing.
+func figures(r Result, names map[string]string) map[string]float64 {
+	out := map[string]float64{}
+	for have, want := range names {
+		v, ok := r.Figures[have]
+		if !ok {
+			return nil
+		}
+		out[want] = v
+	}
+	return out
 }
 
 // figure renames a scenario's figure for the bench; nil when it has none.
@@ -74,11 +94,17 @@ func figure(r Result, have, want string) map[string]float64 {
 
 // units of each figure.
 var units = map[string]string{"emergency-rto": "s", "planned-window": "ms", "planned-duration": "s",
-	"stale-fence": "s", "isolated-fence": "s"}
+	"stale-fence": "s", "isolated-fence": "s",
+	"isolated-lost-acked-async": countUnit, "isolated-lost-acked-required": countUnit}
+
+// countUnit marks a figure that is a count over all runs: one line, the
+// total, instead of a median and a maximum.
+const countUnit = "count"
 
 // Bench runs every measure (or only the one named only, when not empty)
 // runs times and writes one figure a line to out: "<figure>-median <n>
-// <unit>" and "<figure>-max <n> <unit>". It returns an error when a run
+// <unit>" and "<figure>-max <n> <unit>", or for a count "<figure> <total>
+// count". It returns an error when a run
 // broke a promise or could not measure, or when only names no measure.
 func (e *Env) Bench(ctx context.Context, only string, runs int, out io.Writer) error {
 	samples := map[string][]float64{}
@@ -114,6 +140,11 @@ func (e *Env) Bench(ctx context.Context, only string, runs int, out io.Writer) e
 	}
 	sort.Strings(names)
 	for _, k := range names {
+		if units[k] == countUnit {
+			fmt.Fprintf(out, "%s %.0f %s\n", k, sum(samples[k]), countUnit)
+			e.Logf("%s per run %v", k, samples[k])
+			continue
+		}
 		med, mx := medianMax(samples[k])
 		fmt.Fprintf(out, "%s-median %s %s\n%s-max %s %s\n", k, format(med, units[k]), units[k], k, format(mx, units[k]), units[k])
 		e.Logf("%s samples %v", k, samples[k])
@@ -140,4 +171,12 @@ func medianMax(xs []float64) (float64, float64) {
 		return s[n/2], s[n-1]
 	}
 	return (s[n/2-1] + s[n/2]) / 2, s[n-1]
+}
+
+func sum(xs []float64) float64 {
+	t := 0.0
+	for _, x := range xs {
+		t += x
+	}
+	return t
 }

@@ -19,8 +19,8 @@ func TestMedianMax(t *testing.T) {
 
 func TestRegistryOrderAndLookup(t *testing.T) {
 	all := All()
-	if len(all) != 19 {
-		t.Fatalf("%d scenarios registered, want 19", len(all))
+	if len(all) != 21 {
+		t.Fatalf("%d scenarios registered, want 21", len(all))
 	}
 	for i, s := range all {
 		if s.Number != i+1 {
@@ -32,5 +32,24 @@ func TestRegistryOrderAndLookup(t *testing.T) {
 	}
 	if s, ok := Lookup("5"); !ok || s.Name != "isolated-primary" {
 		t.Errorf("Lookup(5) = %s, %v", s.Name, ok)
+	}
+}
+
+// A count is printed once, as the total over the runs; a duration as its
+// median and maximum.
+func TestBenchCountLines(t *testing.T) {
+	if units["isolated-lost-acked-async"] != countUnit || units["isolated-lost-acked-required"] != countUnit {
+		t.Fatalf("the lost-acked figures are not counts: %v", units)
+	}
+	if got := sum([]float64{0, 3, 2}); got != 5 {
+		t.Errorf("sum = %v, want 5", got)
+	}
+	r := Result{Figures: map[string]float64{"fence-s": 4.5, "lost-acked": 7}}
+	figs := figures(r, map[string]string{"fence-s": "isolated-fence", "lost-acked": "isolated-lost-acked-async"})
+	if figs["isolated-fence"] != 4.5 || figs["isolated-lost-acked-async"] != 7 {
+		t.Errorf("figures = %v", figs)
+	}
+	if figures(Result{Figures: map[string]float64{"fence-s": 1}}, map[string]string{"lost-acked": "x"}) != nil {
+		t.Error("a missing figure measured something")
 	}
 }

@@ -54,46 +54,54 @@ type Group struct {
 	T        Timings
 	// Sites are the group's sites in spec order; the first is the initial primary.
 	Sites []string
+	// SemiSync is the group's semi-sync mode: off (or empty), preferred or required.
+	SemiSync string
 
 	mu      sync.Mutex
 	addrs   map[string]string
 	addrsAt time.Time
 }
 
-// spec renders the group's timings; defaults leaves the spec's defaults.
-func spec(t Timings, defaults bool) string {
-	out := "  mysql: {storage: {size: 1Gi}}\n"
-	if defaults {
-		return out
+// spec renders the group's timings and semi-sync mode; defaults leaves
+// the spec's default timings.
+func spec(t Timings, defaults bool, semiSync string) (string, error) {
+	out, err := install.MySQLSpec("", semiSync)
+	if err != nil || defaults {
+		return out, err
 	}
 	return out + fmt.Sprintf("  pollInterval: %s\n  failureThreshold: %d\n  failoverCooldown: %s\n"+
 		"  sidecar: {leaseTimeout: %s, peerCheckInterval: %s}\n",
-		t.PollInterval, t.FailureThreshold, t.Cooldown, t.LeaseTimeout, t.PeerCheckInterval)
+		t.PollInterval, t.FailureThreshold, t.Cooldown, t.LeaseTimeout, t.PeerCheckInterval), nil
 }
 
 // NewGroup creates a group on sites (Sites when nil) in a fresh namespace
 // named after the scenario and waits until it is settled on the first site:
 // Ready at generation 1, the other sites replicating, DNS pointing there. With t zero the spec's
-// defaults apply (and t reads DefaultTimings). extra is appended to the spec.
+// defaults apply (and t reads DefaultTimings). semiSync is the semi-sync
+// mode (empty: off); with it on, settled also means that the active site's
+// commits wait for a replica. extra is appended to the spec.
 //
 // A new group must not fail over while it boots: the operator does not fail
 // over from an active site that never answered, however late its Pod comes
 // up. Should it all the same, that is not what a scenario tests, so the
 // group is then made again in another namespace (at most three tries), and
 // each such bootstrap failover is reported through Env.BootstrapFailovers.
-func (e *Env) NewGroup(ctx context.Context, name string, sites []string, t Timings, extra string) (*Group, error) {
+func (e *Env) NewGroup(ctx context.Context, name string, sites []string, t Timings, semiSync, extra string) (*Group, error) {
 	defaults := t == (Timings{})
 	if defaults {
 		t = DefaultTimings
 	}
+	sp, err := spec(t, defaults, semiSync)
+	if err != nil {
+		return nil, err
+	}
 	if sites == nil {
 		sites = Sites
 	}
-	var err error
 	for range 3 {
-		g := &Group{e: e, NS: namespace(name), Name: groupName, T: t, Sites: sites}
+		g := &Group{e: e, NS: namespace(name), Name: groupName, T: t, Sites: sites, SemiSync: semiSync}
 		g.Hostname = g.NS + ".bloodraven.test"
-		ig := install.Group{Namespace: g.NS, Name: g.Name, Sites: sites, Hostname: g.Hostname, Spec: spec(t, defaults) + extra}
+		ig := install.Group{Namespace: g.NS, Name: g.Name, Sites: sites, Hostname: g.Hostname, Spec: sp + extra}
 		if err = install.Create(ctx, e.C, ig); err != nil {
 			return nil, err
 		}
@@ -129,7 +137,7 @@ func (g *Group) settle(ctx context.Context) error {
 				return err
 			}
 		}
-		return nil
+		return install.SemiSyncSettled(mg)
 	})
 	if errors.Is(err, errBootstrapFailover) {
 		return err

@@ -36,7 +36,7 @@ func isolate(ctx context.Context, g *Group, l *Load, r *Result) (time.Duration, 
 	if err := g.WaitActive(ctx, b, 2, 2*time.Minute); err != nil {
 		return 0, err
 	}
-	if _, err := l.WaitAck(ctx, b, false, cut, 30*time.Second); err != nil {
+	if err := g.promotedTakesWrites(ctx, l, b, cut); err != nil {
 		return 0, err
 	}
 	l.Mark("heal")
@@ -47,9 +47,10 @@ func isolate(ctx context.Context, g *Group, l *Load, r *Result) (time.Duration, 
 	if err != nil {
 		return 0, err
 	}
+	g.writesAfterHeal(ctx, l, r, b, cut)
 	lost := *mg.Status.LastFailover.TransactionsLost
-	r.finish(ctx, l, lost)
-	h := &l.hist
+	h := r.stop(ctx, l)
+	r.judgeLoss(g, h, lost, a, cut)
 	last, ok := lastAckOn(h, a)
 	if !ok {
 		return 0, fmt.Errorf("no write acknowledged by %s", a)

@@ -80,7 +80,7 @@ func lagOutcome(ctx context.Context, g *Group, l *Load, r *Result, cut time.Time
 	if err := g.WaitActive(ctx, b, 2, 2*time.Minute); err != nil {
 		return r.fail(err)
 	}
-	if _, err := l.WaitAck(ctx, b, false, cut, 30*time.Second); err != nil {
+	if err := g.promotedTakesWrites(ctx, l, b, cut); err != nil {
 		return r.fail(err)
 	}
 	l.Mark("heal")
@@ -91,9 +91,13 @@ func lagOutcome(ctx context.Context, g *Group, l *Load, r *Result, cut time.Time
 	if err != nil {
 		return r.fail(err)
 	}
+	g.writesAfterHeal(ctx, l, r, b, cut)
 	reported := *mg.Status.LastFailover.TransactionsLost
 	h := r.stop(ctx, l)
-	rep := r.judge(h, reported)
+	rep := r.judgeLoss(g, h, reported, a, cut)
+	if g.SemiSync == semiSyncRequired {
+		return *r
+	}
 	// Committed but unacknowledged writes on site-a count in the report too.
 	unsure := unacknowledgedOn(h, a, cut)
 	if n := int64(len(rep.Lost)); reported < n || reported > n+int64(unsure) {

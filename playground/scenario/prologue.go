@@ -17,6 +17,9 @@ type Plan struct {
 	SpecDefaults bool
 	// Extra is appended to the group's spec.
 	Extra string
+	// SemiSync is the group's semi-sync mode (install.SemiSyncModes); empty
+	// is off, the spec's default.
+	SemiSync string
 	// Sites of the group, the first active; nil means Sites.
 	Sites []string
 	Load  LoadOptions
@@ -55,7 +58,7 @@ func play(ctx context.Context, e *Env, name string, p Plan, body Body) Result {
 
 // setup makes a group in a fresh namespace and starts the load on it.
 func setup(ctx context.Context, e *Env, name string, p Plan) (*Group, *Load, error) {
-	g, err := e.NewGroup(ctx, name, p.Sites, p.timings(), p.Extra)
+	g, err := e.NewGroup(ctx, name, p.Sites, p.timings(), p.SemiSync, p.Extra)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -59,22 +59,24 @@ func run(t *testing.T, name string) {
 	}
 }
 
-func TestScenarioPrimaryKilled(t *testing.T)             { run(t, "primary-killed") }
-func TestScenarioPlannedUnderLoad(t *testing.T)          { run(t, "planned-under-load") }
-func TestScenarioIsolatedPrimary(t *testing.T)           { run(t, "isolated-primary") }
-func TestScenarioOperatorRestart(t *testing.T)           { run(t, "operator-restart") }
-func TestScenarioReplicaPartitioned(t *testing.T)        { run(t, "replica-partitioned") }
-func TestScenarioSidecarCrash(t *testing.T)              { run(t, "sidecar-crash") }
-func TestScenarioOperatorKilledMidFailover(t *testing.T) { run(t, "operator-killed-mid-failover") }
-func TestScenarioStalePrimary(t *testing.T)              { run(t, "stale-primary") }
-func TestScenarioCooldown(t *testing.T)                  { run(t, "cooldown") }
-func TestScenarioLaggingReplicaLoss(t *testing.T)        { run(t, "lagging-replica-loss") }
-func TestScenarioPlannedLagTimeout(t *testing.T)         { run(t, "planned-lag-timeout") }
-func TestScenarioDNSFollow(t *testing.T)                 { run(t, "dns-follow") }
-func TestScenarioForgedMessages(t *testing.T)            { run(t, "forged-messages") }
-func TestScenarioFrozenSite(t *testing.T)                { run(t, "frozen-site") }
-func TestScenarioErrantFormerPrimary(t *testing.T)       { run(t, "errant-former-primary") }
-func TestScenarioSidecarRestartIsland(t *testing.T)      { run(t, "sidecar-restart-island") }
-func TestScenarioLongRollbackFence(t *testing.T)         { run(t, "long-rollback-fence") }
-func TestScenarioKeyRotation(t *testing.T)               { run(t, "key-rotation") }
-func TestScenarioPausedSidecar(t *testing.T)             { run(t, "paused-sidecar") }
+func TestScenarioPrimaryKilled(t *testing.T)              { run(t, "primary-killed") }
+func TestScenarioPlannedUnderLoad(t *testing.T)           { run(t, "planned-under-load") }
+func TestScenarioIsolatedPrimary(t *testing.T)            { run(t, "isolated-primary") }
+func TestScenarioOperatorRestart(t *testing.T)            { run(t, "operator-restart") }
+func TestScenarioReplicaPartitioned(t *testing.T)         { run(t, "replica-partitioned") }
+func TestScenarioSidecarCrash(t *testing.T)               { run(t, "sidecar-crash") }
+func TestScenarioOperatorKilledMidFailover(t *testing.T)  { run(t, "operator-killed-mid-failover") }
+func TestScenarioStalePrimary(t *testing.T)               { run(t, "stale-primary") }
+func TestScenarioCooldown(t *testing.T)                   { run(t, "cooldown") }
+func TestScenarioLaggingReplicaLoss(t *testing.T)         { run(t, "lagging-replica-loss") }
+func TestScenarioPlannedLagTimeout(t *testing.T)          { run(t, "planned-lag-timeout") }
+func TestScenarioDNSFollow(t *testing.T)                  { run(t, "dns-follow") }
+func TestScenarioForgedMessages(t *testing.T)             { run(t, "forged-messages") }
+func TestScenarioFrozenSite(t *testing.T)                 { run(t, "frozen-site") }
+func TestScenarioErrantFormerPrimary(t *testing.T)        { run(t, "errant-former-primary") }
+func TestScenarioSidecarRestartIsland(t *testing.T)       { run(t, "sidecar-restart-island") }
+func TestScenarioLongRollbackFence(t *testing.T)          { run(t, "long-rollback-fence") }
+func TestScenarioKeyRotation(t *testing.T)                { run(t, "key-rotation") }
+func TestScenarioPausedSidecar(t *testing.T)              { run(t, "paused-sidecar") }
+func TestScenarioIsolatedPrimaryRequired(t *testing.T)    { run(t, "isolated-primary-required") }
+func TestScenarioLaggingReplicaLossRequired(t *testing.T) { run(t, "lagging-replica-loss-required") }

@@ -27,6 +27,7 @@ type demoOpts struct {
 	group     string
 	writer    bool
 	verbose   bool
+	semiSync  string // off, preferred or required (install.SemiSyncModes)
 }
 
 func (o demoOpts) hostname() string { return o.group + ".bloodraven.test" }
@@ -48,7 +49,12 @@ func parseDemo(state string, args []string) (demoOpts, error) {
 	fs.StringVar(&o.group, "group", "orders", "name of the group")
 	noWriter := fs.Bool("no-writer", false, "start no writer")
 	fs.BoolVar(&o.verbose, "v", false, "show the local cluster's start-up steps")
+	fs.StringVar(&o.semiSync, "semi-sync", install.SemiSyncOff, "semi-synchronous replication: off (asynchronous), preferred "+
+		"(commits wait up to 1 s for a replica, then go on asynchronously) or required (commits wait for a replica)")
 	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if _, err := install.SemiSync(o.semiSync); err != nil {
 		return o, err
 	}
 	o.sites, o.writer = strings.Split(*sites, ","), !*noWriter
@@ -129,14 +135,22 @@ func demoInstall(ctx context.Context, c *localcluster.Cluster, o demoOpts, root 
 		return err
 	}
 	st.done(3, "Bloodraven installed: %s; operator Ready", helm)
+	mysqlSpec, err := install.MySQLSpec("mariadb", o.semiSync)
+	if err != nil {
+		return err
+	}
 	g := install.Group{Namespace: o.namespace, Name: o.group, Sites: o.sites, Hostname: o.hostname(),
-		Spec: "  mysql: {flavor: mariadb, storage: {size: 1Gi}}\n  failoverCooldown: 30s\n"}
+		Spec: mysqlSpec + "  failoverCooldown: 30s\n"}
 	if err := install.Create(ctx, c, g); err != nil {
 		return fmt.Errorf("create the group: %w", err)
 	}
-	st.done(4, "failover group %s/%s created: sites %s on MariaDB", o.namespace, o.group, strings.Join(o.sites, ", "))
-	err := install.Wait(ctx, c, o.namespace, o.group, 4*time.Minute, func(mg *v1alpha1.MysqlFailoverGroup) error {
-		return install.Healthy(mg, o.sites[0])
+	st.done(4, "failover group %s/%s created: sites %s on MariaDB, semi-sync %s", o.namespace, o.group,
+		strings.Join(o.sites, ", "), o.semiSync)
+	err = install.Wait(ctx, c, o.namespace, o.group, 4*time.Minute, func(mg *v1alpha1.MysqlFailoverGroup) error {
+		if err := install.Healthy(mg, o.sites[0]); err != nil {
+			return err
+		}
+		return install.SemiSyncSettled(mg)
 	})
 	if err == nil {
 		err = install.WaitDNS(ctx, c, o.namespace, o.group, o.sites[0], o.hostname(), time.Minute)
