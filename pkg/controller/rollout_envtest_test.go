@@ -47,6 +47,9 @@ func TestRolloutOrdered(t *testing.T) {
 	if o := sim.overlapped(); len(o) > 0 {
 		t.Fatalf("two sites down at once: %v", o)
 	}
+	if r := sim.rebooted(); len(r) > 0 {
+		t.Fatalf("restarted mysqld exited again (stopped by its sidecar?): %v", r)
+	}
 	g := e.get()
 	b := g.Status.PlannedFailover
 	if b == nil || b.Origin != v1alpha1.OriginUpdate || b.Phase != v1alpha1.PhaseSucceeded || b.SourcePrimary != "a" ||
@@ -127,6 +130,9 @@ func TestRolloutSupervisedAndInterlock(t *testing.T) {
 	if o := sim.overlapped(); len(o) > 0 {
 		t.Fatalf("two sites down at once: %v", o)
 	}
+	if r := sim.rebooted(); len(r) > 0 {
+		t.Fatalf("restarted mysqld exited again (stopped by its sidecar?): %v", r)
+	}
 }
 
 // A site fenced by an administrator is never updated nor waited for, and
@@ -150,6 +156,9 @@ func TestRolloutSkipsFencedSite(t *testing.T) {
 	})
 	if got := sim.restarted(); !slices.Equal(got, []string{"b", "a"}) {
 		t.Fatalf("restarts %v, want b then a (restarted in place), never the fenced c", got)
+	}
+	if r := sim.rebooted(); len(r) > 0 {
+		t.Fatalf("restarted mysqld exited again (stopped by its sidecar?): %v", r)
 	}
 	if g := e.get(); g.Status.ActiveSite != "a" || g.Status.PlannedFailover != nil {
 		t.Fatalf("restart method: active %s, planned %+v; want a restarted in place, no switchover",

@@ -31,6 +31,8 @@ type deploymentSim struct {
 	// that began while another site was down.
 	restarts []string
 	overlaps []string
+	// reboots lists the sites whose new mysqld exited after it started.
+	reboots []string
 	// hold keeps a site down after its stop until released.
 	hold map[string]chan struct{}
 	stop chan struct{}
@@ -113,16 +115,26 @@ func (s *deploymentSim) observe(d *appsv1.Deployment) {
 // start boots the site's mysqld and, for the next three seconds, boots it
 // again when it exits, as the kubelet restarts a container. (In a real
 // rollout the Pod is replaced with its sidecar; here the sidecar outlives
-// the restart and may stop the new mysqld as a fence that did not land
-// while mysqld was down.)
+// the restart, as it does when only the mysqld container restarts.) The
+// sidecar must leave the new mysqld running: it boots read_only, and a
+// fence that failed while the old one stopped is no reason to stop it
+// (pkg/sidecar/successor.go). An exit is recorded in reboots.
 func (s *deploymentSim) start(site string) {
 	i := s.e.index(site)
 	deadline := time.Now().Add(3 * time.Second)
+	booted := false
 	for {
 		if !s.e.db.Running(i) {
-			if err := s.e.db.Start(i); err != nil {
+			if booted {
+				s.mu.Lock()
+				s.reboots = append(s.reboots, site)
+				s.mu.Unlock()
+			}
+			err := s.e.db.Start(i)
+			if err != nil {
 				s.e.t.Logf("start %s: %v (retrying)", site, err)
 			}
+			booted = booted || err == nil
 		}
 		if time.Now().After(deadline) {
 			return
@@ -162,6 +174,13 @@ func (s *deploymentSim) restarted() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.restarts)
+}
+
+// rebooted lists the sites whose restarted mysqld exited again.
+func (s *deploymentSim) rebooted() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.reboots)
 }
 
 func (s *deploymentSim) overlapped() []string {

@@ -88,7 +88,14 @@ type escState struct {
 	// writablePID is the pid its pid file named then (0 if unknown).
 	writableSeen bool
 	writablePID  int
-	lastStop     *StopReport
+	// failPID is the mysqld process the current run of failed fences
+	// failed on (0: none ran, or no pid evidence); successor.go.
+	failPID int
+	// lastPID is the pid the last probe found, once pidSeen; freshPID is
+	// a mysqld the sidecar watched start and has not read since.
+	lastPID, freshPID int
+	pidSeen           bool
+	lastStop          *StopReport
 }
 
 // stopper is the part of pkg/mysql's Instance that asks mysqld to stop.
@@ -114,21 +121,21 @@ func (r *Runner) fenceEscalating(ctx context.Context, reason string) error {
 	}
 	escAt := r.escalateAt(asked)
 	for {
-		deadline := r.cfg.Clock.Now().Add(r.cfg.FenceTimeout)
+		began := r.cfg.Clock.Now()
+		deadline := began.Add(r.cfg.FenceTimeout)
 		if escAt.Before(deadline) {
 			deadline = escAt
 		}
 		err := r.fenceOnce(ctx, reason, deadline)
-		r.mu.Lock()
 		if err == nil {
-			r.esc.failingSince, r.esc.writableSeen = time.Time{}, false
-		} else if r.esc.failingSince.IsZero() {
-			r.esc.failingSince = asked
-		}
-		r.mu.Unlock()
-		if err == nil {
+			r.mu.Lock()
+			r.esc.failingSince, r.esc.writableSeen, r.esc.failPID = time.Time{}, false, 0
+			r.mu.Unlock()
 			r.keepHold(ctx) // close the READ_ONLY ADMIN gap at once
 			return nil
+		}
+		if r.noteFailure(asked, began) {
+			escAt = r.escalateAt(began) // another process: a budget of its own
 		}
 		if ctx.Err() != nil {
 			return err
@@ -174,7 +181,10 @@ func (r *Runner) escalate(ctx context.Context, reason string, fenceErr error) er
 	}
 	r.log.Error("fence did not complete within its budget: stopping mysqld", "reason", reason,
 		"budget", r.cfg.Escalation.After, "error", fenceErr)
-	how, err := r.stopMySQLD(ctx)
+	r.mu.Lock()
+	target := r.esc.failPID
+	r.mu.Unlock()
+	how, err := r.stopMySQLD(ctx, target)
 	rep := &StopReport{At: r.cfg.Clock.Now(), Reason: reason, How: how, FenceError: fenceErr.Error()}
 	if err != nil {
 		rep.How, rep.Error = StopFailed, err.Error()
@@ -184,7 +194,7 @@ func (r *Runner) escalate(ctx context.Context, reason string, fenceErr error) er
 	r.esc.lastStop = rep
 	if err == nil {
 		r.st.db, r.st.dbErr, r.st.dbAt = DBDown, nil, rep.At
-		r.esc.failingSince, r.esc.writableSeen = time.Time{}, false
+		r.esc.failingSince, r.esc.writableSeen, r.esc.failPID = time.Time{}, false, 0
 	}
 	r.mu.Unlock()
 	if err != nil {
@@ -197,14 +207,20 @@ func (r *Runner) escalate(ctx context.Context, reason string, fenceErr error) er
 
 // mayStillWrite tells whether mysqld may accept writes although the fence
 // failed: the last definite read saw it writable and the same process still
-// runs, or the reads fail while its TCP port accepts connections. A mysqld
-// that started since it was seen writable booted fenced; one never seen
-// writable and not serving (crash recovery) is left alone.
+// runs, or the reads fail while its TCP port accepts connections. Only the
+// process the fences failed on is a target (successor.go): a mysqld that
+// started since booted fenced, and one the sidecar watched start and has
+// not read since (still starting, its port open before SQL answers) is
+// left alone, as is one never seen writable and not serving (crash
+// recovery).
 func (r *Runner) mayStillWrite(ctx context.Context) bool {
+	p := r.process()
+	if p.HasPID() && !r.sameTarget() {
+		return false
+	}
 	r.mu.Lock()
 	seen, pid, db := r.esc.writableSeen, r.esc.writablePID, r.st.db
 	r.mu.Unlock()
-	p := r.process()
 	if seen {
 		return !p.HasPID() || pid == 0 || p.LivePID() == pid
 	}
@@ -212,8 +228,10 @@ func (r *Runner) mayStillWrite(ctx context.Context) bool {
 }
 
 // stopMySQLD asks mysqld to shut down, and kills it by its pid file when it
-// has not gone within ShutdownWait. It reports how it ended.
-func (r *Runner) stopMySQLD(ctx context.Context) (string, error) {
+// has not gone within ShutdownWait. It reports how it ended. target is the
+// pid of the process to stop (0: unknown): once that one is gone, a
+// successor the kubelet already started is neither waited for nor killed.
+func (r *Runner) stopMySQLD(ctx context.Context, target int) (string, error) {
 	e := r.cfg.Escalation
 	start := r.cfg.Clock.Now()
 	if s, ok := r.db.(stopper); ok {
@@ -223,13 +241,16 @@ func (r *Runner) stopMySQLD(ctx context.Context) (string, error) {
 		if err != nil {
 			r.log.Warn("SQL SHUTDOWN failed", "error", err)
 		}
-		if r.waitGone(ctx, start.Add(e.ShutdownWait)) {
+		if r.waitGone(ctx, target, start.Add(e.ShutdownWait)) {
 			return StopShutdown, nil
 		}
 	}
 	if !r.process().HasPID() {
 		return StopFailed, fmt.Errorf("mysqld still runs %s after SHUTDOWN, and no pid file to kill it by: %w",
 			r.cfg.Clock.Since(start).Round(time.Millisecond), ErrStillRunning)
+	}
+	if target != 0 && r.process().LivePID() != target {
+		return StopShutdown, nil // gone at the last moment
 	}
 	pid, err := r.process().Kill()
 	if err != nil && !errors.Is(err, ErrNoProcess) {
@@ -238,15 +259,16 @@ func (r *Runner) stopMySQLD(ctx context.Context) (string, error) {
 	// SIGKILL cannot be caught: once it is delivered the process never
 	// runs its own code again, so it acknowledges no more commits even
 	// while the kernel is still tearing it down.
-	gone := r.waitGone(ctx, r.cfg.Clock.Now().Add(e.KillWait))
+	gone := r.waitGone(ctx, pid, r.cfg.Clock.Now().Add(e.KillWait))
 	r.log.Warn("killed mysqld", "pid", pid, "exitSeen", gone)
 	return StopKill, nil
 }
 
-// waitGone polls until mysqld is gone or until passes.
-func (r *Runner) waitGone(ctx context.Context, until time.Time) bool {
+// waitGone polls until mysqld (the process target, when known) is gone or
+// until passes.
+func (r *Runner) waitGone(ctx context.Context, target int, until time.Time) bool {
 	for {
-		if r.mysqldGone(ctx) {
+		if r.targetGone(ctx, target) {
 			return true
 		}
 		if !r.cfg.Clock.Now().Before(until) || ctx.Err() != nil {
@@ -266,20 +288,6 @@ func (r *Runner) mysqldGone(ctx context.Context) bool {
 	defer cancel()
 	st, err := r.db.Status(sctx)
 	return dbStateOf(st, err) == DBDown
-}
-
-// noteRead tracks whether mysqld was last seen writable, and as which pid,
-// and whether it replicates (hold.go). The caller holds r.mu.
-func (r *Runner) noteRead(state DBState, pid int, replicating bool) {
-	switch state {
-	case DBWritable:
-		r.esc.writableSeen, r.esc.writablePID = true, pid
-	case DBReadOnly, DBDown:
-		r.esc.writableSeen, r.esc.writablePID = false, 0
-	}
-	if state == DBWritable || state == DBReadOnly {
-		r.hold.replicating = replicating
-	}
 }
 
 // sleep waits d on the Runner's clock, or until ctx ends.

@@ -199,23 +199,23 @@ func (p Process) kill() (int, error) {
 // otherwise it is unknown, which the fencing rules treat as writable and the
 // report to the operator leaves out.
 //
-// With a writable read it also returns the pid in the pid file, so that the
-// escalation can tell the same mysqld from one that restarted (fenced).
+// It also returns the pid in the pid file (0 without pid evidence), so
+// that the escalation can tell the same mysqld from one that restarted
+// (successor.go).
 func (r *Runner) classify(ctx context.Context, st mysql.Status, err error) (DBState, int) {
 	state := dbStateOf(st, err)
 	p := r.process()
-	switch {
-	case state == DBWritable:
-		if !p.HasPID() {
-			return state, 0
+	if state == DBDown {
+		e := probe(ctx, p)
+		if e.gone(p) {
+			return DBDown, 0
 		}
-		return state, p.LivePID()
-	case state != DBDown:
-		return state, 0
-	case probe(ctx, p).gone(p):
-		return DBDown, 0
+		return DBUnknown, e.pid
 	}
-	return DBUnknown, 0
+	if !p.HasPID() {
+		return state, 0
+	}
+	return state, p.LivePID()
 }
 
 // process is where the Runner looks for mysqld's process: the
