@@ -42,6 +42,7 @@ func PrepareWritable(ctx context.Context, p Pass, db DB, n Notifier, now time.Ti
 		return nil
 	}
 	role := topology.SemiSyncRoleWith(*ss, site, site)
+	role.Promoting = true
 	cctx, cancel := context.WithTimeout(ctx, p.Settings.CallTimeout)
 	err := db.ConfigureSemiSync(cctx, role)
 	cancel()

@@ -43,9 +43,9 @@ func TestSemiSyncSourceBeforeWritable(t *testing.T) {
 	}{
 		{"spec off: nothing is touched", semiSyncSpec(false, true), nil, true, topology.SemiSyncRole{}, false},
 		{"required: made the source first, count pinned", semiSyncSpec(true, true), nil, true,
-			topology.SemiSyncRole{Source: true, Timeout: topology.SemiSyncMaxTimeout, WaitCount: 1}, false},
+			topology.SemiSyncRole{Source: true, Timeout: topology.SemiSyncMaxTimeout, WaitCount: 1, Promoting: true}, false},
 		{"preferred: made the source first", semiSyncSpec(true, false), nil, true,
-			topology.SemiSyncRole{Source: true, Timeout: time.Second, WaitCount: 1}, false},
+			topology.SemiSyncRole{Source: true, Timeout: time.Second, WaitCount: 1, Promoting: true}, false},
 		{"required and the setting fails: stays read-only", semiSyncSpec(true, true), errSet, false, topology.SemiSyncRole{}, true},
 		{"preferred and the setting fails: writable, with a Warning", semiSyncSpec(true, false), errSet, true,
 			topology.SemiSyncRole{}, true},

@@ -125,6 +125,7 @@ func (c *conns) ConfigureSemiSync(ctx context.Context, r topology.SemiSyncRole) 
 		delete(c.applied, r.Site)
 		return err
 	}
+	r.Promoting = false
 	c.applied[r.Site] = r
 	return nil
 }
@@ -138,7 +139,8 @@ func (c *conns) configureSemiSync(ctx context.Context, r topology.SemiSyncRole) 
 	if !ok {
 		return fmt.Errorf("semi-sync on %s: %w", r.Site, mysql.ErrSemiSyncUnavailable)
 	}
-	s := mysql.SemiSyncSettings{Source: r.Source, Replica: r.Replica, Timeout: r.Timeout, WaitCount: r.WaitCount}
+	s := mysql.SemiSyncSettings{Source: r.Source, Replica: r.Replica, Timeout: r.Timeout, WaitCount: r.WaitCount,
+		Promoting: r.Promoting}
 	if err := ss.ConfigureSemiSync(ctx, s); err != nil {
 		return fmt.Errorf("semi-sync on %s: %w", r.Site, err)
 	}

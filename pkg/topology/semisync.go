@@ -60,6 +60,11 @@ type SemiSyncRole struct {
 	WaitCount int
 	// Replica: this server acknowledges what it receives.
 	Replica bool
+	// Promoting: the role is set right before the site is made writable
+	// (pkg/failover PrepareWritable): its replication is stopped first and
+	// its IO thread not restarted (pkg/mysql SemiSyncSettings.Promoting).
+	// PlanSemiSync never sets it.
+	Promoting bool
 }
 
 // PlanSemiSync is each site's semi-sync role, in spec order. With
