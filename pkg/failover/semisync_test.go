@@ -3,6 +3,7 @@ package failover
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -76,6 +77,12 @@ func TestSemiSyncSourceBeforeWritable(t *testing.T) {
 				}
 				if ev := slices.Contains(w.events, v1alpha1.EventSemiSyncNotSet); ev != sit.event {
 					t.Fatalf("events %v: %s there %v, want %v", w.events, v1alpha1.EventSemiSyncNotSet, ev, sit.event)
+				}
+				wayOut := slices.ContainsFunc(w.messages, func(m string) bool {
+					return strings.Contains(m, "dataDurability: preferred")
+				})
+				if wantWayOut := sit.err != nil && sit.spec.Required; wayOut != wantWayOut {
+					t.Fatalf("messages %q: the way out (dataDurability: preferred) named %v, want %v", w.messages, wayOut, wantWayOut)
 				}
 				if !sit.writable && st.name != "planned promotion" &&
 					!slices.ContainsFunc(errs, func(err error) bool { return errors.Is(err, ErrSemiSync) }) {
