@@ -114,6 +114,28 @@ func TestSemiSyncRepointedReplicaAcknowledges(t *testing.T) {
 	}
 }
 
+// TestSemiSyncDeadOldPrimaryTakesNoSlot: with one acknowledger slot
+// (the default), an emergency failover from a dead a to b gives the slot
+// to the healthy c, not to a: under required every commit on b would
+// otherwise wait for a.
+func TestSemiSyncDeadOldPrimaryTakesNoSlot(t *testing.T) {
+	w := newWorld(t)
+	w.addSite("c")
+	w.semiSync = semiSyncSpec(true, true)
+	w.semiSync.MaxSyncReplicas, w.semiSync.Active = 1, "a"
+	w.semiSync.Sites[0].Down = true
+	site, errs := emergencyPromotion(t, w)
+	if errs[0] != nil || site != "b" || !w.sites[site].writable {
+		t.Fatalf("err %v, %s writable %v", errs[0], site, w.sites[site].writable)
+	}
+	if r := w.semiRoles["c"]; !r.Replica {
+		t.Fatalf("c's semi-sync part %+v, want the acknowledger slot", r)
+	}
+	if r := w.semiRoles["a"]; r.Replica {
+		t.Fatalf("the dead a got the acknowledger slot: %+v", r)
+	}
+}
+
 // TestSemiSyncRollbackTargetAcknowledges: a planned failover rolled back
 // gives its target the replica part under the source before the source is
 // unfenced, so that the source's first commits find it acknowledging
