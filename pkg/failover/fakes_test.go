@@ -53,6 +53,7 @@ type world struct {
 	dns              string
 	tainted          []string
 	events           []string
+	messages         []string // the Events' messages, in order
 	failovers, flips int
 	published        []int64
 	// persisted is the durable copy of the group; failAt makes the n-th
@@ -334,8 +335,9 @@ func (w *world) Publish(g *v1alpha1.MysqlFailoverGroup) {
 	w.published = append(w.published, g.Status.TopologyGeneration)
 }
 
-func (w *world) Event(_ *v1alpha1.MysqlFailoverGroup, _, reason, _ string) {
+func (w *world) Event(_ *v1alpha1.MysqlFailoverGroup, _, reason, message string) {
 	w.events = append(w.events, reason)
+	w.messages = append(w.messages, message)
 }
 
 func (w *world) FailoverCompleted(*v1alpha1.MysqlFailoverGroup, v1alpha1.FailoverKind) { w.failovers++ }

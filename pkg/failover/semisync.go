@@ -22,7 +22,16 @@ import (
 // not made writable (the step fails, as on a failed lease-fence arm, and
 // the next pass tries again); with preferred it is made writable all the
 // same, with a Warning, since preferred accepts asynchronous commits
-// whenever no replica acknowledges. Both record a SemiSyncNotSet Event.
+// whenever no replica acknowledges. Both record a SemiSyncNotSet Event;
+// under required it names the way out (dataDurability: preferred, or the
+// plugins loaded), since a server without semi-sync would otherwise keep
+// every promotion and re-assert waiting without saying how to end it.
+//
+// A promotion's target gets its source part with its replication stopped
+// first (SemiSyncRole.Promoting): no relay-log transaction its applier
+// commits can then wait for an acknowledgement, and its IO thread is not
+// restarted toward the old primary, which may be unreachable, right
+// before Promote forgets it.
 //
 // The sites a failover repoints at the new primary get their replica part
 // first (PrepareReplica), so that they acknowledge as soon as their IO
@@ -42,6 +51,7 @@ func PrepareWritable(ctx context.Context, p Pass, db DB, n Notifier, now time.Ti
 		return nil
 	}
 	role := topology.SemiSyncRoleWith(*ss, site, site)
+	role.Promoting = true
 	cctx, cancel := context.WithTimeout(ctx, p.Settings.CallTimeout)
 	err := db.ConfigureSemiSync(cctx, role)
 	cancel()
@@ -51,7 +61,9 @@ func PrepareWritable(ctx context.Context, p Pass, db DB, n Notifier, now time.Ti
 	err = fmt.Errorf("%w on %s: %w", ErrSemiSync, site, err)
 	if ss.Required {
 		n.Event(p.Group, EventWarning, v1alpha1.EventSemiSyncNotSet,
-			fmt.Sprintf("%s is not made writable (dataDurability required): %v", site, err))
+			fmt.Sprintf("%s is not made writable (dataDurability required): %v; every promotion and re-assert waits "+
+				"until its semi-sync source can be set: if the server has no semi-sync (MySQL without the semisync "+
+				"plugins), set spec.mysql.semiSync.dataDurability: preferred or load the plugins", site, err))
 		return err
 	}
 	n.Event(p.Group, EventWarning, v1alpha1.EventSemiSyncNotSet,

@@ -19,7 +19,7 @@ import (
 // ConfigureSemiSync sets the site's part, as the poll loop's connections do.
 func (s sqlSites) ConfigureSemiSync(ctx context.Context, r topology.SemiSyncRole) error {
 	return s.in[r.Site].(mysql.SemiSyncer).ConfigureSemiSync(ctx, mysql.SemiSyncSettings{Source: r.Source,
-		Replica: r.Replica, Timeout: r.Timeout, WaitCount: r.WaitCount})
+		Replica: r.Replica, Timeout: r.Timeout, WaitCount: r.WaitCount, Promoting: r.Promoting})
 }
 
 // TestEmergencyPromotionFirstCommitWaits runs an emergency failover from

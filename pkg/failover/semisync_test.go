@@ -3,6 +3,7 @@ package failover
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,9 +44,9 @@ func TestSemiSyncSourceBeforeWritable(t *testing.T) {
 	}{
 		{"spec off: nothing is touched", semiSyncSpec(false, true), nil, true, topology.SemiSyncRole{}, false},
 		{"required: made the source first, count pinned", semiSyncSpec(true, true), nil, true,
-			topology.SemiSyncRole{Source: true, Timeout: topology.SemiSyncMaxTimeout, WaitCount: 1}, false},
+			topology.SemiSyncRole{Source: true, Timeout: topology.SemiSyncMaxTimeout, WaitCount: 1, Promoting: true}, false},
 		{"preferred: made the source first", semiSyncSpec(true, false), nil, true,
-			topology.SemiSyncRole{Source: true, Timeout: time.Second, WaitCount: 1}, false},
+			topology.SemiSyncRole{Source: true, Timeout: time.Second, WaitCount: 1, Promoting: true}, false},
 		{"required and the setting fails: stays read-only", semiSyncSpec(true, true), errSet, false, topology.SemiSyncRole{}, true},
 		{"preferred and the setting fails: writable, with a Warning", semiSyncSpec(true, false), errSet, true,
 			topology.SemiSyncRole{}, true},
@@ -77,6 +78,12 @@ func TestSemiSyncSourceBeforeWritable(t *testing.T) {
 				if ev := slices.Contains(w.events, v1alpha1.EventSemiSyncNotSet); ev != sit.event {
 					t.Fatalf("events %v: %s there %v, want %v", w.events, v1alpha1.EventSemiSyncNotSet, ev, sit.event)
 				}
+				wayOut := slices.ContainsFunc(w.messages, func(m string) bool {
+					return strings.Contains(m, "dataDurability: preferred")
+				})
+				if wantWayOut := sit.err != nil && sit.spec.Required; wayOut != wantWayOut {
+					t.Fatalf("messages %q: the way out (dataDurability: preferred) named %v, want %v", w.messages, wayOut, wantWayOut)
+				}
 				if !sit.writable && st.name != "planned promotion" &&
 					!slices.ContainsFunc(errs, func(err error) bool { return errors.Is(err, ErrSemiSync) }) {
 					t.Fatalf("errors %v: none wraps ErrSemiSync", errs)
@@ -104,6 +111,28 @@ func TestSemiSyncRepointedReplicaAcknowledges(t *testing.T) {
 	}
 	if r := w.semiRoles["c"]; !r.Replica || r.Source {
 		t.Fatalf("c's semi-sync part %+v, want a replica's", r)
+	}
+}
+
+// TestSemiSyncDeadOldPrimaryTakesNoSlot: with one acknowledger slot
+// (the default), an emergency failover from a dead a to b gives the slot
+// to the healthy c, not to a: under required every commit on b would
+// otherwise wait for a.
+func TestSemiSyncDeadOldPrimaryTakesNoSlot(t *testing.T) {
+	w := newWorld(t)
+	w.addSite("c")
+	w.semiSync = semiSyncSpec(true, true)
+	w.semiSync.MaxSyncReplicas, w.semiSync.Active = 1, "a"
+	w.semiSync.Sites[0].Down = true
+	site, errs := emergencyPromotion(t, w)
+	if errs[0] != nil || site != "b" || !w.sites[site].writable {
+		t.Fatalf("err %v, %s writable %v", errs[0], site, w.sites[site].writable)
+	}
+	if r := w.semiRoles["c"]; !r.Replica {
+		t.Fatalf("c's semi-sync part %+v, want the acknowledger slot", r)
+	}
+	if r := w.semiRoles["a"]; r.Replica {
+		t.Fatalf("the dead a got the acknowledger slot: %+v", r)
 	}
 }
 

@@ -212,7 +212,6 @@ func (l *Loop) buildPass(g *v1alpha1.MysqlFailoverGroup) (failover.Pass, error) 
 			return l.env.Registry.Generation(l.key, site, settings.LeaseTimeout)
 		},
 		SidecarAskedAt: l.sidecarAskedAt,
-		SemiSync:       l.semiSyncPass(g),
 		MayMakeWritable: func(ctx context.Context, site string, fresh time.Time) error {
 			err := l.mayMakeWritable(ctx, site, settings.PeerCheckInterval, fresh)
 			if err != nil {
@@ -233,6 +232,7 @@ func (l *Loop) buildPass(g *v1alpha1.MysqlFailoverGroup) (failover.Pass, error) 
 		return p, err
 	}
 	p.Input, p.Decision = in, d
+	p.SemiSync = l.semiSyncPass(g, in.Sites)
 	return p, nil
 }
 

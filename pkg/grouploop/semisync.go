@@ -11,21 +11,32 @@ import (
 	"github.com/shipstream/bloodraven/pkg/topology"
 )
 
-// semiSyncInput is what topology.PlanSemiSync needs, from the spec and
-// this pass's probes.
-func (l *Loop) semiSyncInput(g *v1alpha1.MysqlFailoverGroup) topology.SemiSyncInput {
+// semiSyncInput is what topology.PlanSemiSync needs, from the spec, this
+// pass's probes and its judged site views (views, in spec order): a site
+// that is unreachable or unknown by its debounced state, diverged, or
+// whose applier stopped on an error is Down and takes no acknowledger
+// slot.
+func (l *Loop) semiSyncInput(g *v1alpha1.MysqlFailoverGroup, views []topology.SiteView) topology.SemiSyncInput {
 	spec := g.Spec.MySQL.SemiSync
 	active := g.Status.ActiveSite
 	in := topology.SemiSyncInput{Enabled: spec.Enabled, Required: spec.DataDurability == v1alpha1.DurabilityRequired,
 		Timeout: time.Duration(spec.TimeoutMillis) * time.Millisecond, MinSyncReplicas: int(spec.MinSyncReplicas),
 		MaxSyncReplicas: int(spec.MaxSyncReplicas), Active: active, OneAck: l.oneAck(g)}
+	view := map[string]topology.SiteView{}
+	for _, v := range views {
+		view[v.Name] = v
+	}
 	for _, s := range g.Spec.Sites {
 		o := l.obs[s.Name]
 		rs := o.status.Replica
 		acking := o.err == nil && o.status.SemiSync.ReplicaEnabled && rs != nil && rs.IORunning == mysql.ThreadYes &&
 			l.replicatesFrom(o.status, active)
+		v, ok := view[s.Name]
+		down := !ok || (v.State != v1alpha1.StateWritable && v.State != v1alpha1.StateReadOnly) || v.Diverged ||
+			v.Replication.SQLError
 		in.Sites = append(in.Sites, topology.SemiSyncSite{Name: s.Name,
-			Candidate: s.Role == "" || s.Role == v1alpha1.RolePrimaryCandidate, Acking: acking})
+			Candidate: s.Role == "" || s.Role == v1alpha1.RolePrimaryCandidate, Acking: acking && !down,
+			Down: down, AdminFenced: ok && v.AdminFenced})
 	}
 	return in
 }
@@ -66,12 +77,13 @@ func (l *Loop) semiSyncAcking(g *v1alpha1.MysqlFailoverGroup, st mysql.Status) b
 		l.replicatesFrom(st, g.Status.ActiveSite)
 }
 
-// semiSyncPass is the pass's failover.Pass.SemiSync: nil with the spec off.
-func (l *Loop) semiSyncPass(g *v1alpha1.MysqlFailoverGroup) *topology.SemiSyncInput {
+// semiSyncPass is the pass's failover.Pass.SemiSync, from its judged
+// site views: nil with the spec off.
+func (l *Loop) semiSyncPass(g *v1alpha1.MysqlFailoverGroup, views []topology.SiteView) *topology.SemiSyncInput {
 	if !g.Spec.MySQL.SemiSync.Enabled {
 		return nil
 	}
-	in := l.semiSyncInput(g)
+	in := l.semiSyncInput(g, views)
 	return &in
 }
 
@@ -84,7 +96,7 @@ func (l *Loop) semiSyncPass(g *v1alpha1.MysqlFailoverGroup) *topology.SemiSyncIn
 // again when the plan changes.
 func (l *Loop) keepSemiSync(ctx context.Context, p failover.Pass) {
 	g := p.Group
-	for _, r := range topology.PlanSemiSync(l.semiSyncInput(g)) {
+	for _, r := range topology.PlanSemiSync(l.semiSyncInput(g, p.Input.Sites)) {
 		o := l.obs[r.Site]
 		if o.err != nil {
 			continue
@@ -113,6 +125,7 @@ func (c *conns) ConfigureSemiSync(ctx context.Context, r topology.SemiSyncRole) 
 		delete(c.applied, r.Site)
 		return err
 	}
+	r.Promoting = false
 	c.applied[r.Site] = r
 	return nil
 }
@@ -126,7 +139,8 @@ func (c *conns) configureSemiSync(ctx context.Context, r topology.SemiSyncRole) 
 	if !ok {
 		return fmt.Errorf("semi-sync on %s: %w", r.Site, mysql.ErrSemiSyncUnavailable)
 	}
-	s := mysql.SemiSyncSettings{Source: r.Source, Replica: r.Replica, Timeout: r.Timeout, WaitCount: r.WaitCount}
+	s := mysql.SemiSyncSettings{Source: r.Source, Replica: r.Replica, Timeout: r.Timeout, WaitCount: r.WaitCount,
+		Promoting: r.Promoting}
 	if err := ss.ConfigureSemiSync(ctx, s); err != nil {
 		return fmt.Errorf("semi-sync on %s: %w", r.Site, err)
 	}

@@ -34,6 +34,13 @@ type SemiSyncSettings struct {
 	// WaitCount is how many replicas acknowledge each commit (MySQL only;
 	// MariaDB always waits for one). Zero means one.
 	WaitCount int
+	// Promoting: the server is about to be made writable (Promote). Its
+	// replication, if any, is stopped before anything is set, so that no
+	// transaction its applier commits from then on waits for an
+	// acknowledgement, and its IO thread is not restarted when the replica
+	// setting changes: a restart would reconnect it to the old primary,
+	// which may be unreachable, right before Promote forgets it.
+	Promoting bool
 }
 
 // semiSyncNames are one flavor's spellings of the settings.
@@ -125,6 +132,12 @@ func (in *instance) ConfigureSemiSync(ctx context.Context, s SemiSyncSettings) e
 			return err
 		}
 		io := rs != nil && rs.IORunning != ThreadNo
+		if s.Promoting && rs != nil && (io || rs.SQLRunning) {
+			if err := d.stopReplica(ctx, ex); err != nil {
+				return fmt.Errorf("stop replica before promotion: %w", err)
+			}
+			io = false
+		}
 		for _, q := range semiSyncStatements(f, cur, s, io) {
 			if err := ex.exec(ctx, q); err != nil {
 				return fmt.Errorf("%s: %w", q, err)

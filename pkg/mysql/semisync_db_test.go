@@ -4,9 +4,11 @@ package mysql_test
 
 import (
 	"context"
+	"net"
 	"testing"
 	"time"
 
+	"github.com/shipstream/bloodraven/internal/testbed"
 	"github.com/shipstream/bloodraven/pkg/mysql"
 )
 
@@ -108,4 +110,75 @@ func TestSemiSyncReconfigure(t *testing.T) {
 	if st.SourceEnabled || !st.ReplicaEnabled {
 		t.Fatalf("server 0 as a replica: %+v", st)
 	}
+}
+
+// A server about to be promoted whose replication points at a source that
+// is gone (a closed port: its IO thread keeps reconnecting) takes its
+// source part promptly, without its IO thread restarted, and Promote after
+// it completes promptly; its first commit then waits for an
+// acknowledgement (required), and returns once a replica acknowledges it.
+func TestSemiSyncPromotingFromUnreachableSource(t *testing.T) {
+	s := startSites(t, 2, testbed.WithoutReplication())
+	ctx := ctxFor(t, 60*time.Second)
+	mustExec(t, s.db(t, 0, false), "CREATE TABLE app.t (id INT PRIMARY KEY)")
+	gone := mysql.Endpoint{Host: "127.0.0.1", Port: closedPort(t)}
+	if err := s.in[0].ReplicateFrom(ctx, gone, s.repl()); err != nil {
+		t.Fatalf("replicate from a closed port: %v", err)
+	}
+	if err := s.in[0].(mysql.SemiSyncer).ConfigureSemiSync(ctx, mysql.SemiSyncSettings{Replica: true}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the IO thread retries the closed port", func() bool {
+		rs := s.status(t, 0).Replica
+		return rs != nil && rs.IORunning != mysql.ThreadNo
+	})
+	start := time.Now()
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	err := s.in[0].(mysql.SemiSyncer).ConfigureSemiSync(pctx, mysql.SemiSyncSettings{Source: true, Timeout: time.Hour,
+		Promoting: true})
+	if err != nil {
+		t.Fatalf("source part before promotion: %v", err)
+	}
+	if rs := s.status(t, 0).Replica; rs != nil && (rs.IORunning != mysql.ThreadNo || rs.SQLRunning) {
+		t.Fatalf("replication still runs after the source part of a promotion: %+v", rs)
+	}
+	if _, err := s.in[0].Promote(pctx); err != nil {
+		t.Fatalf("promote: %v", err)
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Fatalf("source part and promotion took %s", took)
+	}
+	done := insertAsync(t, s, 1)
+	select {
+	case err := <-done:
+		t.Fatalf("a commit returned with no replica to acknowledge it (err %v)", err)
+	case <-time.After(2 * time.Second):
+	}
+	if err := s.in[1].(mysql.SemiSyncer).ConfigureSemiSync(ctx, mysql.SemiSyncSettings{Replica: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.in[1].ReplicateFrom(ctx, s.endpoint(0), s.repl()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the commit did not return once a replica acknowledged")
+	}
+}
+
+// closedPort is a loopback port nothing listens on.
+func closedPort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	_ = l.Close()
+	return port
 }

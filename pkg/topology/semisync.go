@@ -39,6 +39,15 @@ type SemiSyncSite struct {
 	// Acking: its replica is connected to the active site's semi-sync
 	// source and can acknowledge now.
 	Acking bool
+	// Down: the site cannot acknowledge now, so it takes no acknowledger
+	// slot: unreachable or unknown by its debounced state, diverged, or
+	// its replication broken. An active site that has stopped answering
+	// (the old primary of an emergency failover) is Down.
+	Down bool
+	// AdminFenced: an administrator took the site out of service. It
+	// still replicates and may acknowledge, but takes a slot only when
+	// no other site can (it may be stopped at any moment).
+	AdminFenced bool
 }
 
 // SemiSyncRole is one site's part in semi-sync replication.
@@ -51,13 +60,16 @@ type SemiSyncRole struct {
 	WaitCount int
 	// Replica: this server acknowledges what it receives.
 	Replica bool
+	// Promoting: the role is set right before the site is made writable
+	// (pkg/failover PrepareWritable): its replication is stopped first and
+	// its IO thread not restarted (pkg/mysql SemiSyncSettings.Promoting).
+	// PlanSemiSync never sets it.
+	Promoting bool
 }
 
 // PlanSemiSync is each site's semi-sync role, in spec order. With
 // semi-sync off every role is off. Otherwise the active site is the
-// source and up to MaxSyncReplicas other sites acknowledge, primary
-// candidates first and then in spec order, so that the set does not move
-// with health. The source asks for MinSyncReplicas acknowledgements:
+// source and up to MaxSyncReplicas other sites acknowledge (ackers). The source asks for MinSyncReplicas acknowledgements:
 // required keeps that and waits as long as the server allows; preferred
 // asks for no more than the acknowledging replicas there are, never
 // below one, within the group's timeout.
@@ -93,13 +105,26 @@ func PlanSemiSync(in SemiSyncInput) []SemiSyncRole {
 }
 
 // ackers are the indexes of the sites that acknowledge: up to
-// MaxSyncReplicas sites other than the active one, candidates first.
+// MaxSyncReplicas sites other than the active one that can acknowledge
+// now (not Down). A slot given to a site that cannot acknowledge would
+// make every commit of required wait for it, and preferred fall back to
+// asynchronous replication. The slots go first to the sites acknowledging
+// already, so that a site keeps its slot while it is healthy and a
+// recovered site does not take it back (the set does not move with every
+// probe); then to primary candidates, then to the other roles, then to
+// admin-fenced sites, each in spec order.
 func ackers(in SemiSyncInput) map[int]bool {
 	limit := max(1, in.MaxSyncReplicas)
+	tiers := []func(SemiSyncSite) bool{
+		func(s SemiSyncSite) bool { return s.Acking },
+		func(s SemiSyncSite) bool { return s.Candidate && !s.AdminFenced },
+		func(s SemiSyncSite) bool { return !s.AdminFenced },
+		func(SemiSyncSite) bool { return true },
+	}
 	out := map[int]bool{}
-	for _, candidates := range []bool{true, false} {
+	for _, tier := range tiers {
 		for i, s := range in.Sites {
-			if len(out) < limit && s.Name != in.Active && s.Candidate == candidates {
+			if len(out) < limit && s.Name != in.Active && !s.Down && tier(s) {
 				out[i] = true
 			}
 		}
@@ -113,8 +138,10 @@ func ackers(in SemiSyncInput) map[int]bool {
 // replication starts (pkg/failover PrepareWritable, PrepareReplica). The
 // replicas acknowledged the old active site, not active, so when active
 // is a new one none counts as acknowledging yet: preferred asks for one
-// acknowledgement, and the next pass raises it as they connect. A site
-// not in in.Sites has every part off.
+// acknowledgement, and the next pass raises it as they connect. The old
+// active site keeps the health in.Sites gives it: Down when it stopped
+// answering (an emergency failover), so its slot goes to a site that can
+// acknowledge the new primary. A site not in in.Sites has every part off.
 func SemiSyncRoleWith(in SemiSyncInput, active, site string) SemiSyncRole {
 	if active != in.Active {
 		sites := make([]SemiSyncSite, len(in.Sites))

@@ -37,7 +37,7 @@ func TestPlanSemiSync(t *testing.T) {
 			[]SemiSyncRole{src(time.Second, 1), rep("pdx"), rep("fra")}},
 		{"required, one replica down: pinned, waits as long as allowed", on(true, 2, 2, false, three(true, false)),
 			[]SemiSyncRole{src(SemiSyncMaxTimeout, 2), rep("pdx"), rep("fra")}},
-		{"max one: the candidate acknowledges, not the other role", on(false, 1, 1, false, three(false, true)),
+		{"max one: the candidate acknowledges, not the other role", on(false, 1, 1, false, three(false, false)),
 			[]SemiSyncRole{src(time.Second, 1), rep("pdx"), off("fra")}},
 		{"one-ack flavor: count one whatever asked", on(true, 2, 2, true, three(true, true)),
 			[]SemiSyncRole{src(SemiSyncMaxTimeout, 1), rep("pdx"), rep("fra")}},
@@ -48,6 +48,23 @@ func TestPlanSemiSync(t *testing.T) {
 			in.Active = "pdx"
 			return in
 		}(), []SemiSyncRole{rep("iad"), {Site: "pdx", Source: true, Timeout: time.Second, WaitCount: 1}, rep("fra")}},
+		{"a down candidate takes no slot: a healthy site does", on(true, 1, 1, false, []SemiSyncSite{{Name: "iad", Candidate: true},
+			{Name: "pdx", Candidate: true, Down: true}, {Name: "fra"}}),
+			[]SemiSyncRole{src(SemiSyncMaxTimeout, 1), off("pdx"), rep("fra")}},
+		{"every other site down: no slot, required still waits", on(true, 1, 1, false, []SemiSyncSite{{Name: "iad", Candidate: true},
+			{Name: "pdx", Candidate: true, Down: true}, {Name: "fra", Down: true}}),
+			[]SemiSyncRole{src(SemiSyncMaxTimeout, 1), off("pdx"), off("fra")}},
+		{"the acknowledging site keeps its slot when the candidate recovers", on(true, 1, 1, false, three(false, true)),
+			[]SemiSyncRole{src(SemiSyncMaxTimeout, 1), off("pdx"), rep("fra")}},
+		{"an admin-fenced site acknowledges only when no other can", on(false, 1, 1, false, []SemiSyncSite{{Name: "iad", Candidate: true},
+			{Name: "pdx", Candidate: true, AdminFenced: true}, {Name: "fra"}}),
+			[]SemiSyncRole{src(time.Second, 1), off("pdx"), rep("fra")}},
+		{"an admin-fenced site still acknowledges, the only one left", on(true, 1, 1, false, []SemiSyncSite{{Name: "iad", Candidate: true},
+			{Name: "pdx", Candidate: true, AdminFenced: true}, {Name: "fra", Down: true}}),
+			[]SemiSyncRole{src(SemiSyncMaxTimeout, 1), rep("pdx"), off("fra")}},
+		{"an admin-fenced site acknowledging already keeps its slot", on(true, 1, 1, false, []SemiSyncSite{{Name: "iad", Candidate: true},
+			{Name: "pdx", Candidate: true, AdminFenced: true, Acking: true}, {Name: "fra"}}),
+			[]SemiSyncRole{src(SemiSyncMaxTimeout, 1), rep("pdx"), off("fra")}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -65,6 +82,19 @@ func TestSemiSyncRoleWith(t *testing.T) {
 		return SemiSyncInput{Enabled: true, Required: req, Timeout: time.Second, MinSyncReplicas: 2, MaxSyncReplicas: 2,
 			Active: "iad", Sites: sites}
 	}
+	// abc is three candidate sites a, b, c with a active, required, one
+	// acknowledgement and one slot (the defaults); dead(x) has x Down.
+	abc := func() SemiSyncInput {
+		return SemiSyncInput{Enabled: true, Required: true, Active: "a", Sites: []SemiSyncSite{
+			{Name: "a", Candidate: true}, {Name: "b", Candidate: true, Acking: true}, {Name: "c", Candidate: true}}}
+	}
+	dead := func(site string) SemiSyncInput {
+		in := abc()
+		for i := range in.Sites {
+			in.Sites[i].Down = in.Sites[i].Name == site
+		}
+		return in
+	}
 	tests := []struct {
 		name         string
 		in           SemiSyncInput
@@ -80,6 +110,16 @@ func TestSemiSyncRoleWith(t *testing.T) {
 			SemiSyncRole{Site: "pdx", Source: true, Timeout: SemiSyncMaxTimeout, WaitCount: 2}},
 		{"the old primary repointed at the new one acknowledges", in(true), "pdx", "iad", SemiSyncRole{Site: "iad", Replica: true}},
 		{"a site not in the spec: every part off", in(true), "pdx", "sfo", SemiSyncRole{Site: "sfo"}},
+		{"failover a to b with a dead: c acknowledges b", dead("a"), "b", "c", SemiSyncRole{Site: "c", Replica: true}},
+		{"failover a to b with a dead: a takes no slot", dead("a"), "b", "a", SemiSyncRole{Site: "a"}},
+		{"failover a to b with a dead: b waits for one", dead("a"), "b", "b",
+			SemiSyncRole{Site: "b", Source: true, Timeout: SemiSyncMaxTimeout, WaitCount: 1}},
+		{"failover a to b, c diverged, a dead: no slot", func() SemiSyncInput {
+			in := dead("a")
+			in.Sites[2].Down = true
+			return in
+		}(), "b", "c", SemiSyncRole{Site: "c"}},
+		{"planned a to b, a healthy: a acknowledges b before c", abc(), "b", "a", SemiSyncRole{Site: "a", Replica: true}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
