@@ -155,7 +155,7 @@ bench-planned:
 # (isolated primary), 13 (forged messages), 14 (frozen site), 15 (errant
 # former primary), and 20 and 21 (isolated primary and lagging replica loss
 # with semi-sync required: issue 15's tests); `make chaos` runs every scenario.
-PLAYGROUND_CI := Scenario(PrimaryKilled|PlannedUnderLoad|IsolatedPrimary|ForgedMessages|FrozenSite|ErrantFormerPrimary|IsolatedPrimaryRequired|LaggingReplicaLossRequired)$$
+PLAYGROUND_CI := Scenario(PrimaryKilled|PlannedUnderLoad|IsolatedPrimary|ForgedMessages|FrozenSite|ErrantFormerPrimary|IsolatedPrimaryRequired|LaggingReplicaLossRequired|PrimaryKilledSalvage)$$
 .PHONY: test-playground chaos playground-bench
 test-playground: build
 	go vet -tags playground ./playground/...

@@ -80,3 +80,4 @@ func TestScenarioKeyRotation(t *testing.T)                { run(t, "key-rotation
 func TestScenarioPausedSidecar(t *testing.T)              { run(t, "paused-sidecar") }
 func TestScenarioIsolatedPrimaryRequired(t *testing.T)    { run(t, "isolated-primary-required") }
 func TestScenarioLaggingReplicaLossRequired(t *testing.T) { run(t, "lagging-replica-loss-required") }
+func TestScenarioPrimaryKilledSalvage(t *testing.T)       { run(t, "primary-killed-salvage") }
