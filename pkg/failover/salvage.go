@@ -2,6 +2,7 @@ package failover
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -121,6 +122,10 @@ func (e *Emergency) salvageTail(ctx context.Context, p Pass, it *v1alpha1.Failov
 	}
 	n := int64(got.Count())
 	switch {
+	case errors.Is(err, ErrSalvageTargetWritable):
+		e.env.Notifier.Event(p.Group, EventWarning, v1alpha1.EventSalvageRefused,
+			fmt.Sprintf("%s was found writable as its salvage from %s started, and was left as it was: %v", it.To, it.From, err))
+		return nil
 	case err != nil && after.IsEmpty():
 		// The target's set was not read after the salvage: some of the
 		// tail may have arrived. transactionsLost stays exact (it counts

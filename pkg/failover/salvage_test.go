@@ -311,3 +311,32 @@ func (e *eventText) Event(g *v1alpha1.MysqlFailoverGroup, typ, reason, msg strin
 	e.msgs = append(e.msgs, msg)
 	e.world.Event(g, typ, reason, msg)
 }
+
+// TestSalvageTargetFoundWritable: DB.Salvage refuses a target it finds
+// writable (another operator promoted it after this pass's gate): the
+// refusal is said as such, and nothing is counted as salvaged.
+func TestSalvageTargetFoundWritable(t *testing.T) {
+	w := newWorld(t)
+	w.persisted.Spec.Failover.SalvageTimeout = &metav1.Duration{Duration: 10 * time.Second}
+	salvageInFlight(w)
+	rec := &eventText{world: w}
+	env := w.env()
+	env.Notifier = rec
+	env.DB = writableTargetDB{w}
+	if _, err := run(t, w, NewEmergency(env)); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(w.events, v1alpha1.EventSalvageRefused) {
+		t.Fatalf("events %v (%q), want SalvageRefused", w.events, rec.msgs)
+	}
+	if lf := w.persisted.Status.LastFailover; lf != nil && lf.SalvagedTransactions != 0 {
+		t.Fatalf("salvaged %d, want none", lf.SalvagedTransactions)
+	}
+}
+
+// writableTargetDB's Salvage finds its target writable.
+type writableTargetDB struct{ *world }
+
+func (writableTargetDB) Salvage(context.Context, string, string, gtid.Set) (gtid.Set, error) {
+	return gtid.Set{}, fmt.Errorf("salvage b from a: %w", ErrSalvageTargetWritable)
+}
