@@ -32,6 +32,9 @@ var (
 	// ErrSalvageSourceWritable: a salvage was not started because the old
 	// primary was not fenced when read right before (DB.Salvage).
 	ErrSalvageSourceWritable = errors.New("failover: salvage source is not fenced")
+	// ErrSalvageTargetWritable: DB.Salvage found its target writable and
+	// left it as it was (it may be a primary another operator promoted).
+	ErrSalvageTargetWritable = errors.New("failover: salvage target is not read-only")
 	// ErrLeaseFence means the site's mysqld's lease fence could not be
 	// armed (or its sidecar's last ask leaves too little of its lease to
 	// arm it for) before a step that would make the site writable; the

@@ -97,12 +97,17 @@ type world struct {
 	// salvageReads and salvages list the SalvageRead and Salvage calls
 	// ("b<-a"); salvageStops, when set, is how many of the tail's
 	// transactions a Salvage brings before it fails with salvageErr;
-	// salvageTakes is how long each Salvage takes on the fake's clock.
-	salvageReads []string
-	salvages     []string
-	salvageStops int
-	salvageErr   error
-	salvageTakes time.Duration
+	// salvageTakes is how long each Salvage takes on the fake's clock;
+	// salvageUnread: the target's set cannot be read after a failed
+	// salvage (the empty set is returned). A target left the semi-sync
+	// source (semiRoles) stalls: its applied commits wait for
+	// acknowledgements, and nothing arrives.
+	salvageReads  []string
+	salvages      []string
+	salvageStops  int
+	salvageErr    error
+	salvageTakes  time.Duration
+	salvageUnread bool
 }
 
 // addSite adds a third site c, replicating from a.
@@ -254,6 +259,9 @@ func (w *world) Salvage(_ context.Context, n, src string, until gtid.Set) (gtid.
 		return s.executed, ErrSalvageSourceWritable
 	}
 	tail := from.executed.Intersect(until).Subtract(s.executed)
+	if w.semiSync != nil && w.semiSync.Enabled && w.semiRoles[n].Source {
+		return s.executed, errors.New("fake: stalled waiting for semi-sync acknowledgements")
+	}
 	if w.salvageErr != nil {
 		var part []string
 		for _, iv := range tail.Intervals(uuidA) {
@@ -263,6 +271,9 @@ func (w *world) Salvage(_ context.Context, n, src string, until gtid.Set) (gtid.
 		}
 		if len(part) > 0 {
 			s.executed = s.executed.Union(gtid.MustParseSet(strings.Join(part, ",")))
+		}
+		if w.salvageUnread {
+			return gtid.Set{}, w.salvageErr
 		}
 		return s.executed, w.salvageErr
 	}

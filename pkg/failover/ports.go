@@ -32,7 +32,8 @@ type DB interface {
 	// Salvage makes site, kept read-only, take what source executed up to
 	// until by replicating from source with an UNTIL condition, and stops
 	// that replication before it returns, by ctx's deadline. It refuses,
-	// touching nothing, when source is not fenced as it starts. It returns
+	// touching nothing, when source is not fenced as it starts, or when
+	// site is not read-only (it never sets that itself). It returns
 	// site's executed set read after the stop (empty when unknown), also
 	// with an error (mysql.Instance.SalvageFrom).
 	Salvage(ctx context.Context, site, source string, until gtid.Set) (gtid.Set, error)

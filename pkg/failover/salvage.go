@@ -2,6 +2,7 @@ package failover
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -28,10 +29,17 @@ type salvageMemo struct {
 // promotion: whatever happens (skip, refusal, timeout, error) promote goes
 // on, and what the target lacks is counted as lost (AccountLoss) from the
 // set Promote captures after it. Only a failed status write is returned.
-func (e *Emergency) salvage(ctx context.Context, p Pass, it *v1alpha1.FailoverIntent, gated bool) error {
+//
+// It is also a step that changes the target, so it runs only on a pass
+// that may make the target writable (Pass.MayMakeWritable: this process
+// leads, its snapshot is fresh), asked before the reads and again right
+// before the target is pointed at the old primary: an operator that lost
+// leadership meanwhile must not touch a target a new leader may have
+// promoted. A refusal is returned as the reason to wait, as the gate's.
+func (e *Emergency) salvage(ctx context.Context, p Pass, it *v1alpha1.FailoverIntent, gated bool) (string, error) {
 	m := e.salvageMemoFor(it)
 	if m.done {
-		return nil
+		return "", nil
 	}
 	in := p.Input
 	in.InFlight = &topology.Intent{From: it.From, To: it.To, Generation: it.Generation, Step: it.Step}
@@ -39,6 +47,9 @@ func (e *Emergency) salvage(ctx context.Context, p Pass, it *v1alpha1.FailoverIn
 		SQLReached: gated && it.FenceConfirmedBy == topology.ConfirmedBySQL}
 	d := topology.DecideSalvage(in, att)
 	if d.Action == topology.SalvageRead {
+		if err := p.gate(ctx, it.To); err != nil {
+			return err.Error(), nil
+		}
 		att.Read = e.salvageRead(ctx, p, it, d.Budget)
 		att.Now = e.env.Clock.Now()
 		d = topology.DecideSalvage(in, att)
@@ -51,15 +62,18 @@ func (e *Emergency) salvage(ctx context.Context, p Pass, it *v1alpha1.FailoverIn
 			m.told = true
 			e.env.Notifier.Event(p.Group, EventNormal, d.Reason, d.Message)
 		}
-		return nil
+		return "", nil
 	case topology.SalvageRefuse:
 		e.env.Notifier.Event(p.Group, EventWarning, d.Reason, d.Message)
 	case topology.SalvageApply:
+		if err := p.gate(ctx, it.To); err != nil {
+			return err.Error(), nil
+		}
 		m.done = true
-		return e.salvageTail(ctx, p, it, d)
+		return "", e.salvageTail(ctx, p, it, d)
 	}
 	m.done = true
-	return nil
+	return "", nil
 }
 
 func (e *Emergency) salvageMemoFor(it *v1alpha1.FailoverIntent) *salvageMemo {
@@ -92,8 +106,13 @@ func (e *Emergency) salvageRead(ctx context.Context, p Pass, it *v1alpha1.Failov
 }
 
 // salvageTail replicates the tail into the target, bounded by what is
-// left of the timeout, counts what arrived and records it.
+// left of the timeout, counts what arrived and records it. The target
+// first gets its semi-sync replica part under the old primary
+// (PrepareReplica): an earlier attempt may have left it the semi-sync
+// source (PrepareWritable, then the process died before Promote), and the
+// commits it applies would wait for acknowledgements nobody sends.
 func (e *Emergency) salvageTail(ctx context.Context, p Pass, it *v1alpha1.FailoverIntent, d topology.Salvage) error {
+	PrepareReplica(ctx, p, e.env.DB, it.To, it.From)
 	cctx, cancel := context.WithTimeout(ctx, d.Budget)
 	after, err := e.env.DB.Salvage(cctx, it.To, it.From, d.Until)
 	cancel()
@@ -103,6 +122,19 @@ func (e *Emergency) salvageTail(ctx context.Context, p Pass, it *v1alpha1.Failov
 	}
 	n := int64(got.Count())
 	switch {
+	case errors.Is(err, ErrSalvageTargetWritable):
+		e.env.Notifier.Event(p.Group, EventWarning, v1alpha1.EventSalvageRefused,
+			fmt.Sprintf("%s was found writable as its salvage from %s started, and was left as it was: %v", it.To, it.From, err))
+		return nil
+	case err != nil && after.IsEmpty():
+		// The target's set was not read after the salvage: some of the
+		// tail may have arrived. transactionsLost stays exact (it counts
+		// from the set Promote captures); salvagedTransactions counts
+		// only what is known to have arrived.
+		e.env.Notifier.Event(p.Group, EventWarning, v1alpha1.EventSalvageSkipped,
+			fmt.Sprintf("salvage of %s from %s into %s failed, and how much of it arrived is unknown: %v; "+
+				"what %s still lacks is counted as lost once %s is read", d.Tail, it.From, it.To, err, it.To, it.From))
+		return nil
 	case err == nil && n == int64(d.Tail.Count()):
 		e.env.Notifier.Event(p.Group, EventNormal, v1alpha1.EventTailSalvaged,
 			fmt.Sprintf("%s took %s (%d transactions) from %s's binlogs before its promotion", it.To, got, n, it.From))

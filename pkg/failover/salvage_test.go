@@ -3,7 +3,9 @@ package failover
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
 	"github.com/shipstream/bloodraven/pkg/gtid"
+	"github.com/shipstream/bloodraven/pkg/topology"
 )
 
 // salvageInFlight: a wrote A:1-10 and b received A:1-8 when a's mysqld
@@ -174,7 +177,13 @@ func TestSalvageBoundedByTheTimeout(t *testing.T) {
 	gate := errors.New("not yet")
 	e := NewEmergency(env)
 	p := w.pass()
-	p.MayMakeWritable = func(context.Context, string, time.Time) error { return gate }
+	// The snapshot goes stale during the salvage: the promotion waits.
+	p.MayMakeWritable = func(context.Context, string, time.Time) error {
+		if len(w.salvages) > 0 {
+			return gate
+		}
+		return nil
+	}
 	if _, err := e.Advance(t.Context(), p); err != nil {
 		t.Fatal(err)
 	}
@@ -200,4 +209,134 @@ func (d deadlineDB) Salvage(ctx context.Context, n, src string, until gtid.Set) 
 		*d.left = time.Until(dl)
 	}
 	return d.world.Salvage(ctx, n, src, until)
+}
+
+// TestSalvageOnlyWhenMayMakeWritable: a pass that may not make the target
+// writable (this process lost leadership after it read the group, or its
+// snapshot is stale) does not touch the target for a salvage either: a
+// new leader may have promoted it already, and a salvage would make it
+// read-only and apply the old primary's tail over its new writes. The
+// gate is asked before the reads and again right before the salvage.
+func TestSalvageOnlyWhenMayMakeWritable(t *testing.T) {
+	lost := fmt.Errorf("%w: not the leader", ErrMayNotMakeWritable)
+	for _, tc := range []struct {
+		name string
+		// refuse says whether the gate refuses, given the calls made so far.
+		refuse func(w *world) bool
+		reads  bool
+	}{
+		{"leadership lost before the salvage step", func(*world) bool { return true }, false},
+		{"leadership lost while the old primary was read", func(w *world) bool { return len(w.salvageReads) > 0 }, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			w.persisted.Spec.Failover.SalvageTimeout = &metav1.Duration{Duration: 10 * time.Second}
+			salvageInFlight(w)
+			p := w.pass()
+			p.MayMakeWritable = func(context.Context, string, time.Time) error {
+				if tc.refuse(w) {
+					return lost
+				}
+				return nil
+			}
+			before := w.sites["b"].executed
+			out, err := NewEmergency(w.env()).Advance(t.Context(), p)
+			if err != nil || out.Completed {
+				t.Fatalf("advance: %+v, %v; want a wait", out, err)
+			}
+			if len(w.salvages) != 0 || !w.sites["b"].executed.Equal(before) || w.sites["b"].writable {
+				t.Fatalf("salvages %v, b holds %s (writable %v); want b untouched", w.salvages, w.sites["b"].executed, w.sites["b"].writable)
+			}
+			if read := len(w.salvageReads) > 0; read != tc.reads {
+				t.Fatalf("reads %v, want read %v", w.salvageReads, tc.reads)
+			}
+		})
+	}
+}
+
+// TestSalvageIntoALeftoverSemiSyncSource: an earlier attempt made b the
+// semi-sync source (PrepareWritable) and died before Promote; the
+// restarted operator salvages into b. Its applied commits would wait for
+// acknowledgements nobody sends (the fake's Salvage stalls): b is given
+// its replica part under a first, and the tail arrives.
+func TestSalvageIntoALeftoverSemiSyncSource(t *testing.T) {
+	w := newWorld(t)
+	w.persisted.Spec.Failover.SalvageTimeout = &metav1.Duration{Duration: 10 * time.Second}
+	salvageInFlight(w)
+	w.semiSync = semiSyncSpec(true, true)
+	w.semiRoles = map[string]topology.SemiSyncRole{"b": {Site: "b", Source: true, Timeout: 49 * 24 * time.Hour, WaitCount: 1}}
+	if _, err := run(t, w, NewEmergency(w.env())); err != nil {
+		t.Fatal(err)
+	}
+	if lf := w.persisted.Status.LastFailover; lf == nil || lf.SalvagedTransactions != 2 {
+		t.Fatalf("last failover %+v, want 2 transactions salvaged", lf)
+	}
+	if !w.semiRoles["b"].Source || len(w.unsourced) != 0 {
+		t.Fatalf("b's part %+v when promoted (unsourced %v), want the source's again", w.semiRoles["b"], w.unsourced)
+	}
+}
+
+// TestSalvageUnknownWhenUnread: the salvage failed and the target's set
+// could not be read after it: what arrived is unknown, and the Event says
+// so rather than that nothing arrived.
+func TestSalvageUnknownWhenUnread(t *testing.T) {
+	w := newWorld(t)
+	w.persisted.Spec.Failover.SalvageTimeout = &metav1.Duration{Duration: 10 * time.Second}
+	salvageInFlight(w)
+	w.salvageStops, w.salvageErr, w.salvageUnread = 1, errors.New("fake: connection lost"), true
+	rec := &eventText{world: w}
+	env := w.env()
+	env.Notifier = rec
+	if _, err := run(t, w, NewEmergency(env)); err != nil {
+		t.Fatal(err)
+	}
+	var msg string
+	for _, m := range rec.msgs {
+		if strings.Contains(m, "salvage") || strings.Contains(m, "binlogs") {
+			msg = m
+		}
+	}
+	if !strings.Contains(msg, "unknown") || strings.Contains(msg, "brought nothing") {
+		t.Fatalf("salvage event %q, want it to say what arrived is unknown", msg)
+	}
+}
+
+// eventText records the Events' messages too.
+type eventText struct {
+	*world
+	msgs []string
+}
+
+func (e *eventText) Event(g *v1alpha1.MysqlFailoverGroup, typ, reason, msg string) {
+	e.msgs = append(e.msgs, msg)
+	e.world.Event(g, typ, reason, msg)
+}
+
+// TestSalvageTargetFoundWritable: DB.Salvage refuses a target it finds
+// writable (another operator promoted it after this pass's gate): the
+// refusal is said as such, and nothing is counted as salvaged.
+func TestSalvageTargetFoundWritable(t *testing.T) {
+	w := newWorld(t)
+	w.persisted.Spec.Failover.SalvageTimeout = &metav1.Duration{Duration: 10 * time.Second}
+	salvageInFlight(w)
+	rec := &eventText{world: w}
+	env := w.env()
+	env.Notifier = rec
+	env.DB = writableTargetDB{w}
+	if _, err := run(t, w, NewEmergency(env)); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(w.events, v1alpha1.EventSalvageRefused) {
+		t.Fatalf("events %v (%q), want SalvageRefused", w.events, rec.msgs)
+	}
+	if lf := w.persisted.Status.LastFailover; lf != nil && lf.SalvagedTransactions != 0 {
+		t.Fatalf("salvaged %d, want none", lf.SalvagedTransactions)
+	}
+}
+
+// writableTargetDB's Salvage finds its target writable.
+type writableTargetDB struct{ *world }
+
+func (writableTargetDB) Salvage(context.Context, string, string, gtid.Set) (gtid.Set, error) {
+	return gtid.Set{}, fmt.Errorf("salvage b from a: %w", ErrSalvageTargetWritable)
 }

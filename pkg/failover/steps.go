@@ -72,8 +72,8 @@ func (e *Emergency) promote(ctx context.Context, p Pass, it *v1alpha1.FailoverIn
 		return wait, nil
 	}
 	// The old primary's missing tail, when it can be read (salvage.go).
-	if err := e.salvage(ctx, p, it, gated); err != nil {
-		return "", err
+	if wait, err := e.salvage(ctx, p, it, gated); wait != "" || err != nil {
+		return wait, err
 	}
 	if err := p.gate(ctx, it.To); err != nil {
 		return err.Error(), nil

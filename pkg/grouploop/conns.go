@@ -224,6 +224,9 @@ func (c *conns) Salvage(ctx context.Context, site, source string, until gtid.Set
 		return gtid.Set{}, fmt.Errorf("salvage from %s: %w", source, failover.ErrSalvageSourceWritable)
 	}
 	set, err := sc.inst.SalvageFrom(ctx, src.access.Endpoint, src.access.Replication, until)
+	if errors.Is(err, mysql.ErrSalvageTargetWritable) {
+		return set, fmt.Errorf("salvage %s from %s: %w: %w", site, source, failover.ErrSalvageTargetWritable, err)
+	}
 	if err != nil {
 		return set, fmt.Errorf("salvage %s from %s: %w", site, source, err)
 	}

@@ -22,6 +22,10 @@ var (
 	// ErrSalvageStopped: SalvageFrom's replication stopped without an
 	// error before it reached its set; nothing more would be applied.
 	ErrSalvageStopped = errors.New("salvage replication stopped")
+	// ErrSalvageTargetWritable: SalvageFrom refused a server that is not
+	// read-only; it was left as it was (a writable server may be the
+	// primary another operator promoted).
+	ErrSalvageTargetWritable = errors.New("salvage target is not read-only")
 	// ErrNotReplica: the verb needs configured replication and there is none.
 	ErrNotReplica = errors.New("not a replica")
 	// ErrReplicationBroken: a replication thread stopped with an error.

@@ -42,13 +42,15 @@ type Instance interface {
 	// positioned by GTID. It does nothing when it already replicates
 	// healthily from that source as that user.
 	ReplicateFrom(ctx context.Context, source Endpoint, creds Credentials) error
-	// SalvageFrom makes the server, kept read-only, replicate from source
-	// (as ReplicateFrom would) with an UNTIL condition at until, the
-	// source's executed set, waits until it holds until, and stops
-	// replication, also when the wait fails; a second of ctx's deadline,
-	// which it needs, is kept for that. It returns the executed set read
-	// after the stop (empty when that read failed); ErrTimeout when until
-	// was not reached in time. The caller checks the source is fenced.
+	// SalvageFrom makes the server, which must be read-only already
+	// (ErrSalvageTargetWritable, nothing changed, otherwise), replicate
+	// from source (as ReplicateFrom would) with an UNTIL condition at
+	// until, the source's executed set, waits until it holds until, and
+	// stops replication, also when the wait fails or ctx is cancelled, on
+	// a fresh connection; a second of ctx's deadline, which it needs, is
+	// kept for that. It returns the executed set read after the stop
+	// (empty when that read failed); ErrTimeout when until was not reached
+	// in time. The caller checks the source is fenced.
 	SalvageFrom(ctx context.Context, source Endpoint, creds Credentials, until gtid.Set) (gtid.Set, error)
 	// StopReplication stops the replication threads and keeps the configuration.
 	StopReplication(ctx context.Context) error

@@ -3,7 +3,9 @@
 package mysql_test
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -99,5 +101,71 @@ func TestSalvageRefusesADivergedReplica(t *testing.T) {
 	}
 	if st := s.status(t, 1); st.Replica != nil && (st.Replica.SQLRunning || st.Replica.IORunning == mysql.ThreadYes) {
 		t.Fatalf("replication still runs: %+v", st.Replica)
+	}
+}
+
+// TestSalvageRefusesAWritableTarget: a target that is writable (a new
+// leader promoted it while this operator was paused) is refused: its
+// replication and its read-only state are left as they were, and its
+// clients keep writing.
+func TestSalvageRefusesAWritableTarget(t *testing.T) {
+	s := startSites(t, 2)
+	ctx := ctxFor(t, 60*time.Second)
+	mustExec(t, s.db(t, 0, true), "CREATE TABLE t (id INT PRIMARY KEY)")
+	if err := s.in[1].WaitForGTID(ctx, s.executed(t, 0), 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.in[1].Unfence(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.in[0].Fence(ctx); err != nil {
+		t.Fatal(err)
+	}
+	before := s.status(t, 1)
+	sctx := ctxFor(t, 5*time.Second)
+	_, err := s.in[1].SalvageFrom(sctx, s.endpoint(0), s.repl(), s.executed(t, 0))
+	if !errors.Is(err, mysql.ErrSalvageTargetWritable) {
+		t.Fatalf("salvage into a writable server: %v, want ErrSalvageTargetWritable", err)
+	}
+	after := s.status(t, 1)
+	if after.Fenced() || after.Replica == nil || before.Replica == nil ||
+		after.Replica.SQLRunning != before.Replica.SQLRunning || after.Replica.SourcePort != before.Replica.SourcePort {
+		t.Fatalf("target changed: fenced %v -> %v, replication %+v -> %+v", before.Fenced(), after.Fenced(), before.Replica, after.Replica)
+	}
+	mustExec(t, s.db(t, 1, true), "INSERT INTO app.t VALUES (1)")
+}
+
+// TestSalvageStoppedWhenCancelled: the salvage's context is cancelled
+// while it waits (the operator is shutting down): replication is stopped
+// all the same, on a connection of its own, so the target does not stay
+// connected to the old primary applying its binlogs.
+func TestSalvageStoppedWhenCancelled(t *testing.T) {
+	s := startSites(t, 2)
+	ctx := ctxFor(t, 60*time.Second)
+	mustExec(t, s.db(t, 0, true), "CREATE TABLE t (id INT PRIMARY KEY)")
+	if err := s.in[1].WaitForGTID(ctx, s.executed(t, 0), 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.in[1].StopReplication(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.in[0].Fence(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// A set the old primary never reaches: the salvage waits until cancelled.
+	until := s.executed(t, 0).Union(gtid.MustParseSet(fmt.Sprintf("0-%d:1-1000000", s.status(t, 0).ServerID)))
+	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	time.AfterFunc(2*time.Second, cancel)
+	start := time.Now()
+	_, err := s.in[1].SalvageFrom(sctx, s.endpoint(0), s.repl(), until)
+	if err == nil {
+		t.Fatal("a cancelled salvage reported success")
+	}
+	if took := time.Since(start); took > 6*time.Second {
+		t.Fatalf("the cancelled salvage took %s", took)
+	}
+	st := s.status(t, 1)
+	if st.Replica != nil && (st.Replica.SQLRunning || st.Replica.IORunning != mysql.ThreadNo) {
+		t.Fatalf("replication still runs after a cancelled salvage (%v): %+v", err, st.Replica)
 	}
 }

@@ -29,12 +29,13 @@ func TestSalvageStatements(t *testing.T) {
 		name: "MySQL: auto-position from the old primary, SQL_AFTER_GTIDS, stopped after",
 		d:    mysqlDialect{}, until: mysqlUntil,
 		setup: func(r *recorder) {
+			r.answer(mysqlReadOnlyQuery, []string{"read_only=1", "super_read_only=1"})
 			r.answer("SHOW REPLICA STATUS", mysqlReplicaRow)
 			r.answer(mysqlSubsetQuery, []string{"reached=1"})
 			r.answer(mysqlExecutedQuery, []string{"gtid_executed=" + uuidA + ":1-12"})
 		},
 		want: []string{
-			"SET SESSION lock_wait_timeout = ? [1]", "SET GLOBAL super_read_only = ON", "SHOW REPLICA STATUS",
+			"SET SESSION lock_wait_timeout = ? [1]", mysqlReadOnlyQuery, "SHOW REPLICA STATUS",
 			"STOP REPLICA", mysqlChangeSource + " [db-a 3306 repl pw]",
 			"START REPLICA UNTIL SQL_AFTER_GTIDS = ? [" + mysqlUntil.String() + "]",
 			mysqlSubsetQuery + " [" + mysqlUntil.String() + "]", "STOP REPLICA", mysqlExecutedQuery,
@@ -43,11 +44,12 @@ func TestSalvageStatements(t *testing.T) {
 		name: "MariaDB: GTID from the old primary, master_gtid_pos, stopped after",
 		d:    mariadbDialect{}, until: mariaUntil,
 		setup: func(r *recorder) {
+			r.answer(mariadbReadOnlyQuery, []string{"read_only=1"})
 			r.answer(mariadbReachedQuery, []string{"gtid_binlog_state=0-1-12", "gtid_slave_pos=0-1-12"})
 			r.answer(mariadbStateQuery, []string{"gtid_binlog_state=0-1-12"})
 		},
 		want: []string{
-			"SET SESSION lock_wait_timeout = ? [1]", "SET GLOBAL read_only = ON", "SHOW REPLICA STATUS",
+			"SET SESSION lock_wait_timeout = ? [1]", mariadbReadOnlyQuery, "SHOW REPLICA STATUS",
 			mariadbChangeMaster + " [db-a 3306 repl pw]", "START REPLICA UNTIL master_gtid_pos = ? [0-1-12]",
 			mariadbReachedQuery, "STOP REPLICA", mariadbStateQuery,
 		},
@@ -76,6 +78,7 @@ func TestSalvageStatements(t *testing.T) {
 // by the deadline, and replication is stopped all the same.
 func TestSalvageStopsOnTimeout(t *testing.T) {
 	rec := newRecorder()
+	rec.answer(mysqlReadOnlyQuery, []string{"read_only=1", "super_read_only=1"})
 	rec.answer("SHOW REPLICA STATUS", mysqlReplicaRow)
 	rec.answer(mysqlSubsetQuery, []string{"reached=0"})
 	rec.answer(mysqlWaitQuery, []string{"result=1"})
@@ -102,5 +105,43 @@ func TestSalvageNeedsADeadline(t *testing.T) {
 		Endpoint{Host: "db-a", Port: 3306}, Credentials{User: "repl"}, gtid.MustParseSet(uuidA+":1"))
 	if !errors.Is(err, ErrInvalidConfig) {
 		t.Fatalf("got %v, want ErrInvalidConfig", err)
+	}
+}
+
+// TestSalvageRefusesAWritableServer: MySQL's flavor, by statement (the
+// MariaDB one runs in salvage_db_test.go): a server whose barrier is down
+// is refused after the read, and nothing is changed on it.
+func TestSalvageRefusesAWritableServer(t *testing.T) {
+	rec := newRecorder()
+	rec.answer(mysqlReadOnlyQuery, []string{"read_only=0", "super_read_only=0"})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := recorded(Config{}, mysqlDialect{}, rec).SalvageFrom(ctx, Endpoint{Host: "db-a", Port: 3306},
+		Credentials{User: "repl"}, gtid.MustParseSet(uuidA+":1-12"))
+	if !errors.Is(err, ErrSalvageTargetWritable) {
+		t.Fatalf("got %v, want ErrSalvageTargetWritable", err)
+	}
+	if want := []string{"SET SESSION lock_wait_timeout = ? [1]", mysqlReadOnlyQuery}; !slices.Equal(rec.sent(), want) {
+		t.Fatalf("sent %v, want only %v", rec.sent(), want)
+	}
+}
+
+// TestSalvageStoppedWhenStartAnswersAnError: START REPLICA UNTIL may take
+// effect and still answer an error (a lost reply): replication is
+// stopped all the same.
+func TestSalvageStoppedWhenStartAnswersAnError(t *testing.T) {
+	rec := newRecorder()
+	rec.answer(mysqlReadOnlyQuery, []string{"read_only=1", "super_read_only=1"})
+	rec.answer("SHOW REPLICA STATUS", mysqlReplicaRow)
+	rec.answer(mysqlExecutedQuery, []string{"gtid_executed=" + uuidA + ":1-10"})
+	start := "START REPLICA UNTIL SQL_AFTER_GTIDS = ?"
+	rec.errs[start] = []error{errors.New("invalid connection")}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := recorded(Config{}, mysqlDialect{}, rec).SalvageFrom(ctx, Endpoint{Host: "db-a", Port: 3306},
+		Credentials{User: "repl"}, gtid.MustParseSet(uuidA+":1-12"))
+	sent := rec.sent()
+	if err == nil || len(sent) < 2 || sent[len(sent)-2] != "STOP REPLICA" {
+		t.Fatalf("err %v, sent %v; want an error and STOP REPLICA after the failed start", err, sent)
 	}
 }

@@ -2,6 +2,7 @@ package mysql
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -9,63 +10,90 @@ import (
 )
 
 // salvageStopReserve is kept from SalvageFrom's deadline for stopping
-// replication and reading the executed set once the wait is over.
-const salvageStopReserve = time.Second
+// replication and reading the executed set once the wait is over;
+// salvageStopTimeout bounds that stop, on a connection of its own.
+const (
+	salvageStopReserve = time.Second
+	salvageStopTimeout = 2 * time.Second
+)
 
-// SalvageFrom implements Instance. The server stays read-only throughout;
-// replication is pointed at source as ReplicateFrom points it (same
-// statement, account and TLS) and started with an UNTIL condition at
-// until, so that nothing the source executed beyond until is applied.
+// SalvageFrom implements Instance. The server must be read-only already
+// (only a fenced replica is salvaged): a writable one is refused with
+// ErrSalvageTargetWritable and left untouched, since it may be a primary
+// another operator promoted. Replication is pointed at source as
+// ReplicateFrom points it (same statement, account and TLS) and started
+// with an UNTIL condition at until, so that nothing the source executed
+// beyond until is applied. Once the source was pointed at, replication
+// is stopped whatever happened, on a fresh connection with time of its
+// own: a cancelled ctx or a dead session does not leave the server
+// replicating from the old primary.
 func (in *instance) SalvageFrom(ctx context.Context, source Endpoint, creds Credentials, until gtid.Set) (gtid.Set, error) {
 	verb := "salvage from " + source.String()
-	var set gtid.Set
 	if err := creds.TLS.validate(); err != nil {
-		return set, wrap(verb, in.addr, err)
+		return gtid.Set{}, wrap(verb, in.addr, err)
 	}
 	if _, ok := ctx.Deadline(); !ok {
-		return set, wrap(verb, in.addr, fmt.Errorf("%w: salvage needs a deadline", ErrInvalidConfig))
+		return gtid.Set{}, wrap(verb, in.addr, fmt.Errorf("%w: salvage needs a deadline", ErrInvalidConfig))
 	}
+	pointed := false
 	err := in.run(ctx, verb, 0, func(ctx context.Context, ex executor, d dialect) error {
 		target, err := d.waitTarget(until)
 		if err != nil {
 			return err
 		}
-		if err := startSalvage(ctx, ex, d, source, creds, target, in.lockWaitSeconds()); err != nil {
+		if err := startSalvage(ctx, ex, d, source, creds, target, in.lockWaitSeconds(), &pointed); err != nil {
 			return err
 		}
 		dl, _ := ctx.Deadline()
-		waitErr := in.salvageWait(ctx, ex, d, target, dl.Add(-salvageStopReserve))
-		// Stopped whatever happened, with time of its own: a salvage is
-		// never left running behind the failover.
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), salvageStopReserve)
-		defer cancel()
-		stopErr := d.stopReplica(sctx, ex)
-		set, err = d.executed(sctx, ex)
-		if stopErr != nil {
-			return fmt.Errorf("stop replica after salvage: %w", stopErr)
+		return in.salvageWait(ctx, ex, d, target, dl.Add(-salvageStopReserve))
+	})
+	if !pointed {
+		return gtid.Set{}, err
+	}
+	set, stopErr := in.stopSalvage(ctx)
+	if stopErr != nil {
+		return set, errors.Join(err, stopErr)
+	}
+	return set, err
+}
+
+// stopSalvage stops replication and reads the executed set on a new
+// session, within salvageStopTimeout of now even when ctx is done.
+func (in *instance) stopSalvage(ctx context.Context) (gtid.Set, error) {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), salvageStopTimeout)
+	defer cancel()
+	var set gtid.Set
+	err := in.run(sctx, "stop salvage", 0, func(ctx context.Context, ex executor, d dialect) error {
+		if err := d.stopReplica(ctx, ex); err != nil {
+			return fmt.Errorf("stop replica after salvage: %w", err)
 		}
-		if waitErr != nil {
-			return waitErr
-		}
+		var err error
+		set, err = d.executed(ctx, ex)
 		return err
 	})
 	return set, err
 }
 
-// startSalvage points replication at source and starts it until target,
-// the server kept read-only (it already is: only a replica is salvaged).
+// startSalvage checks the server is read-only, then points replication
+// at source and starts it until target; *pointed is set once the source
+// may have been changed (from then on replication must be stopped).
 func startSalvage(ctx context.Context, ex executor, d dialect, source Endpoint, creds Credentials,
-	target string, lockWait int) error {
+	target string, lockWait int, pointed *bool) error {
 	if err := d.setLockWaitTimeout(ctx, ex, lockWait); err != nil {
 		return err
 	}
-	if err := d.setFenced(ctx, ex, true); err != nil {
-		return fmt.Errorf("set read-only: %w", err)
+	fenced, _, err := d.readOnly(ctx, ex)
+	if err != nil {
+		return fmt.Errorf("read read-only: %w", err)
+	}
+	if !fenced {
+		return ErrSalvageTargetWritable
 	}
 	rs, err := d.replicaStatus(ctx, ex)
 	if err != nil {
 		return err
 	}
+	*pointed = true
 	if rs != nil {
 		if err := d.stopReplica(ctx, ex); err != nil {
 			return fmt.Errorf("stop replica: %w", err)
