@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/gtid"
 	"github.com/shipstream/bloodraven/pkg/topology"
 )
 
@@ -322,5 +323,57 @@ func TestEmergencyUnknownStep(t *testing.T) {
 	w.persisted.Status.Failover = &v1alpha1.FailoverIntent{From: "a", To: "b", Generation: 2, Step: "Dancing"}
 	if _, err := run(t, w, NewEmergency(w.env())); !errors.Is(err, ErrUnknownStep) {
 		t.Fatalf("want ErrUnknownStep, got %v", err)
+	}
+}
+
+// TestEmergencyPromotesWhatWasReceived: with three sites, c received (and
+// under semi-sync acknowledged) the primary's last transactions but has not
+// applied them, while b applied more of the earlier stream. c is promoted,
+// and only once its relay log is applied: Promote's RESET REPLICA ALL
+// would discard what is still in it. A drain that fails or is still
+// pending holds the promotion, past DrainTimeout too, while the target's
+// probed executed set lacks what it received.
+func TestEmergencyPromotesWhatWasReceived(t *testing.T) {
+	setup := func(t *testing.T) *world {
+		w := newWorld(t)
+		w.addSite("c")
+		primaryCrashed(w)
+		w.reports["a"] = &topology.Report{At: t0.Add(time.Second), ViewOperator: "op1", ViewSeq: 101, MysqldDown: true}
+		w.now = t0.Add(time.Second)
+		w.sites["b"].executed = gtid.MustParseSet(uuidA + ":1-8")
+		w.sites["c"].executed = gtid.MustParseSet(uuidA + ":1-5")
+		w.sites["c"].retrieved = gtid.MustParseSet(uuidA + ":1-10")
+		return w
+	}
+	t.Run("drained", func(t *testing.T) {
+		w := setup(t)
+		out, err := run(t, w, NewEmergency(w.env()))
+		if err != nil || !out.Completed {
+			t.Fatalf("outcome %+v, err %v", out, err)
+		}
+		if st := w.persisted.Status; st.ActiveSite != "c" || st.PromotionGtidExecuted != uuidA+":1-10" {
+			t.Fatalf("active %s promoted set %q, want c with %s:1-10", st.ActiveSite, st.PromotionGtidExecuted, uuidA)
+		}
+	})
+	for _, drainErr := range []error{errors.New("fake: lost connection"), ErrDrainPending} {
+		t.Run("unfinished drain holds the promotion: "+drainErr.Error(), func(t *testing.T) {
+			w := setup(t)
+			w.drainErr = drainErr
+			e := NewEmergency(w.env())
+			for _, at := range []time.Duration{0, 3001 * time.Millisecond, time.Minute} {
+				w.now = t0.Add(time.Second + at)
+				out, err := run(t, w, e)
+				if err != nil || out.Completed || out.Waiting == "" || w.sites["c"].writable {
+					t.Fatalf("after %s: outcome %+v, err %v, c writable %v: want waiting", at, out, err, w.sites["c"].writable)
+				}
+			}
+			w.drainErr = nil
+			if out, err := run(t, w, e); err != nil || !out.Completed {
+				t.Fatalf("drained: outcome %+v, err %v", out, err)
+			}
+			if got := w.persisted.Status.PromotionGtidExecuted; got != uuidA+":1-10" {
+				t.Fatalf("promoted set %q, want %s:1-10", got, uuidA)
+			}
+		})
 	}
 }

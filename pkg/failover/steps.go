@@ -2,7 +2,6 @@ package failover
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -51,7 +50,7 @@ func (e *Emergency) evidence(p Pass, site string) topology.Evidence {
 	return p.Evidence(site)
 }
 
-// promote drains the target's relay log (bounded) and makes it writable. A
+// promote drains the target's relay log and makes it writable. A
 // target already writable was promoted before a restart: its set is recorded.
 func (e *Emergency) promote(ctx context.Context, p Pass, it *v1alpha1.FailoverIntent, gated bool) (string, error) {
 	st := &p.Group.Status
@@ -110,19 +109,30 @@ func (e *Emergency) sidecar(p Pass, site string) (int64, bool) {
 	return p.Sidecar(site)
 }
 
-// drain waits for the target's relay log within DrainTimeout of the step's
-// start; past it, or on any error but ErrDrainPending, promotion goes on.
+// drain applies the target's relay log before Promote, whose RESET REPLICA
+// ALL would discard it. Within DrainTimeout of the step's start any error
+// waits; past it, the drain is tried once more without waiting, and the
+// promotion goes on only if it finished or the target's probe shows
+// nothing received unapplied (topology.Unapplied). So a target is never
+// promoted over transactions it received, which under semi-sync it may
+// have acknowledged: a slow applier is waited for; one stopped on an error
+// makes the target ineligible at its next probe, and Decide retargets.
 func (e *Emergency) drain(ctx context.Context, p Pass, it *v1alpha1.FailoverIntent) string {
 	deadline := e.stepSeen.Add(p.Settings.DrainTimeout)
-	left := deadline.Sub(e.env.Clock.Now())
-	if left <= 0 {
-		return ""
-	}
+	left := max(deadline.Sub(e.env.Clock.Now()), 0)
 	cctx, cancel := context.WithTimeout(ctx, left+p.Settings.CallTimeout)
 	defer cancel()
 	err := e.env.DB.DrainRelayLog(cctx, it.To, left)
-	if errors.Is(err, ErrDrainPending) && e.env.Clock.Now().Before(deadline) {
+	switch {
+	case err == nil:
+		return ""
+	case e.env.Clock.Now().Before(deadline):
 		return fmt.Sprintf("draining %s's relay log", it.To)
+	}
+	to, _ := p.Input.Site(it.To)
+	if miss := topology.Unapplied(to); !miss.IsEmpty() {
+		return fmt.Sprintf("%s's relay log still holds %d received transactions (%s) past the drain timeout: "+
+			"promoting it would discard them (%v)", it.To, miss.Count(), miss, err)
 	}
 	return ""
 }

@@ -77,8 +77,9 @@ type Candidate struct {
 // SelectCandidate picks the freshest eligible site: the one whose holdings
 // (what it executed plus what it received and will apply, Holdings) contain
 // every other eligible site's. Among equal holdings a semi-sync replica that
-// acknowledged its source (Replication.SemiSyncAcking) wins, then the first
-// in sites (spec order). When the eligible holdings are not all comparable,
+// acknowledged its source (Replication.SemiSyncAcking) wins, then one with
+// no relay log left to apply (Unapplied), then the first in sites (spec
+// order). When the eligible holdings are not all comparable,
 // nothing is picked and the divergent transactions are named.
 //
 // Holdings, not executed sets: a replica may have received, and under
@@ -134,7 +135,9 @@ func Holdings(s SiteView) gtid.Set {
 
 // fresher reports whether s is a better candidate than best: its holdings
 // strictly contain best's, or they are equal and s is a semi-sync replica
-// that acknowledged where best is not. Containment, not counts: a MariaDB
+// that acknowledged where best is not, or, that too equal, s has nothing
+// left to apply where best has (its promotion waits for no drain).
+// Containment, not counts: a MariaDB
 // received position counts as one transaction, yet stands for the history
 // up to it. Between holdings that are not comparable (a divergence,
 // reported by SelectCandidate) the one with more transactions is named.
@@ -144,8 +147,10 @@ func fresher(s, best SiteView) bool {
 	switch {
 	case sLacks != bLacks:
 		return bLacks
+	case !sLacks && s.Replication.SemiSyncAcking != best.Replication.SemiSyncAcking:
+		return s.Replication.SemiSyncAcking
 	case !sLacks:
-		return s.Replication.SemiSyncAcking && !best.Replication.SemiSyncAcking
+		return Unapplied(s).IsEmpty() && !Unapplied(best).IsEmpty()
 	}
 	return sh.Count() > bh.Count()
 }
@@ -159,4 +164,14 @@ func holdsAll(s SiteView, sites []SiteView) bool {
 		}
 	}
 	return true
+}
+
+// Unapplied is what s received but has not applied, as its probe showed:
+// what Promote's RESET REPLICA ALL would discard. Empty when what it
+// received is unknown (nothing to hold a promotion for).
+func Unapplied(s SiteView) gtid.Set {
+	if s.Replication.RetrievedUnknown {
+		return gtid.Set{}
+	}
+	return gtid.Lacks(s.Executed, s.Replication.Retrieved)
 }

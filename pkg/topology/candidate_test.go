@@ -60,6 +60,8 @@ func TestSelectCandidateReceived(t *testing.T) {
 			[]SiteView{ro("b", "A:1-9"), recv(ro("c", "A:1-5"), "A:1-10")}, "c", nil},
 		{"received ties applied: spec order",
 			[]SiteView{ro("b", "A:1-10"), recv(ro("c", "A:1-5"), "A:1-10")}, "b", nil},
+		{"received ties applied: the one with nothing to drain beats spec order",
+			[]SiteView{recv(ro("b", "A:1-5"), "A:1-10"), ro("c", "A:1-10")}, "c", nil},
 		{"received ties applied: the acknowledging replica",
 			[]SiteView{ro("b", "A:1-10"), with(recv(ro("c", "A:1-5"), "A:1-10"),
 				func(v *SiteView) { v.Replication.SemiSyncAcking = true })}, "c", nil},
