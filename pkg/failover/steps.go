@@ -77,16 +77,17 @@ func (e *Emergency) promote(ctx context.Context, p Pass, it *v1alpha1.FailoverIn
 	if err := p.gate(ctx, it.To); err != nil {
 		return err.Error(), nil
 	}
+	// Its lease fence armed and its semi-sync source set before it can
+	// write (semisync.go), and before the claim: neither makes it
+	// writable, and a failure leaves no mark for the next failover.
+	if err := PrepareWritable(ctx, p, e.env.DB, e.env.Notifier, e.env.Clock.Now(), it.To); err != nil {
+		return "", err
+	}
 	// Claimed (persisted exclusively) before the target can write: no other
 	// operator process wrote the group since this pass read it (claim.go).
 	claim(st, it.To)
 	if err := e.persistWith(ctx, p, e.env.Persister.PersistStatusExclusive); err != nil {
 		return "", fmt.Errorf("%w %s: %w", ErrClaim, it.To, err)
-	}
-	// Its lease fence armed and its semi-sync source set before it can
-	// write (semisync.go).
-	if err := PrepareWritable(ctx, p, e.env.DB, e.env.Notifier, e.env.Clock.Now(), it.To); err != nil {
-		return "", err
 	}
 	cctx, cancel := e.call(ctx, p)
 	set, err := e.env.DB.Promote(cctx, it.To)
