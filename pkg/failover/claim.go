@@ -41,8 +41,8 @@ import (
 // claim will be refused, may still prepare: its arm on a site that is, or
 // becomes, the legitimate primary is moved on by that site's sidecar on
 // its next tick (a fence firing means the sidecar stopped asking, which
-// is what the lease fence is for; an arm made late fires no earlier than
-// its lease deadline from the ask it was computed from), and its
+// is what the lease fence is for; an arm that lands late fires no earlier
+// than the pass computed, as its delay counts from when it runs), and its
 // semi-sync source part on a replica of the legitimate primary is set
 // back by that primary's next pass (keepSemiSync), a delay of that
 // primary's commits under required, never a write.
