@@ -2,6 +2,7 @@ package failover
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -356,12 +357,13 @@ func TestEmergencyPromotesWhatWasReceived(t *testing.T) {
 		}
 	})
 	for _, drainErr := range []error{errors.New("fake: lost connection"), ErrDrainPending} {
-		t.Run("unfinished drain holds the promotion: "+drainErr.Error(), func(t *testing.T) {
+		t.Run("a drain that makes progress holds the promotion: "+drainErr.Error(), func(t *testing.T) {
 			w := setup(t)
 			w.drainErr = drainErr
 			e := NewEmergency(w.env())
-			for _, at := range []time.Duration{0, 3001 * time.Millisecond, time.Minute} {
+			for i, at := range []time.Duration{0, 3001 * time.Millisecond, 5 * time.Second, 7 * time.Second, 10 * time.Second} {
 				w.now = t0.Add(time.Second + at)
+				w.sites["c"].executed = gtid.MustParseSet(fmt.Sprintf("%s:1-%d", uuidA, 5+i)) // the applier moves on
 				out, err := run(t, w, e)
 				if err != nil || out.Completed || out.Waiting == "" || w.sites["c"].writable {
 					t.Fatalf("after %s: outcome %+v, err %v, c writable %v: want waiting", at, out, err, w.sites["c"].writable)
@@ -376,4 +378,27 @@ func TestEmergencyPromotesWhatWasReceived(t *testing.T) {
 			}
 		})
 	}
+	// A drain that makes no progress for another DrainTimeout past its
+	// own (a partial transaction in the relay log that will never be
+	// completed, an applier stopped by hand) no longer holds it: Promote
+	// discards the rest, and the loss accounting counts it.
+	t.Run("a stalled drain ends after another DrainTimeout without progress", func(t *testing.T) {
+		w := setup(t)
+		w.drainErr = ErrDrainPending
+		e := NewEmergency(w.env())
+		for _, at := range []time.Duration{0, 3001 * time.Millisecond, 6 * time.Second} {
+			w.now = t0.Add(time.Second + at)
+			if out, err := run(t, w, e); err != nil || out.Completed || w.sites["c"].writable {
+				t.Fatalf("after %s: outcome %+v, err %v: want waiting", at, out, err)
+			}
+		}
+		w.now = t0.Add(time.Second + 6002*time.Millisecond)
+		if out, err := run(t, w, e); err != nil || !out.Completed {
+			t.Fatalf("stalled: outcome %+v, err %v", out, err)
+		}
+		st := &w.persisted.Status
+		if st.PromotionGtidExecuted != uuidA+":1-5" || !AccountLoss(st, w.sites["a"].executed) || *st.LastFailover.TransactionsLost != 5 {
+			t.Fatalf("promoted %q, lost %v: want %s:1-5 and 5 lost", st.PromotionGtidExecuted, st.LastFailover.TransactionsLost, uuidA)
+		}
+	})
 }

@@ -112,15 +112,20 @@ func (e *Emergency) sidecar(p Pass, site string) (int64, bool) {
 
 // drain applies the target's relay log before Promote, whose RESET REPLICA
 // ALL would discard it. Within DrainTimeout of the step's start any error
-// waits; past it, the drain is tried once more without waiting, and the
-// promotion goes on only if it finished or the target's probe shows
-// nothing received unapplied (topology.Unapplied). So a target is never
-// promoted over transactions it received, which under semi-sync it may
-// have acknowledged: a slow applier is waited for; one stopped on an error
-// makes the target ineligible at its next probe, and Decide retargets.
+// waits. Past it, the drain is tried once more without waiting, and the
+// promotion goes on when it finished or the target's probe shows nothing
+// received unapplied (topology.Unapplied). Otherwise it waits while the
+// target's applier makes progress (its probed executed set changes), and
+// goes on once it made none for another DrainTimeout: a partial
+// transaction that will never be completed, or an applier stopped by hand,
+// then costs two timeouts, and what Promote discards is outside the
+// promoted set, so the loss accounting counts it. An applier stopped on an
+// error makes the target ineligible at its next probe instead, and Decide
+// retargets.
 func (e *Emergency) drain(ctx context.Context, p Pass, it *v1alpha1.FailoverIntent) string {
+	now := e.env.Clock.Now()
 	deadline := e.stepSeen.Add(p.Settings.DrainTimeout)
-	left := max(deadline.Sub(e.env.Clock.Now()), 0)
+	left := max(deadline.Sub(now), 0)
 	cctx, cancel := context.WithTimeout(ctx, left+p.Settings.CallTimeout)
 	defer cancel()
 	err := e.env.DB.DrainRelayLog(cctx, it.To, left)
@@ -131,11 +136,18 @@ func (e *Emergency) drain(ctx context.Context, p Pass, it *v1alpha1.FailoverInte
 		return fmt.Sprintf("draining %s's relay log", it.To)
 	}
 	to, _ := p.Input.Site(it.To)
-	if miss := topology.Unapplied(to); !miss.IsEmpty() {
-		return fmt.Sprintf("%s's relay log still holds %d received transactions (%s) past the drain timeout: "+
-			"promoting it would discard them (%v)", it.To, miss.Count(), miss, err)
+	miss := topology.Unapplied(to)
+	if miss.IsEmpty() {
+		return ""
 	}
-	return ""
+	if set := to.Executed.String(); set != e.drainSet || e.drainMoved.IsZero() {
+		e.drainSet, e.drainMoved = set, now
+	}
+	if !now.Before(e.drainMoved.Add(p.Settings.DrainTimeout)) {
+		return "" // stalled: Promote discards the rest, counted as lost
+	}
+	return fmt.Sprintf("%s's relay log still holds %d received transactions (%s) past the drain timeout: "+
+		"waiting while its applier makes progress (%v)", it.To, miss.Count(), miss, err)
 }
 
 func (e *Emergency) promoted(ctx context.Context, p Pass, it *v1alpha1.FailoverIntent, set gtid.Set) error {
