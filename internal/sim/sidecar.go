@@ -187,7 +187,7 @@ func (w *World) askPeer(s, p *site) sidecar.Reply {
 	p.sidecar.http.ServeHTTP(rec, w.peerRequest)
 	// Classify is a function of the answer alone, and a peer serves the
 	// same body until its view changes: read each body once.
-	key := peerAnswer{code: rec.Code, body: string(rec.Body.Bytes())}
+	key := peerAnswer{code: rec.Code, body: rec.Body.String()}
 	if reply, ok := w.peerReplies[key]; ok {
 		return reply
 	}

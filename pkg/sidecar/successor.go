@@ -30,9 +30,17 @@ import (
 // Without pid evidence (Process.PIDFile empty) processes cannot be told
 // apart, and only a down read ends a run.
 
-// notePID records the pid a probe found; the caller holds r.mu.
+// notePID records the pid a probe found; the caller holds r.mu. A probe
+// that found no pid (none runs, or the pid file or /proc could not be
+// read) says nothing about which process runs: it neither ends the last
+// pid nor makes the next one fresh, so a pid read that fails once between
+// two reads of the same process does not pass that process for its own
+// successor.
 func (r *Runner) notePID(pid int) {
-	if r.esc.pidSeen && pid != r.esc.lastPID && pid != 0 {
+	if pid == 0 {
+		return
+	}
+	if r.esc.pidSeen && pid != r.esc.lastPID {
 		r.esc.freshPID = pid
 	}
 	r.esc.lastPID, r.esc.pidSeen = pid, true
@@ -63,6 +71,8 @@ func (r *Runner) noteFailure(asked, began time.Time) bool {
 	case r.esc.failingSince.IsZero():
 		r.esc.failingSince, r.esc.failPID = asked, pid
 		return false
+	case pid == 0:
+		return false // an unread pid is no other process: the run goes on
 	case hasPID && pid != r.esc.failPID:
 		r.esc.failingSince, r.esc.failPID = began, pid
 		return true

@@ -24,6 +24,9 @@ type proc struct {
 	writable      bool
 	// stuck: a fence never completes (a long rollback holds its locks).
 	stuck bool
+	// pidUnread: the process runs, but the first read of its pid in this
+	// state fails (the pid file or /proc could not be read once).
+	pidUnread bool
 }
 
 // restartingDB is a mysqld that the kubelet restarts while the sidecar
@@ -32,6 +35,7 @@ type proc struct {
 type restartingDB struct {
 	mu        sync.Mutex
 	cur       proc
+	pidRead   bool  // the pid was read in the current state
 	shutdowns []int // pids asked to shut down
 	kills     []int
 }
@@ -39,7 +43,7 @@ type restartingDB struct {
 func (d *restartingDB) set(p proc) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.cur = p
+	d.cur, d.pidRead = p, false
 }
 
 func (d *restartingDB) get() proc {
@@ -91,7 +95,13 @@ func (d *restartingDB) Shutdown(context.Context) error {
 func (*restartingDB) HasPID() bool { return true }
 func (*restartingDB) HasTCP() bool { return true }
 func (d *restartingDB) LivePID() int {
-	return d.get().pid
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.cur.pidUnread && !d.pidRead {
+		d.pidRead = true
+		return 0
+	}
+	return d.cur.pid
 }
 
 func (d *restartingDB) DialTCP(context.Context) TCPState {
@@ -145,6 +155,9 @@ func TestEscalationSparesTheSuccessor(t *testing.T) {
 		{name: "a successor writable with a stuck fence is stopped",
 			steps: []phase{{a, 3}, {shuttingDown, 3}, {proc{}, 2}, {booting, 2}, {starting, 5}},
 			last:  proc{pid: 200, writable: true, stuck: true}, wantStops: []int{200}},
+		{name: "a pid read that fails once does not pass the process for its successor",
+			steps: []phase{{a, 3}},
+			last:  proc{pid: 100, hung: true, pidUnread: true}, wantStops: []int{100}},
 		{name: "the process whose fence failed is stopped while its port serves",
 			steps: []phase{{a, 3}},
 			last:  proc{pid: 100, hung: true}, wantStops: []int{100}},
