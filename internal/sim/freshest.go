@@ -7,10 +7,8 @@ import (
 )
 
 // InvariantFreshest: a site made writable holds every transaction that an
-// eligible site held, applied or received into its relay log (the freshest
-// eligible site by what it will hold once its relay log is applied is the
-// one promoted, its relay log applied first; and a re-asserted primary has
-// lost nothing another site still has).
+// eligible site held (the freshest eligible site is the one promoted, and
+// a re-asserted primary has lost nothing another site still has).
 const InvariantFreshest = "freshest-promoted"
 
 // pastKept is how many steps of each site's executed set the checker keeps.
@@ -18,8 +16,7 @@ const pastKept = 8
 
 // history is what the freshness check remembers of a site.
 type history struct {
-	// past[step%pastKept] is the site's executed set at the end of step,
-	// raised by what its IO thread had received (its relay log).
+	// past[step%pastKept] is the site's executed set at the end of step.
 	past [pastKept]txs
 	// observableSince is the first step of the site's current run of
 	// steps in which the operator could have read it; -1 while it can't.
@@ -61,7 +58,6 @@ func (c *checker) noteHistory() {
 		h := &c.hist[i]
 		slot := c.w.step % pastKept
 		h.past[slot] = append(h.past[slot][:0], s.db.executed...) // reuse the slot's array: no allocation per step
-		h.past[slot].raise(s.db.received)
 		switch {
 		case !polling || !c.w.observable(s):
 			h.observableSince = -1
@@ -75,8 +71,8 @@ func (c *checker) noteHistory() {
 // the operator must have counted as eligible: a primary candidate it could
 // read for long enough to call healthy (the recovery threshold in polls,
 // plus a poll, all while a process of it was polling), read-only, not fenced by an administrator nor known to
-// have diverged. Each such site's executed set, with what it had received
-// and not applied, is taken as it was a poll ago (the operator's snapshot may be that old), without the site's own
+// have diverged. Each such site's executed set is taken as it was a poll
+// ago (the operator's snapshot may be that old), without the site's own
 // server's transactions and those the history already discarded.
 func (c *checker) checkFreshest(s *site) {
 	if c.hist == nil {

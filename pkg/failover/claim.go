@@ -32,20 +32,6 @@ import (
 //
 // A successful statement clears the mark (RecordWritable); a failed one
 // leaves it, as MarkMaybeWritable would set it.
-//
-// The site is prepared (PrepareWritable: lease fence armed, semi-sync
-// source part set) before it is claimed, not after: neither makes it
-// writable, and a preparation that fails (an unreachable target) would
-// otherwise leave a mark that holds the next failover until the site is
-// confirmed unable to write. The cost is that a deposed leader, whose
-// claim will be refused, may still prepare: its arm on a site that is, or
-// becomes, the legitimate primary is moved on by that site's sidecar on
-// its next tick (a fence firing means the sidecar stopped asking, which
-// is what the lease fence is for; an arm that lands late fires no earlier
-// than the pass computed, as its delay counts from when it runs), and its
-// semi-sync source part on a replica of the legitimate primary is set
-// back by that primary's next pass (keepSemiSync), a delay of that
-// primary's commits under required, never a write.
 
 // Claim marks site maybe-writable in g's status and persists that
 // exclusively. Only on nil may the caller make site writable.

@@ -31,11 +31,6 @@ type Emergency struct {
 	// the drain and sidecar-adoption budgets count from there.
 	stepKey  string
 	stepSeen time.Time
-	// drainSet and drainMoved are the target's executed set as this
-	// operator last saw it past the drain timeout, and when it last saw
-	// it change (steps.go drain).
-	drainSet   string
-	drainMoved time.Time
 	// salvageM is the binlog salvage of the failover in flight (salvage.go).
 	salvageM salvageMemo
 }
@@ -95,7 +90,6 @@ func (e *Emergency) observeStep(it *v1alpha1.FailoverIntent) {
 	key := fmt.Sprintf("%d/%s", it.Generation, it.Step)
 	if key != e.stepKey {
 		e.stepKey, e.stepSeen = key, e.env.Clock.Now()
-		e.drainSet, e.drainMoved = "", time.Time{}
 	}
 }
 

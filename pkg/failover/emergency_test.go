@@ -2,7 +2,6 @@ package failover
 
 import (
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -11,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
-	"github.com/shipstream/bloodraven/pkg/gtid"
 	"github.com/shipstream/bloodraven/pkg/topology"
 )
 
@@ -325,80 +323,4 @@ func TestEmergencyUnknownStep(t *testing.T) {
 	if _, err := run(t, w, NewEmergency(w.env())); !errors.Is(err, ErrUnknownStep) {
 		t.Fatalf("want ErrUnknownStep, got %v", err)
 	}
-}
-
-// TestEmergencyPromotesWhatWasReceived: with three sites, c received (and
-// under semi-sync acknowledged) the primary's last transactions but has not
-// applied them, while b applied more of the earlier stream. c is promoted,
-// and only once its relay log is applied: Promote's RESET REPLICA ALL
-// would discard what is still in it. A drain that fails or is still
-// pending holds the promotion, past DrainTimeout too, while the target's
-// probed executed set lacks what it received.
-func TestEmergencyPromotesWhatWasReceived(t *testing.T) {
-	setup := func(t *testing.T) *world {
-		w := newWorld(t)
-		w.addSite("c")
-		primaryCrashed(w)
-		w.reports["a"] = &topology.Report{At: t0.Add(time.Second), ViewOperator: "op1", ViewSeq: 101, MysqldDown: true}
-		w.now = t0.Add(time.Second)
-		w.sites["b"].executed = gtid.MustParseSet(uuidA + ":1-8")
-		w.sites["c"].executed = gtid.MustParseSet(uuidA + ":1-5")
-		w.sites["c"].retrieved = gtid.MustParseSet(uuidA + ":1-10")
-		return w
-	}
-	t.Run("drained", func(t *testing.T) {
-		w := setup(t)
-		out, err := run(t, w, NewEmergency(w.env()))
-		if err != nil || !out.Completed {
-			t.Fatalf("outcome %+v, err %v", out, err)
-		}
-		if st := w.persisted.Status; st.ActiveSite != "c" || st.PromotionGtidExecuted != uuidA+":1-10" {
-			t.Fatalf("active %s promoted set %q, want c with %s:1-10", st.ActiveSite, st.PromotionGtidExecuted, uuidA)
-		}
-	})
-	for _, drainErr := range []error{errors.New("fake: lost connection"), ErrDrainPending} {
-		t.Run("a drain that makes progress holds the promotion: "+drainErr.Error(), func(t *testing.T) {
-			w := setup(t)
-			w.drainErr = drainErr
-			e := NewEmergency(w.env())
-			for i, at := range []time.Duration{0, 3001 * time.Millisecond, 5 * time.Second, 7 * time.Second, 10 * time.Second} {
-				w.now = t0.Add(time.Second + at)
-				w.sites["c"].executed = gtid.MustParseSet(fmt.Sprintf("%s:1-%d", uuidA, 5+i)) // the applier moves on
-				out, err := run(t, w, e)
-				if err != nil || out.Completed || out.Waiting == "" || w.sites["c"].writable {
-					t.Fatalf("after %s: outcome %+v, err %v, c writable %v: want waiting", at, out, err, w.sites["c"].writable)
-				}
-			}
-			w.drainErr = nil
-			if out, err := run(t, w, e); err != nil || !out.Completed {
-				t.Fatalf("drained: outcome %+v, err %v", out, err)
-			}
-			if got := w.persisted.Status.PromotionGtidExecuted; got != uuidA+":1-10" {
-				t.Fatalf("promoted set %q, want %s:1-10", got, uuidA)
-			}
-		})
-	}
-	// A drain that makes no progress for another DrainTimeout past its
-	// own (a partial transaction in the relay log that will never be
-	// completed, an applier stopped by hand) no longer holds it: Promote
-	// discards the rest, and the loss accounting counts it.
-	t.Run("a stalled drain ends after another DrainTimeout without progress", func(t *testing.T) {
-		w := setup(t)
-		w.drainErr = ErrDrainPending
-		e := NewEmergency(w.env())
-		for _, at := range []time.Duration{0, 3001 * time.Millisecond, 6 * time.Second} {
-			w.now = t0.Add(time.Second + at)
-			if out, err := run(t, w, e); err != nil || out.Completed || w.sites["c"].writable {
-				t.Fatalf("after %s: outcome %+v, err %v: want waiting", at, out, err)
-			}
-		}
-		w.now = t0.Add(time.Second + 6002*time.Millisecond)
-		if out, err := run(t, w, e); err != nil || !out.Completed {
-			t.Fatalf("stalled: outcome %+v, err %v", out, err)
-		}
-		st := &w.persisted.Status
-		if st.PromotionGtidExecuted != uuidA+":1-5" || !AccountLoss(st, w.sites["a"].executed) || *st.LastFailover.TransactionsLost != 5 {
-			t.Fatalf("promoted %q, lost %v: want %s:1-5 and 5 lost", st.PromotionGtidExecuted, st.LastFailover.TransactionsLost, uuidA)
-		}
-	})
 }

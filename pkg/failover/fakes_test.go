@@ -35,10 +35,7 @@ type fakeSite struct {
 	promoteLost bool
 	writable    bool
 	executed    gtid.Set
-	// retrieved is what its IO thread received: applied into executed by
-	// a drain, discarded by Promote (RESET REPLICA ALL).
-	retrieved gtid.Set
-	source    string
+	source      string
 }
 
 var errDown = errors.New("fake: site unreachable")
@@ -158,16 +155,7 @@ func (w *world) Fence(_ context.Context, n string) error {
 	return err
 }
 
-// DrainRelayLog applies n's relay log unless drainErr says it can't.
-func (w *world) DrainRelayLog(_ context.Context, n string, _ time.Duration) error {
-	if w.drainErr != nil {
-		return w.drainErr
-	}
-	if s, err := w.site(n); err == nil {
-		s.executed = s.executed.Union(s.retrieved)
-	}
-	return nil
-}
+func (w *world) DrainRelayLog(context.Context, string, time.Duration) error { return w.drainErr }
 
 func (w *world) Promote(_ context.Context, n string) (gtid.Set, error) {
 	s, err := w.site(n)
@@ -182,7 +170,7 @@ func (w *world) Promote(_ context.Context, n string) (gtid.Set, error) {
 	}
 	w.promotes[n]++
 	w.madeWritable(n)
-	s.writable, s.source, s.retrieved = true, "", gtid.Set{}
+	s.writable, s.source = true, ""
 	if ws := w.writers(); len(ws) > 1 {
 		w.twoWriters = append(w.twoWriters, ws)
 	}
@@ -396,7 +384,7 @@ func (w *world) pass() Pass {
 	for _, n := range w.order {
 		s := w.sites[n]
 		v := topology.SiteView{Name: n, Role: v1alpha1.RolePrimaryCandidate, Executed: s.executed,
-			Replication: topology.Replication{Running: s.source != "", Retrieved: s.retrieved}, MaybeWritable: MaybeWritable(st, n)}
+			Replication: topology.Replication{Running: s.source != ""}, MaybeWritable: MaybeWritable(st, n)}
 		switch {
 		case !s.up || s.seenDown:
 			v.State = v1alpha1.StateUnreachable

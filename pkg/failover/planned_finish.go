@@ -105,27 +105,19 @@ func (m *Planned) rollback(ctx context.Context, p Pass, b *v1alpha1.PlannedFailo
 	if err := p.gate(ctx, src); err != nil {
 		return waiting(0, err.Error()), nil // the next pass, at once, observes again
 	}
-	// Its lease fence armed and its semi-sync source set before it can
-	// write, and before the claim (semisync.go): a source that cannot be
-	// prepared is not unfenced, as if the unfence had failed, and is left
-	// unmarked.
-	err := PrepareWritable(ctx, p, m.env.DB, m.env.Notifier, m.env.Clock.Now(), src)
-	if err == nil {
-		// Claimed (persisted exclusively) before the source can write
-		// again (claim.go).
-		if err := m.claim(ctx, p, src); err != nil {
-			return waiting(retryPause, "rolling back"), err
-		}
-		// The target acknowledges the source's commits again before they
-		// can start: a promotion that failed may have made it the
-		// semi-sync source.
-		if !crashed(p, b.Target) {
-			PrepareReplica(ctx, p, m.env.DB, b.Target, src)
-		}
-		var perr error
-		if err, perr = m.unfenceSource(ctx, p, src); perr != nil {
-			return waiting(retryPause, "rolling back"), perr
-		}
+	// Claimed (persisted exclusively) before the source can write again
+	// (claim.go).
+	if err := m.claim(ctx, p, src); err != nil {
+		return waiting(retryPause, "rolling back"), err
+	}
+	// The target acknowledges the source's commits again before they can
+	// start: a promotion that failed may have made it the semi-sync source.
+	if !crashed(p, b.Target) {
+		PrepareReplica(ctx, p, m.env.DB, b.Target, src)
+	}
+	err, perr := m.unfenceSource(ctx, p, src)
+	if perr != nil {
+		return waiting(retryPause, "rolling back"), perr
 	}
 	switch {
 	// On an error the mark stays cleared: an unfence that timed out may still
@@ -150,10 +142,15 @@ func (m *Planned) rollback(ctx context.Context, p Pass, b *v1alpha1.PlannedFailo
 	return m.finish(ctx, p, b, e)
 }
 
-// unfenceSource unfences the prepared and claimed source: err is why it is
-// not known writable, perr a failure to record an unfence that failed and
-// may have taken effect.
+// unfenceSource arms the source's lease fence and sets its semi-sync
+// source part (PrepareWritable), and unfences it: err is why it is not
+// known writable, perr a failure to record an unfence that failed and may
+// have taken effect. A source that cannot be prepared is not unfenced, as
+// if the unfence had failed.
 func (m *Planned) unfenceSource(ctx context.Context, p Pass, src string) (err, perr error) {
+	if err := PrepareWritable(ctx, p, m.env.DB, m.env.Notifier, m.env.Clock.Now(), src); err != nil {
+		return err, nil
+	}
 	cctx, cancel := m.call(ctx, p)
 	err = m.env.DB.Unfence(cctx, src)
 	cancel()

@@ -78,16 +78,15 @@ func (m *Planned) promoteTarget(ctx context.Context, p Pass, b *v1alpha1.Planned
 	if err := p.gateFresh(ctx, b.Target, fresh); err != nil {
 		return waiting(0, err.Error()), false, nil // the next pass, at once, observes again
 	}
-	// Its lease fence armed and its semi-sync source set before it can
-	// write (semisync.go), and before the claim: neither makes it
-	// writable, and a failure leaves no mark behind.
-	if err := PrepareWritable(ctx, p, m.env.DB, m.env.Notifier, m.env.Clock.Now(), b.Target); err != nil {
-		return m.retry(ctx, p, b, retryPause, err.Error())
-	}
 	// Claimed (persisted exclusively) before the target can write: no other
 	// operator process wrote the group since this pass read it (claim.go).
 	if err := m.claim(ctx, p, b.Target); err != nil {
 		return waiting(retryPause, "claiming "+b.Target), false, err
+	}
+	// Its lease fence armed and its semi-sync source set before it can
+	// write (semisync.go).
+	if err := PrepareWritable(ctx, p, m.env.DB, m.env.Notifier, m.env.Clock.Now(), b.Target); err != nil {
+		return m.retry(ctx, p, b, retryPause, err.Error())
 	}
 	cctx, cancel = m.call(ctx, p)
 	set, err := m.env.DB.Promote(cctx, b.Target)

@@ -11,9 +11,8 @@ import (
 
 // Every step that makes a site writable (an emergency or planned
 // promotion, a re-assertion, a rollback's unfence) goes through
-// PrepareWritable before its claim (claim.go), and so before the statement
-// that lifts the barrier: it arms the site's lease fence (leasefence.go),
-// then, with semi-sync on,
+// PrepareWritable right before the statement that lifts the barrier: it
+// arms the site's lease fence (leasefence.go), then, with semi-sync on,
 // makes the site the semi-sync source with the part topology.PlanSemiSync
 // gives the active site. The first commit the site accepts then already
 // waits for a replica's acknowledgement; set a pass later, the commits in

@@ -2,6 +2,7 @@ package failover
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -50,7 +51,7 @@ func (e *Emergency) evidence(p Pass, site string) topology.Evidence {
 	return p.Evidence(site)
 }
 
-// promote drains the target's relay log and makes it writable. A
+// promote drains the target's relay log (bounded) and makes it writable. A
 // target already writable was promoted before a restart: its set is recorded.
 func (e *Emergency) promote(ctx context.Context, p Pass, it *v1alpha1.FailoverIntent, gated bool) (string, error) {
 	st := &p.Group.Status
@@ -77,17 +78,16 @@ func (e *Emergency) promote(ctx context.Context, p Pass, it *v1alpha1.FailoverIn
 	if err := p.gate(ctx, it.To); err != nil {
 		return err.Error(), nil
 	}
-	// Its lease fence armed and its semi-sync source set before it can
-	// write (semisync.go), and before the claim: neither makes it
-	// writable, and a failure leaves no mark for the next failover.
-	if err := PrepareWritable(ctx, p, e.env.DB, e.env.Notifier, e.env.Clock.Now(), it.To); err != nil {
-		return "", err
-	}
 	// Claimed (persisted exclusively) before the target can write: no other
 	// operator process wrote the group since this pass read it (claim.go).
 	claim(st, it.To)
 	if err := e.persistWith(ctx, p, e.env.Persister.PersistStatusExclusive); err != nil {
 		return "", fmt.Errorf("%w %s: %w", ErrClaim, it.To, err)
+	}
+	// Its lease fence armed and its semi-sync source set before it can
+	// write (semisync.go).
+	if err := PrepareWritable(ctx, p, e.env.DB, e.env.Notifier, e.env.Clock.Now(), it.To); err != nil {
+		return "", err
 	}
 	cctx, cancel := e.call(ctx, p)
 	set, err := e.env.DB.Promote(cctx, it.To)
@@ -110,44 +110,21 @@ func (e *Emergency) sidecar(p Pass, site string) (int64, bool) {
 	return p.Sidecar(site)
 }
 
-// drain applies the target's relay log before Promote, whose RESET REPLICA
-// ALL would discard it. Within DrainTimeout of the step's start any error
-// waits. Past it, the drain is tried once more without waiting, and the
-// promotion goes on when it finished or the target's probe shows nothing
-// received unapplied (topology.Unapplied). Otherwise it waits while the
-// target's applier makes progress (its probed executed set changes), and
-// goes on once it made none for another DrainTimeout: a partial
-// transaction that will never be completed, or an applier stopped by hand,
-// then costs two timeouts, and what Promote discards is outside the
-// promoted set, so the loss accounting counts it. An applier stopped on an
-// error makes the target ineligible at its next probe instead, and Decide
-// retargets.
+// drain waits for the target's relay log within DrainTimeout of the step's
+// start; past it, or on any error but ErrDrainPending, promotion goes on.
 func (e *Emergency) drain(ctx context.Context, p Pass, it *v1alpha1.FailoverIntent) string {
-	now := e.env.Clock.Now()
 	deadline := e.stepSeen.Add(p.Settings.DrainTimeout)
-	left := max(deadline.Sub(now), 0)
+	left := deadline.Sub(e.env.Clock.Now())
+	if left <= 0 {
+		return ""
+	}
 	cctx, cancel := context.WithTimeout(ctx, left+p.Settings.CallTimeout)
 	defer cancel()
 	err := e.env.DB.DrainRelayLog(cctx, it.To, left)
-	switch {
-	case err == nil:
-		return ""
-	case e.env.Clock.Now().Before(deadline):
+	if errors.Is(err, ErrDrainPending) && e.env.Clock.Now().Before(deadline) {
 		return fmt.Sprintf("draining %s's relay log", it.To)
 	}
-	to, _ := p.Input.Site(it.To)
-	miss := topology.Unapplied(to)
-	if miss.IsEmpty() {
-		return ""
-	}
-	if set := to.Executed.String(); set != e.drainSet || e.drainMoved.IsZero() {
-		e.drainSet, e.drainMoved = set, now
-	}
-	if !now.Before(e.drainMoved.Add(p.Settings.DrainTimeout)) {
-		return "" // stalled: Promote discards the rest, counted as lost
-	}
-	return fmt.Sprintf("%s's relay log still holds %d received transactions (%s) past the drain timeout: "+
-		"waiting while its applier makes progress (%v)", it.To, miss.Count(), miss, err)
+	return ""
 }
 
 func (e *Emergency) promoted(ctx context.Context, p Pass, it *v1alpha1.FailoverIntent, set gtid.Set) error {

@@ -124,18 +124,17 @@ func (l *Loop) reassert(ctx context.Context, p failover.Pass, site string) error
 	if err := p.MayMakeWritable(ctx, site, time.Time{}); err != nil {
 		return fmt.Errorf("re-assert %s: %w", site, err) // the next pass observes again
 	}
-	// Its lease fence armed and its semi-sync source set before it can
-	// write (failover.PrepareWritable), and before the claim: neither makes
-	// it writable, and a failure leaves no maybe-writable mark behind.
-	if err := failover.PrepareWritable(ctx, p, l.conns, l.env.Notifier, l.env.Clock.Now(), site); err != nil {
-		return fmt.Errorf("re-assert %s: %w", site, err)
-	}
 	// Claimed (persisted exclusively) before the site can write: no other
 	// operator process wrote the group since this pass read it.
 	wctx, wcancel := context.WithTimeout(ctx, p.Settings.CallTimeout)
 	err := failover.Claim(wctx, l.patcher, g, site)
 	wcancel()
 	if err != nil {
+		return fmt.Errorf("re-assert %s: %w", site, err)
+	}
+	// Its lease fence armed and its semi-sync source set before it can
+	// write (failover.PrepareWritable).
+	if err := failover.PrepareWritable(ctx, p, l.conns, l.env.Notifier, l.env.Clock.Now(), site); err != nil {
 		return fmt.Errorf("re-assert %s: %w", site, err)
 	}
 	cctx, cancel := context.WithTimeout(ctx, p.Settings.CallTimeout)

@@ -74,18 +74,11 @@ type Candidate struct {
 	Freshest string
 }
 
-// SelectCandidate picks the freshest eligible site: the one whose holdings
-// (what it executed plus what it received and will apply, Holdings) contain
-// every other eligible site's. Among equal holdings a semi-sync replica that
-// acknowledged its source (Replication.SemiSyncAcking) wins, then one with
-// no relay log left to apply (Unapplied), then the first in sites (spec
-// order). When the eligible holdings are not all comparable,
-// nothing is picked and the divergent transactions are named.
-//
-// Holdings, not executed sets: a replica may have received, and under
-// semi-sync acknowledged, a commit still in its relay log that a replica
-// which applied more of the earlier stream never received. Ranking by
-// executed sets would promote the latter and lose the acknowledged commit.
+// SelectCandidate picks the freshest eligible site: the one whose executed
+// GTID set contains every other eligible site's. Among equal sets a
+// semi-sync replica that acknowledged its source (Replication.SemiSyncAcking)
+// wins, then the first in sites (spec order). When the eligible sets are not
+// all comparable, nothing is picked and the divergent transactions are named.
 //
 // Freshness comes first: the replicas of one source receive one binlog
 // stream, in order, so the freshest replica already holds every write any
@@ -111,7 +104,7 @@ func SelectCandidate(sites []SiteView) Candidate {
 	for _, s := range eligible {
 		// Lacks, not Subtract: MariaDB sets name seqs by a guess that
 		// differs between a history and its prefix (gtid.Lacks).
-		if missing := gtid.Lacks(Holdings(best), Holdings(s)); !missing.IsEmpty() {
+		if missing := gtid.Lacks(best.Executed, s.Executed); !missing.IsEmpty() {
 			div = append(div, Divergence{Site: s.Name, GTIDs: missing})
 		}
 	}
@@ -121,57 +114,20 @@ func SelectCandidate(sites []SiteView) Candidate {
 	return Candidate{Site: best.Name}
 }
 
-// Holdings is what s will hold once its relay log is applied: its executed
-// set plus what its IO thread received that it has not executed (for
-// MariaDB the received position, which gtid.Lacks reads as the history up
-// to it). When what it received is unknown, its executed set alone.
-func Holdings(s SiteView) gtid.Set {
-	r := s.Replication
-	if r.RetrievedUnknown || r.Retrieved.IsEmpty() {
-		return s.Executed
-	}
-	return s.Executed.Union(gtid.Lacks(s.Executed, r.Retrieved))
-}
-
-// fresher reports whether s is a better candidate than best: its holdings
-// strictly contain best's, or they are equal and s is a semi-sync replica
-// that acknowledged where best is not, or, that too equal, s has nothing
-// left to apply where best has (its promotion waits for no drain).
-// Containment, not counts: a MariaDB
-// received position counts as one transaction, yet stands for the history
-// up to it. Between holdings that are not comparable (a divergence,
-// reported by SelectCandidate) the one with more transactions is named.
+// fresher reports whether s is a better candidate than best: more
+// transactions, or as many and a semi-sync replica that acknowledged where
+// best is not.
 func fresher(s, best SiteView) bool {
-	sh, bh := Holdings(s), Holdings(best)
-	sLacks, bLacks := !gtid.Lacks(sh, bh).IsEmpty(), !gtid.Lacks(bh, sh).IsEmpty()
-	switch {
-	case sLacks != bLacks:
-		return bLacks
-	case !sLacks && s.Replication.SemiSyncAcking != best.Replication.SemiSyncAcking:
-		return s.Replication.SemiSyncAcking
-	case !sLacks:
-		return Unapplied(s).IsEmpty() && !Unapplied(best).IsEmpty()
-	}
-	return sh.Count() > bh.Count()
+	n, m := s.Executed.Count(), best.Executed.Count()
+	return n > m || n == m && s.Replication.SemiSyncAcking && !best.Replication.SemiSyncAcking
 }
 
-// holdsAll reports whether s holds every eligible site's transactions,
-// counting on both sides what each received and will apply (Holdings).
+// holdsAll reports whether s holds every eligible site's transactions.
 func holdsAll(s SiteView, sites []SiteView) bool {
 	for _, o := range sites {
-		if Eligible(o) && !gtid.Lacks(Holdings(s), Holdings(o)).IsEmpty() {
+		if Eligible(o) && !gtid.Lacks(s.Executed, o.Executed).IsEmpty() {
 			return false
 		}
 	}
 	return true
-}
-
-// Unapplied is what s received but has not applied, as its probe showed:
-// what Promote's RESET REPLICA ALL would discard. Empty when what it
-// received is unknown (nothing to hold a promotion for).
-func Unapplied(s SiteView) gtid.Set {
-	if s.Replication.RetrievedUnknown {
-		return gtid.Set{}
-	}
-	return gtid.Lacks(s.Executed, s.Replication.Retrieved)
 }

@@ -1,9 +1,6 @@
 package topology
 
-import (
-	"fmt"
-	"testing"
-)
+import "testing"
 
 // TestSelectCandidateSemiSync: an acknowledging semi-sync replica only
 // breaks a tie between equally fresh candidates; freshness comes first,
@@ -34,61 +31,6 @@ func TestSelectCandidateSemiSync(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if c := SelectCandidate(tc.sites); c.Site != tc.want {
 				t.Fatalf("picked %q (%+v), want %q", c.Site, c, tc.want)
-			}
-		})
-	}
-}
-
-// TestSelectCandidateReceived: candidates are ranked by what they hold once
-// their relay logs are applied (executed plus retrieved), so a replica that
-// received, and under semi-sync acknowledged, a commit it has not applied
-// yet is not passed over for one that applied more of the earlier stream.
-func TestSelectCandidateReceived(t *testing.T) {
-	recv := func(s SiteView, s2 string) SiteView {
-		return with(s, func(v *SiteView) { v.Replication.Retrieved = set(s2) })
-	}
-	unknown := func(s SiteView) SiteView {
-		return with(s, func(v *SiteView) { v.Replication.RetrievedUnknown = true })
-	}
-	tests := []struct {
-		name      string
-		sites     []SiteView
-		want      string
-		divergent []string
-	}{
-		{"received but not applied beats applied more of the earlier stream",
-			[]SiteView{ro("b", "A:1-9"), recv(ro("c", "A:1-5"), "A:1-10")}, "c", nil},
-		{"received ties applied: spec order",
-			[]SiteView{ro("b", "A:1-10"), recv(ro("c", "A:1-5"), "A:1-10")}, "b", nil},
-		{"received ties applied: the one with nothing to drain beats spec order",
-			[]SiteView{recv(ro("b", "A:1-5"), "A:1-10"), ro("c", "A:1-10")}, "c", nil},
-		{"received ties applied: the acknowledging replica",
-			[]SiteView{ro("b", "A:1-10"), with(recv(ro("c", "A:1-5"), "A:1-10"),
-				func(v *SiteView) { v.Replication.SemiSyncAcking = true })}, "c", nil},
-		{"retrieved already applied changes nothing",
-			[]SiteView{recv(ro("b", "A:1-9"), "A:1-9"), ro("c", "A:1-10")}, "c", nil},
-		{"retrieved unknown: executed only",
-			[]SiteView{ro("b", "A:1-9"), unknown(recv(ro("c", "A:1-5"), "A:1-10"))}, "b", nil},
-		{"received beyond another's applied is no divergence",
-			[]SiteView{recv(ro("b", "A:1-3"), "A:1-8"), ro("c", "A:1-6"), recv(ro("d", "A:1-2"), "A:1-7")}, "b", nil},
-		{"received what the freshest lacks: divergence named",
-			[]SiteView{ro("b", "A:1-10,B:1"), recv(ro("c", "A:1-5"), "A:1-8,B:1-2")}, "", []string{"c"}},
-		{"MariaDB: the IO position past the other's executed wins",
-			[]SiteView{ro("b", "0-1:1-100,0-2:101-104"), recv(ro("c", "0-1:1-100,0-2:101-103"), "0-2:105")}, "c", nil},
-		{"MariaDB: an IO position already applied changes nothing",
-			[]SiteView{ro("b", "0-1:1-100,0-2:101-104"), recv(ro("c", "0-1:1-100,0-2:101-104"), "0-2:103")}, "b", nil},
-		{"MariaDB: IO position behind the other's executed",
-			[]SiteView{ro("b", "0-1:1-100,0-2:101-106"), recv(ro("c", "0-1:1-100,0-2:101-103"), "0-2:105")}, "b", nil},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			c := SelectCandidate(tc.sites)
-			var div []string
-			for _, d := range c.Divergent {
-				div = append(div, d.Site)
-			}
-			if c.Site != tc.want || fmt.Sprint(div) != fmt.Sprint(tc.divergent) {
-				t.Fatalf("picked %q divergent %v (%+v), want %q divergent %v", c.Site, div, c, tc.want, tc.divergent)
 			}
 		})
 	}
