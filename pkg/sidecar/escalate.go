@@ -249,11 +249,16 @@ func (r *Runner) stopMySQLD(ctx context.Context, target int) (string, error) {
 		return StopFailed, fmt.Errorf("mysqld still runs %s after SHUTDOWN, and no pid file to kill it by: %w",
 			r.cfg.Clock.Since(start).Round(time.Millisecond), ErrStillRunning)
 	}
-	if target != 0 && r.process().LivePID() != target {
+	if live := r.process().LivePID(); target != 0 && live != 0 && live != target {
 		return StopShutdown, nil // gone at the last moment
 	}
 	pid, err := r.process().Kill()
-	if err != nil && !errors.Is(err, ErrNoProcess) {
+	switch {
+	case errors.Is(err, ErrNoProcess) && !r.mysqldGone(ctx):
+		// No process to signal, yet mysqld serves: its pid file is
+		// missing or names no mysqld. Nothing was stopped.
+		return StopFailed, fmt.Errorf("kill mysqld: %w, yet it still serves: %w", err, ErrStillRunning)
+	case err != nil && !errors.Is(err, ErrNoProcess):
 		return StopFailed, err
 	}
 	// SIGKILL cannot be caught: once it is delivered the process never

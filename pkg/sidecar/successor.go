@@ -93,9 +93,13 @@ func (r *Runner) sameTarget() bool {
 
 // targetGone: the process target no longer runs (any other pid may), or,
 // with no target known, mysqld is gone (mysqldGone).
+// A pid that cannot be read is not proof: then the other evidence (TCP)
+// decides, as with no target.
 func (r *Runner) targetGone(ctx context.Context, target int) bool {
 	if target != 0 && r.process().HasPID() {
-		return r.process().LivePID() != target
+		if live := r.process().LivePID(); live != 0 {
+			return live != target
+		}
 	}
 	return r.mysqldGone(ctx)
 }

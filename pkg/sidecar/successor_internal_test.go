@@ -27,6 +27,9 @@ type proc struct {
 	// pidUnread: the process runs, but the first read of its pid in this
 	// state fails (the pid file or /proc could not be read once).
 	pidUnread bool
+	// noPID: the process runs, but no pid can ever be read for it (its pid
+	// file is missing or names no mysqld), so it cannot be signalled.
+	noPID bool
 }
 
 // restartingDB is a mysqld that the kubelet restarts while the sidecar
@@ -97,7 +100,7 @@ func (*restartingDB) HasTCP() bool { return true }
 func (d *restartingDB) LivePID() int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.cur.pidUnread && !d.pidRead {
+	if d.cur.noPID || d.cur.pidUnread && !d.pidRead {
 		d.pidRead = true
 		return 0
 	}
@@ -115,7 +118,7 @@ func (d *restartingDB) Kill() (int, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	pid := d.cur.pid
-	if pid == 0 {
+	if pid == 0 || d.cur.noPID {
 		return 0, ErrNoProcess
 	}
 	d.kills = append(d.kills, pid)
@@ -200,4 +203,36 @@ func TestEscalationSparesTheSuccessor(t *testing.T) {
 type phase struct {
 	p     proc
 	ticks int
+}
+
+// TestEscalationDoesNotReportAStopItDidNotMake: a mysqld whose fence hangs
+// while its port serves, and whose pid cannot be read, cannot be killed.
+// The escalation says it failed rather than that it stopped mysqld (which
+// would also end its run of failed fences and start the budget again).
+func TestEscalationDoesNotReportAStopItDidNotMake(t *testing.T) {
+	const interval, lease = 200 * time.Millisecond, time.Second
+	db := &restartingDB{cur: proc{pid: 100}}
+	srv := httptest.NewServer(&hangingOperator{})
+	defer srv.Close()
+	r, err := NewRunner(Config{Settings: Settings{Namespace: "shop", Group: "orders", Site: "pdx",
+		LeaseTimeout: lease, PeerCheckInterval: interval, Keys: TestKeys}, OperatorURL: srv.URL,
+		ProcessProbe: db, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, db, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = r.Run(ctx) }()
+	time.Sleep(3 * interval)
+	db.set(proc{pid: 100, hung: true, noPID: true})
+	time.Sleep(8 * interval)
+	cancel()
+	<-done
+	rep := r.Status().MySQLDStop
+	if rep == nil {
+		t.Fatal("no stop was tried: the fence of a serving mysqld must escalate")
+	}
+	if rep.How != StopFailed {
+		t.Fatalf("stop reported %q, want %q: nothing could be stopped (%+v)", rep.How, StopFailed, rep)
+	}
 }

@@ -108,16 +108,23 @@ func PlanSemiSync(in SemiSyncInput) []SemiSyncRole {
 // MaxSyncReplicas sites other than the active one that can acknowledge
 // now (not Down). A slot given to a site that cannot acknowledge would
 // make every commit of required wait for it, and preferred fall back to
-// asynchronous replication. The slots go first to the sites acknowledging
-// already, so that a site keeps its slot while it is healthy and a
-// recovered site does not take it back (the set does not move with every
-// probe); then to primary candidates, then to the other roles, then to
-// admin-fenced sites, each in spec order.
+// asynchronous replication.
+//
+// Primary candidates come first: a commit only a site that is never
+// promoted acknowledged (another role, or fenced by an administrator) is
+// lost when the primary is, since the failover promotes a candidate
+// without it. Among candidates, and then among the others, the sites
+// acknowledging already come first, so that a site keeps its slot while it
+// is healthy and the set does not move with every probe; a recovered
+// candidate does take a slot back from a site that is never promoted.
+// Each tier is in spec order.
 func ackers(in SemiSyncInput) map[int]bool {
 	limit := max(1, in.MaxSyncReplicas)
+	candidate := func(s SemiSyncSite) bool { return s.Candidate && !s.AdminFenced }
 	tiers := []func(SemiSyncSite) bool{
+		func(s SemiSyncSite) bool { return candidate(s) && s.Acking },
+		candidate,
 		func(s SemiSyncSite) bool { return s.Acking },
-		func(s SemiSyncSite) bool { return s.Candidate && !s.AdminFenced },
 		func(s SemiSyncSite) bool { return !s.AdminFenced },
 		func(SemiSyncSite) bool { return true },
 	}

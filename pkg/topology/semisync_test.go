@@ -54,8 +54,11 @@ func TestPlanSemiSync(t *testing.T) {
 		{"every other site down: no slot, required still waits", on(true, 1, 1, false, []SemiSyncSite{{Name: "iad", Candidate: true},
 			{Name: "pdx", Candidate: true, Down: true}, {Name: "fra", Down: true}}),
 			[]SemiSyncRole{src(SemiSyncMaxTimeout, 1), off("pdx"), off("fra")}},
-		{"the acknowledging site keeps its slot when the candidate recovers", on(true, 1, 1, false, three(false, true)),
-			[]SemiSyncRole{src(SemiSyncMaxTimeout, 1), off("pdx"), rep("fra")}},
+		{"a recovered candidate takes the slot from a site never promoted", on(true, 1, 1, false, three(false, true)),
+			[]SemiSyncRole{src(SemiSyncMaxTimeout, 1), rep("pdx"), off("fra")}},
+		{"an acknowledging candidate keeps its slot when another recovers", on(true, 1, 1, false, []SemiSyncSite{
+			{Name: "iad", Candidate: true}, {Name: "pdx", Candidate: true}, {Name: "sea", Candidate: true, Acking: true}}),
+			[]SemiSyncRole{src(SemiSyncMaxTimeout, 1), off("pdx"), {Site: "sea", Replica: true}}},
 		{"an admin-fenced site acknowledges only when no other can", on(false, 1, 1, false, []SemiSyncSite{{Name: "iad", Candidate: true},
 			{Name: "pdx", Candidate: true, AdminFenced: true}, {Name: "fra"}}),
 			[]SemiSyncRole{src(time.Second, 1), off("pdx"), rep("fra")}},
