@@ -81,9 +81,11 @@ type Candidate struct {
 // all comparable, nothing is picked and the divergent transactions are named.
 //
 // Freshness comes first: the replicas of one source receive one binlog
-// stream, in order, so the freshest replica already holds every write any
-// replica acknowledged; preferring an acknowledging replica that holds less
-// would lose the rest. The preference only breaks a tie.
+// stream, in order, so the freshest replica holds every write any replica
+// applied; preferring an acknowledging replica that holds less would lose
+// the rest. The preference only breaks a tie. What a replica received and
+// acknowledged but has not applied is not counted (a known limit,
+// docs/durability.md "Choosing a candidate").
 func SelectCandidate(sites []SiteView) Candidate {
 	var eligible []SiteView
 	for _, s := range sites {
