@@ -32,20 +32,47 @@ import (
 //
 // A successful statement clears the mark (RecordWritable); a failed one
 // leaves it, as MarkMaybeWritable would set it.
+//
+// A claim whose statement is never sent is withdrawn (Withdraw): the steps
+// between the claim and the statement (PrepareWritable: the lease fence's
+// arm, the semi-sync source part) can only keep the site read-only, so the
+// site is as it was before the claim. Left in place, the mark would make
+// the next failover wait for evidence that the site cannot write, though
+// nothing could have made it writable. A mark the site held before the
+// claim, from an earlier statement whose outcome is unknown, stays. If the
+// withdrawal is not persisted, the mark stays: that only costs time.
+
+// Claimed is what a claim replaced in the site's record, for Withdraw.
+type Claimed struct {
+	site                  string
+	maybeWritable, fenced bool
+}
 
 // Claim marks site maybe-writable in g's status and persists that
 // exclusively. Only on nil may the caller make site writable.
-func Claim(ctx context.Context, per Persister, g *v1alpha1.MysqlFailoverGroup, site string) error {
-	claim(&g.Status, site)
+func Claim(ctx context.Context, per Persister, g *v1alpha1.MysqlFailoverGroup, site string) (Claimed, error) {
+	c := claim(&g.Status, site)
 	if err := per.PersistStatusExclusive(ctx, g); err != nil {
-		return fmt.Errorf("%w %s: %w", ErrClaim, site, err)
+		return c, fmt.Errorf("%w %s: %w", ErrClaim, site, err)
 	}
-	return nil
+	return c, nil
 }
 
 // claim records that site is about to be made writable: it is no longer
 // held read-only, and it may be writable until the statement's outcome is known.
-func claim(st *v1alpha1.MysqlFailoverGroupStatus, site string) {
+func claim(st *v1alpha1.MysqlFailoverGroupStatus, site string) Claimed {
 	rec := SiteRecord(st, site)
+	c := Claimed{site: site, maybeWritable: rec.MaybeWritable, fenced: rec.Fenced}
 	rec.MaybeWritable, rec.Fenced = true, false
+	return c
+}
+
+// Withdraw puts back what claim c replaced, for a claim whose statement was
+// never sent. The caller persists status.
+func Withdraw(st *v1alpha1.MysqlFailoverGroupStatus, c Claimed) {
+	if c.site == "" {
+		return
+	}
+	rec := SiteRecord(st, c.site)
+	rec.MaybeWritable, rec.Fenced = c.maybeWritable, c.fenced
 }

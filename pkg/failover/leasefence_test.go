@@ -107,6 +107,12 @@ func TestLeaseFenceArmedBeforeWritable(t *testing.T) {
 				if w.sites[site].writable {
 					t.Fatalf("%s made writable", site)
 				}
+				// No statement that could make it writable was sent: the
+				// claim is withdrawn, or the next failover would wait for
+				// evidence that it cannot write.
+				if MaybeWritable(&w.persisted.Status, site) {
+					t.Fatalf("%s left maybe-writable by a claim whose statement was never sent", site)
+				}
 				if !slices.Contains(w.events, v1alpha1.EventLeaseFenceNotArmed) {
 					t.Fatalf("events %v lack %s", w.events, v1alpha1.EventLeaseFenceNotArmed)
 				}

@@ -275,12 +275,22 @@ func (m *Planned) persist(ctx context.Context, p Pass) error {
 
 // claim marks site maybe-writable and persists that exclusively (claim.go):
 // only on nil may the caller make site writable.
-func (m *Planned) claim(ctx context.Context, p Pass, site string) error {
-	claim(&p.Group.Status, site)
+func (m *Planned) claim(ctx context.Context, p Pass, site string) (Claimed, error) {
+	c := claim(&p.Group.Status, site)
 	if err := m.persistWith(ctx, p, m.env.Persister.PersistStatusExclusive); err != nil {
-		return fmt.Errorf("%w %s: %w", ErrClaim, site, err)
+		return c, fmt.Errorf("%w %s: %w", ErrClaim, site, err)
 	}
-	return nil
+	return c, nil
+}
+
+// withdraw withdraws claim c, whose statement was never sent, and persists
+// that (claim.go): err is why the statement was not sent.
+func (m *Planned) withdraw(ctx context.Context, p Pass, c Claimed, err error) error {
+	Withdraw(&p.Group.Status, c)
+	if perr := m.persist(ctx, p); perr != nil {
+		return fmt.Errorf("%w (withdrawing the claim: %w)", err, perr)
+	}
+	return err
 }
 
 // persistWith is persist through write: PersistStatus, or

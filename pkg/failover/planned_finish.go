@@ -107,7 +107,8 @@ func (m *Planned) rollback(ctx context.Context, p Pass, b *v1alpha1.PlannedFailo
 	}
 	// Claimed (persisted exclusively) before the source can write again
 	// (claim.go).
-	if err := m.claim(ctx, p, src); err != nil {
+	c, err := m.claim(ctx, p, src)
+	if err != nil {
 		return waiting(retryPause, "rolling back"), err
 	}
 	// The target acknowledges the source's commits again before they can
@@ -115,7 +116,7 @@ func (m *Planned) rollback(ctx context.Context, p Pass, b *v1alpha1.PlannedFailo
 	if !crashed(p, b.Target) {
 		PrepareReplica(ctx, p, m.env.DB, b.Target, src)
 	}
-	err, perr := m.unfenceSource(ctx, p, src)
+	err, perr := m.unfenceSource(ctx, p, src, c)
 	if perr != nil {
 		return waiting(retryPause, "rolling back"), perr
 	}
@@ -146,9 +147,12 @@ func (m *Planned) rollback(ctx context.Context, p Pass, b *v1alpha1.PlannedFailo
 // source part (PrepareWritable), and unfences it: err is why it is not
 // known writable, perr a failure to record an unfence that failed and may
 // have taken effect. A source that cannot be prepared is not unfenced, as
-// if the unfence had failed.
-func (m *Planned) unfenceSource(ctx context.Context, p Pass, src string) (err, perr error) {
+// if the unfence had failed, and claim c is withdrawn (claim.go).
+func (m *Planned) unfenceSource(ctx context.Context, p Pass, src string, c Claimed) (err, perr error) {
 	if err := PrepareWritable(ctx, p, m.env.DB, m.env.Notifier, m.env.Clock.Now(), src); err != nil {
+		if werr := m.withdraw(ctx, p, c, err); werr != err {
+			return err, werr
+		}
 		return err, nil
 	}
 	cctx, cancel := m.call(ctx, p)

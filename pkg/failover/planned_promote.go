@@ -80,12 +80,16 @@ func (m *Planned) promoteTarget(ctx context.Context, p Pass, b *v1alpha1.Planned
 	}
 	// Claimed (persisted exclusively) before the target can write: no other
 	// operator process wrote the group since this pass read it (claim.go).
-	if err := m.claim(ctx, p, b.Target); err != nil {
+	c, err := m.claim(ctx, p, b.Target)
+	if err != nil {
 		return waiting(retryPause, "claiming "+b.Target), false, err
 	}
 	// Its lease fence armed and its semi-sync source set before it can
-	// write (semisync.go).
+	// write (semisync.go); if not, nothing made it writable (claim.go).
 	if err := PrepareWritable(ctx, p, m.env.DB, m.env.Notifier, m.env.Clock.Now(), b.Target); err != nil {
+		if werr := m.withdraw(ctx, p, c, err); werr != err {
+			return waiting(retryPause, "withdrawing the claim on "+b.Target), false, werr
+		}
 		return m.retry(ctx, p, b, retryPause, err.Error())
 	}
 	cctx, cancel = m.call(ctx, p)

@@ -80,13 +80,17 @@ func (e *Emergency) promote(ctx context.Context, p Pass, it *v1alpha1.FailoverIn
 	}
 	// Claimed (persisted exclusively) before the target can write: no other
 	// operator process wrote the group since this pass read it (claim.go).
-	claim(st, it.To)
+	c := claim(st, it.To)
 	if err := e.persistWith(ctx, p, e.env.Persister.PersistStatusExclusive); err != nil {
 		return "", fmt.Errorf("%w %s: %w", ErrClaim, it.To, err)
 	}
 	// Its lease fence armed and its semi-sync source set before it can
-	// write (semisync.go).
+	// write (semisync.go); if not, nothing made it writable (claim.go).
 	if err := PrepareWritable(ctx, p, e.env.DB, e.env.Notifier, e.env.Clock.Now(), it.To); err != nil {
+		Withdraw(st, c)
+		if perr := e.persist(ctx, p); perr != nil {
+			return "", fmt.Errorf("%w (withdrawing the claim: %w)", err, perr)
+		}
 		return "", err
 	}
 	cctx, cancel := e.call(ctx, p)

@@ -127,14 +127,16 @@ func (l *Loop) reassert(ctx context.Context, p failover.Pass, site string) error
 	// Claimed (persisted exclusively) before the site can write: no other
 	// operator process wrote the group since this pass read it.
 	wctx, wcancel := context.WithTimeout(ctx, p.Settings.CallTimeout)
-	err := failover.Claim(wctx, l.patcher, g, site)
+	c, err := failover.Claim(wctx, l.patcher, g, site)
 	wcancel()
 	if err != nil {
 		return fmt.Errorf("re-assert %s: %w", site, err)
 	}
 	// Its lease fence armed and its semi-sync source set before it can
-	// write (failover.PrepareWritable).
+	// write (failover.PrepareWritable); if not, nothing made it writable,
+	// and the claim is withdrawn (persisted with the pass's status).
 	if err := failover.PrepareWritable(ctx, p, l.conns, l.env.Notifier, l.env.Clock.Now(), site); err != nil {
+		failover.Withdraw(&g.Status, c)
 		return fmt.Errorf("re-assert %s: %w", site, err)
 	}
 	cctx, cancel := context.WithTimeout(ctx, p.Settings.CallTimeout)

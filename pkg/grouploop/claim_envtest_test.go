@@ -90,7 +90,7 @@ func TestClaimConflictsOnTheAPIServer(t *testing.T) {
 			if err := cp.Client.Status().Update(t.Context(), other); err != nil {
 				t.Fatal(err)
 			}
-			err := failover.Claim(t.Context(), p, stale, "a")
+			_, err := failover.Claim(t.Context(), p, stale, "a")
 			if !errors.Is(err, failover.ErrClaim) || !errors.Is(err, ErrAuthorityMoved) {
 				t.Fatalf("want ErrClaim and ErrAuthorityMoved, got %v", err)
 			}
@@ -100,7 +100,7 @@ func TestClaimConflictsOnTheAPIServer(t *testing.T) {
 			}
 			// On the fresh object the same claim lands.
 			fresh := e.get()
-			if err := failover.Claim(t.Context(), passPersister(fresh), fresh, "a"); err != nil {
+			if _, err := failover.Claim(t.Context(), passPersister(fresh), fresh, "a"); err != nil {
 				t.Fatalf("claim on a fresh read: %v", err)
 			}
 			if !failover.MaybeWritable(&e.get().Status, "a") {

@@ -36,7 +36,7 @@ func TestClaimRefusedAfterAnotherWriter(t *testing.T) {
 			if err := cl.Status().Update(t.Context(), other); err != nil {
 				t.Fatal(err)
 			}
-			err := failover.Claim(t.Context(), old, stale, "a")
+			_, err := failover.Claim(t.Context(), old, stale, "a")
 			if !errors.Is(err, failover.ErrClaim) || !errors.Is(err, ErrAuthorityMoved) {
 				t.Fatalf("want ErrClaim and ErrAuthorityMoved, got %v", err)
 			}
@@ -61,7 +61,7 @@ func TestClaimAfterOwnWrites(t *testing.T) {
 	if err := p.PersistStatus(t.Context(), g); err != nil {
 		t.Fatal(err)
 	}
-	if err := failover.Claim(t.Context(), p, g, "a"); err != nil {
+	if _, err := failover.Claim(t.Context(), p, g, "a"); err != nil {
 		t.Fatal(err)
 	}
 	if !failover.MaybeWritable(&readGroup(t, cl).Status, "a") {
@@ -87,7 +87,7 @@ func TestClaimRefusedAfterWritingOnTop(t *testing.T) {
 	if err := p.PersistStatus(t.Context(), g); err != nil {
 		t.Fatalf("an unrelated change is written on top: %v", err)
 	}
-	if err := failover.Claim(t.Context(), p, g, "a"); !errors.Is(err, ErrAuthorityMoved) {
+	if _, err := failover.Claim(t.Context(), p, g, "a"); !errors.Is(err, ErrAuthorityMoved) {
 		t.Fatalf("want ErrAuthorityMoved, got %v", err)
 	}
 	if failover.MaybeWritable(&readGroup(t, cl).Status, "a") {
@@ -109,7 +109,7 @@ func TestWriteKeepsAnotherWritersClaim(t *testing.T) {
 	deposed := &statusPatcher{c: cl, reader: cl}
 	dg := readGroup(t, cl)
 	deposed.reset(dg)
-	if err := failover.Claim(t.Context(), deposed, dg, "a"); err != nil {
+	if _, err := failover.Claim(t.Context(), deposed, dg, "a"); err != nil {
 		t.Fatal(err)
 	}
 	failover.RecordFenced(&g.Status, "b")
@@ -168,7 +168,7 @@ func TestClaimRefusedAfterAStatusChangedAndChangedBack(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	err := failover.Claim(t.Context(), p, g, "b")
+	_, err := failover.Claim(t.Context(), p, g, "b")
 	if !errors.Is(err, failover.ErrClaim) || !errors.Is(err, ErrAuthorityMoved) {
 		t.Fatalf("want ErrClaim and ErrAuthorityMoved, got %v", err)
 	}
