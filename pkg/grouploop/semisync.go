@@ -15,7 +15,7 @@ import (
 // pass's probes and its judged site views (views, in spec order): a site
 // that is unreachable or unknown by its debounced state, diverged, or
 // whose applier stopped on an error is Down and takes no acknowledger
-// slot.
+// slot; one whose receiver is stopped or failing is ReceiverDown.
 func (l *Loop) semiSyncInput(g *v1alpha1.MysqlFailoverGroup, views []topology.SiteView) topology.SemiSyncInput {
 	spec := g.Spec.MySQL.SemiSync
 	active := g.Status.ActiveSite
@@ -36,9 +36,16 @@ func (l *Loop) semiSyncInput(g *v1alpha1.MysqlFailoverGroup, views []topology.Si
 			v.Replication.SQLError
 		in.Sites = append(in.Sites, topology.SemiSyncSite{Name: s.Name,
 			Candidate: s.Role == "" || s.Role == v1alpha1.RolePrimaryCandidate, Acking: acking && !down,
-			Down: down, AdminFenced: ok && v.AdminFenced})
+			Down: down, ReceiverDown: o.err == nil && receiverDown(rs), AdminFenced: ok && v.AdminFenced})
 	}
 	return in
+}
+
+// receiverDown reports whether a replica whose status is rs receives
+// nothing now: its IO thread is stopped, or retries after an error (cut off
+// from its source, refused by it). A reconnect without an error is not.
+func receiverDown(rs *mysql.ReplicaStatus) bool {
+	return rs != nil && (rs.IORunning == mysql.ThreadNo || (rs.IORunning == mysql.ThreadConnecting && rs.LastIOErrno != 0))
 }
 
 // oneAck reports whether the group's servers wait for one acknowledgement

@@ -1,6 +1,7 @@
 package grouploop
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
@@ -51,20 +52,34 @@ func TestSemiSyncInputDown(t *testing.T) {
 		}
 		return v
 	}
+	io := func(running string, errno int) observation {
+		return observation{status: mysql.Status{Replica: &mysql.ReplicaStatus{IORunning: running, SQLRunning: true,
+			LastIOErrno: errno}}}
+	}
 	tests := []struct {
-		name        string
-		view        topology.SiteView
-		down, fence bool
+		name                  string
+		view                  topology.SiteView
+		obs                   observation
+		down, fence, receiver bool
 	}{
-		{"read-only: up", view("b", v1alpha1.StateReadOnly, nil), false, false},
-		{"writable (the active site): up", view("b", v1alpha1.StateWritable, nil), false, false},
-		{"unreachable: down", view("b", v1alpha1.StateUnreachable, nil), true, false},
-		{"unknown: down", view("b", v1alpha1.StateUnknown, nil), true, false},
-		{"diverged: down", view("b", v1alpha1.StateReadOnly, func(v *topology.SiteView) { v.Diverged = true }), true, false},
+		{"read-only: up", view("b", v1alpha1.StateReadOnly, nil), observation{}, false, false, false},
+		{"writable (the active site): up", view("b", v1alpha1.StateWritable, nil), observation{}, false, false, false},
+		{"unreachable: down", view("b", v1alpha1.StateUnreachable, nil), observation{}, true, false, false},
+		{"unknown: down", view("b", v1alpha1.StateUnknown, nil), observation{}, true, false, false},
+		{"diverged: down", view("b", v1alpha1.StateReadOnly, func(v *topology.SiteView) { v.Diverged = true }), observation{}, true, false, false},
 		{"applier broken: down", view("b", v1alpha1.StateReadOnly, func(v *topology.SiteView) { v.Replication.SQLError = true }),
-			true, false},
+			observation{}, true, false, false},
 		{"admin-fenced: up, marked", view("b", v1alpha1.StateReadOnly, func(v *topology.SiteView) { v.AdminFenced = true }),
-			false, true},
+			observation{}, false, true, false},
+		{"IO thread running: up", view("b", v1alpha1.StateReadOnly, nil), io(mysql.ThreadYes, 0), false, false, false},
+		{"IO thread reconnecting without an error: up", view("b", v1alpha1.StateReadOnly, nil),
+			io(mysql.ThreadConnecting, 0), false, false, false},
+		{"IO thread retrying after an error (cut off from the primary): receiver down", view("b", v1alpha1.StateReadOnly, nil),
+			io(mysql.ThreadConnecting, 2003), false, false, true},
+		{"IO thread stopped: receiver down", view("b", v1alpha1.StateReadOnly, nil), io(mysql.ThreadNo, 0), false, false, true},
+		{"IO thread stopped on an error: receiver down", view("b", v1alpha1.StateReadOnly, nil), io(mysql.ThreadNo, 1236), false, false, true},
+		{"the probe failed: the judged view decides", view("b", v1alpha1.StateReadOnly, nil),
+			observation{err: errors.New("probe: timed out"), status: io(mysql.ThreadNo, 0).status}, false, false, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -72,10 +87,10 @@ func TestSemiSyncInputDown(t *testing.T) {
 			g.Spec.MySQL.SemiSync.Enabled = true
 			g.Spec.Sites = []v1alpha1.Site{{Name: "a"}, {Name: "b"}}
 			g.Status.ActiveSite = "a"
-			l := &Loop{conns: newConns(nil, nil), obs: map[string]observation{}}
+			l := &Loop{conns: newConns(nil, nil), obs: map[string]observation{"b": tc.obs}}
 			in := l.semiSyncInput(g, []topology.SiteView{view("a", v1alpha1.StateWritable, nil), tc.view})
-			if got := in.Sites[1]; got.Down != tc.down || got.AdminFenced != tc.fence {
-				t.Fatalf("b: %+v, want down %v, admin-fenced %v", got, tc.down, tc.fence)
+			if got := in.Sites[1]; got.Down != tc.down || got.AdminFenced != tc.fence || got.ReceiverDown != tc.receiver {
+				t.Fatalf("b: %+v, want down %v, admin-fenced %v, receiver down %v", got, tc.down, tc.fence, tc.receiver)
 			}
 		})
 	}

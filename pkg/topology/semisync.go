@@ -44,6 +44,13 @@ type SemiSyncSite struct {
 	// its replication broken. An active site that has stopped answering
 	// (the old primary of an emergency failover) is Down.
 	Down bool
+	// ReceiverDown: its replica receives nothing from its source now (the
+	// IO thread stopped, or retrying after an error). It cannot
+	// acknowledge the active site, so it takes no slot a connected
+	// replica could take: under required, every commit would wait for it.
+	// Once another site is made active it is repointed, so its old
+	// source's failure no longer counts (SemiSyncRoleWith).
+	ReceiverDown bool
 	// AdminFenced: an administrator took the site out of service. It
 	// still replicates and may acknowledge, but takes a slot only when
 	// no other site can (it may be stopped at any moment).
@@ -131,7 +138,7 @@ func ackers(in SemiSyncInput) map[int]bool {
 	out := map[int]bool{}
 	for _, tier := range tiers {
 		for i, s := range in.Sites {
-			if len(out) < limit && s.Name != in.Active && !s.Down && tier(s) {
+			if len(out) < limit && s.Name != in.Active && !s.Down && !s.ReceiverDown && tier(s) {
 				out[i] = true
 			}
 		}
@@ -148,12 +155,14 @@ func ackers(in SemiSyncInput) map[int]bool {
 // acknowledgement, and the next pass raises it as they connect. The old
 // active site keeps the health in.Sites gives it: Down when it stopped
 // answering (an emergency failover), so its slot goes to a site that can
-// acknowledge the new primary. A site not in in.Sites has every part off.
+// acknowledge the new primary. A replica's failing receiver (ReceiverDown)
+// was failing against the old active site and no longer counts: the site
+// is about to be repointed. A site not in in.Sites has every part off.
 func SemiSyncRoleWith(in SemiSyncInput, active, site string) SemiSyncRole {
 	if active != in.Active {
 		sites := make([]SemiSyncSite, len(in.Sites))
 		for i, s := range in.Sites {
-			s.Acking = false
+			s.Acking, s.ReceiverDown = false, false
 			sites[i] = s
 		}
 		in.Active, in.Sites = active, sites

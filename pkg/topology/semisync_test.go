@@ -65,6 +65,12 @@ func TestPlanSemiSync(t *testing.T) {
 		{"an admin-fenced site still acknowledges, the only one left", on(true, 1, 1, false, []SemiSyncSite{{Name: "iad", Candidate: true},
 			{Name: "pdx", Candidate: true, AdminFenced: true}, {Name: "fra", Down: true}}),
 			[]SemiSyncRole{src(SemiSyncMaxTimeout, 1), rep("pdx"), off("fra")}},
+		{"a candidate cut off from the primary gives its slot to a connected site", on(true, 1, 1, false, []SemiSyncSite{
+			{Name: "iad", Candidate: true}, {Name: "pdx", Candidate: true, ReceiverDown: true}, {Name: "sea", Candidate: true}}),
+			[]SemiSyncRole{src(SemiSyncMaxTimeout, 1), off("pdx"), {Site: "sea", Replica: true}}},
+		{"every receiver failing: no slot, required still waits", on(true, 1, 1, false, []SemiSyncSite{
+			{Name: "iad", Candidate: true}, {Name: "pdx", Candidate: true, ReceiverDown: true}, {Name: "fra", ReceiverDown: true}}),
+			[]SemiSyncRole{src(SemiSyncMaxTimeout, 1), off("pdx"), off("fra")}},
 		{"an admin-fenced site acknowledging already keeps its slot", on(true, 1, 1, false, []SemiSyncSite{{Name: "iad", Candidate: true},
 			{Name: "pdx", Candidate: true, AdminFenced: true, Acking: true}, {Name: "fra"}}),
 			[]SemiSyncRole{src(SemiSyncMaxTimeout, 1), rep("pdx"), off("fra")}},
@@ -123,6 +129,17 @@ func TestSemiSyncRoleWith(t *testing.T) {
 			return in
 		}(), "b", "c", SemiSyncRole{Site: "c"}},
 		{"planned a to b, a healthy: a acknowledges b before c", abc(), "b", "a", SemiSyncRole{Site: "a", Replica: true}},
+		{"failover a to b with a dead: c, failing against a, acknowledges b once repointed", func() SemiSyncInput {
+			in := dead("a")
+			in.Sites[2].ReceiverDown = true
+			return in
+		}(), "b", "c", SemiSyncRole{Site: "c", Replica: true}},
+		{"re-assert of a: c, failing against a, takes no slot", func() SemiSyncInput {
+			in := abc()
+			in.Sites[1].Acking, in.Sites[1].ReceiverDown = false, true
+			in.Sites[2].ReceiverDown = true
+			return in
+		}(), "a", "c", SemiSyncRole{Site: "c"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
