@@ -54,3 +54,21 @@ func TestReviewRequiredAckIncludesACandidate(t *testing.T) {
 		})
 	}
 }
+
+// TestReviewAdminFencedTakesASlotLast: docs/durability.md says an
+// administrator-fenced site takes a slot only when no other site can. The
+// third tier of ackers ("the other sites acknowledging already") does not
+// exclude admin-fenced sites, so one that still acknowledges keeps the
+// only slot ahead of a healthy dr-only site; when the administrator then
+// stops it, commits wait out the timeout (preferred; under required,
+// TestReviewRequiredAckIncludesACandidate says no such site acks at all).
+func TestReviewAdminFencedTakesASlotLast(t *testing.T) {
+	in := SemiSyncInput{Enabled: true, Timeout: time.Second, MinSyncReplicas: 1, MaxSyncReplicas: 1, Active: "iad",
+		Sites: []SemiSyncSite{{Name: "iad", Candidate: true}, {Name: "pdx", Candidate: true, AdminFenced: true, Acking: true},
+			{Name: "fra"}}}
+	for _, r := range PlanSemiSync(in) {
+		if r.Site == "pdx" && r.Replica {
+			t.Fatalf("the admin-fenced pdx keeps the only slot while fra can acknowledge: %+v", PlanSemiSync(in))
+		}
+	}
+}
