@@ -103,3 +103,31 @@ func TestReviewLeaseFenceEscalationWithUnreadPID(t *testing.T) {
 			"(fence error %v, stop report %+v)", ferr, r.Status().MySQLDStop)
 	}
 }
+
+// TestReviewWritableWithUnreadablePIDIsNotSilentlySpared: 6053059 made an
+// escalation that cannot stop a serving mysqld report StopFailed, but only
+// for a mysqld never seen writable. One last seen writable (as pid 100)
+// whose pid can no longer be read is spared by mayStillWrite (the live pid,
+// 0, is not 100): no SHUTDOWN is tried and no stop is reported, although
+// the lease is long over and its port serves.
+func TestReviewWritableWithUnreadablePIDIsNotSilentlySpared(t *testing.T) {
+	const interval, lease = 200 * time.Millisecond, time.Second
+	db := &restartingDB{cur: proc{pid: 100, writable: true}}
+	srv := httptest.NewServer(&hangingOperator{})
+	defer srv.Close()
+	r, err := NewRunner(Config{Settings: Settings{Namespace: "shop", Group: "orders", Site: "pdx",
+		LeaseTimeout: lease, PeerCheckInterval: interval, Keys: TestKeys}, OperatorURL: srv.URL,
+		ProcessProbe: db, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, db, time.Now().Add(-time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.mu.Lock()
+	r.noteRead(DBWritable, 100, false)
+	r.noteRead(DBWritable, 100, false)
+	r.mu.Unlock()
+	db.set(proc{pid: 100, writable: true, hung: true, noPID: true})
+	_ = r.fenceEscalating(context.Background(), ReasonLease)
+	if rep := r.Status().MySQLDStop; rep == nil {
+		t.Fatal("a mysqld last seen writable, lease over, port serving, fence hung: no stop tried or reported")
+	}
+}
