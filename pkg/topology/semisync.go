@@ -95,10 +95,9 @@ func PlanSemiSync(in SemiSyncInput) []SemiSyncRole {
 			acking++
 		}
 	}
-	want := max(1, in.MinSyncReplicas)
-	source := SemiSyncRole{Site: in.Active, Source: true, Timeout: SemiSyncMaxTimeout, WaitCount: want}
+	source := SemiSyncRole{Site: in.Active, Source: true, Timeout: SemiSyncMaxTimeout, WaitCount: waitCount(in)}
 	if !in.Required {
-		source.Timeout, source.WaitCount = in.Timeout, max(1, min(want, acking))
+		source.Timeout, source.WaitCount = in.Timeout, max(1, min(max(1, in.MinSyncReplicas), acking))
 	}
 	if in.OneAck {
 		source.WaitCount = 1
@@ -125,25 +124,50 @@ func PlanSemiSync(in SemiSyncInput) []SemiSyncRole {
 // is healthy and the set does not move with every probe; a recovered
 // candidate does take a slot back from a site that is never promoted.
 // Each tier is in spec order.
+//
+// Under required, the acknowledgements a commit waits for always include a
+// candidate's: fewer than the wait count of the slots go to sites never
+// promoted, so none under a flavor that waits for one acknowledgement
+// whoever sends it (MariaDB). With no candidate able to acknowledge,
+// commits wait: that is what required asks for.
 func ackers(in SemiSyncInput) map[int]bool {
 	limit := max(1, in.MaxSyncReplicas)
+	never := limit // slots for sites never promoted
+	if in.Required {
+		never = waitCount(in) - 1
+	}
 	candidate := func(s SemiSyncSite) bool { return s.Candidate && !s.AdminFenced }
 	tiers := []func(SemiSyncSite) bool{
 		func(s SemiSyncSite) bool { return candidate(s) && s.Acking },
 		candidate,
-		func(s SemiSyncSite) bool { return s.Acking },
+		func(s SemiSyncSite) bool { return s.Acking && !s.AdminFenced },
 		func(s SemiSyncSite) bool { return !s.AdminFenced },
 		func(SemiSyncSite) bool { return true },
 	}
-	out := map[int]bool{}
+	out, others := map[int]bool{}, 0
 	for _, tier := range tiers {
 		for i, s := range in.Sites {
-			if len(out) < limit && s.Name != in.Active && !s.Down && !s.ReceiverDown && tier(s) {
-				out[i] = true
+			if out[i] || len(out) >= limit || s.Name == in.Active || s.Down || s.ReceiverDown || !tier(s) {
+				continue
 			}
+			if !candidate(s) {
+				if others >= never {
+					continue
+				}
+				others++
+			}
+			out[i] = true
 		}
 	}
 	return out
+}
+
+// waitCount is the acknowledgements a required source waits for.
+func waitCount(in SemiSyncInput) int {
+	if in.OneAck {
+		return 1
+	}
+	return max(1, in.MinSyncReplicas)
 }
 
 // SemiSyncRoleWith is site's semi-sync part once active is the active

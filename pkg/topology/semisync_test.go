@@ -39,8 +39,20 @@ func TestPlanSemiSync(t *testing.T) {
 			[]SemiSyncRole{src(SemiSyncMaxTimeout, 2), rep("pdx"), rep("fra")}},
 		{"max one: the candidate acknowledges, not the other role", on(false, 1, 1, false, three(false, false)),
 			[]SemiSyncRole{src(time.Second, 1), rep("pdx"), off("fra")}},
-		{"one-ack flavor: count one whatever asked", on(true, 2, 2, true, three(true, true)),
-			[]SemiSyncRole{src(SemiSyncMaxTimeout, 1), rep("pdx"), rep("fra")}},
+		{"one-ack flavor: count one whatever asked, required: only candidates acknowledge", on(true, 2, 2, true, three(true, true)),
+			[]SemiSyncRole{src(SemiSyncMaxTimeout, 1), rep("pdx"), off("fra")}},
+		{"one-ack flavor, preferred: every site may acknowledge", on(false, 2, 2, true, three(true, true)),
+			[]SemiSyncRole{src(time.Second, 1), rep("pdx"), rep("fra")}},
+		{"required, two asked: one slot may go to a site never promoted", on(true, 2, 2, false, three(true, true)),
+			[]SemiSyncRole{src(SemiSyncMaxTimeout, 2), rep("pdx"), rep("fra")}},
+		{"required, one asked: a site never promoted takes no slot, even a free one", on(true, 1, 2, false, three(true, true)),
+			[]SemiSyncRole{src(SemiSyncMaxTimeout, 1), rep("pdx"), off("fra")}},
+		{"required, the only other candidate down: the site never promoted stays off, commits wait", on(true, 1, 1, false,
+			[]SemiSyncSite{{Name: "iad", Candidate: true}, {Name: "pdx", Candidate: true, Down: true}, {Name: "fra", Acking: true}}),
+			[]SemiSyncRole{src(SemiSyncMaxTimeout, 1), off("pdx"), off("fra")}},
+		{"an admin-fenced site acknowledging already does not outrank a healthy one", on(false, 1, 1, false, []SemiSyncSite{
+			{Name: "iad", Candidate: true}, {Name: "pdx", Candidate: true, AdminFenced: true, Acking: true}, {Name: "fra"}}),
+			[]SemiSyncRole{src(time.Second, 1), off("pdx"), rep("fra")}},
 		{"zero counts mean one", on(false, 0, 0, false, three(true, true)),
 			[]SemiSyncRole{src(time.Second, 1), rep("pdx"), off("fra")}},
 		{"the active site moved: it is the source, the old one acknowledges", func() SemiSyncInput {
@@ -48,9 +60,9 @@ func TestPlanSemiSync(t *testing.T) {
 			in.Active = "pdx"
 			return in
 		}(), []SemiSyncRole{rep("iad"), {Site: "pdx", Source: true, Timeout: time.Second, WaitCount: 1}, rep("fra")}},
-		{"a down candidate takes no slot: a healthy site does", on(true, 1, 1, false, []SemiSyncSite{{Name: "iad", Candidate: true},
+		{"preferred: a down candidate takes no slot: a healthy site does", on(false, 1, 1, false, []SemiSyncSite{{Name: "iad", Candidate: true},
 			{Name: "pdx", Candidate: true, Down: true}, {Name: "fra"}}),
-			[]SemiSyncRole{src(SemiSyncMaxTimeout, 1), off("pdx"), rep("fra")}},
+			[]SemiSyncRole{src(time.Second, 1), off("pdx"), rep("fra")}},
 		{"every other site down: no slot, required still waits", on(true, 1, 1, false, []SemiSyncSite{{Name: "iad", Candidate: true},
 			{Name: "pdx", Candidate: true, Down: true}, {Name: "fra", Down: true}}),
 			[]SemiSyncRole{src(SemiSyncMaxTimeout, 1), off("pdx"), off("fra")}},
@@ -62,18 +74,22 @@ func TestPlanSemiSync(t *testing.T) {
 		{"an admin-fenced site acknowledges only when no other can", on(false, 1, 1, false, []SemiSyncSite{{Name: "iad", Candidate: true},
 			{Name: "pdx", Candidate: true, AdminFenced: true}, {Name: "fra"}}),
 			[]SemiSyncRole{src(time.Second, 1), off("pdx"), rep("fra")}},
-		{"an admin-fenced site still acknowledges, the only one left", on(true, 1, 1, false, []SemiSyncSite{{Name: "iad", Candidate: true},
+		{"preferred: an admin-fenced site still acknowledges, the only one left", on(false, 1, 1, false, []SemiSyncSite{{Name: "iad", Candidate: true},
 			{Name: "pdx", Candidate: true, AdminFenced: true}, {Name: "fra", Down: true}}),
-			[]SemiSyncRole{src(SemiSyncMaxTimeout, 1), rep("pdx"), off("fra")}},
+			[]SemiSyncRole{src(time.Second, 1), rep("pdx"), off("fra")}},
+		{"required: an admin-fenced site, never promoted, takes no slot", on(true, 1, 1, false, []SemiSyncSite{{Name: "iad", Candidate: true},
+			{Name: "pdx", Candidate: true, AdminFenced: true}, {Name: "fra", Down: true}}),
+			[]SemiSyncRole{src(SemiSyncMaxTimeout, 1), off("pdx"), off("fra")}},
 		{"a candidate cut off from the primary gives its slot to a connected site", on(true, 1, 1, false, []SemiSyncSite{
 			{Name: "iad", Candidate: true}, {Name: "pdx", Candidate: true, ReceiverDown: true}, {Name: "sea", Candidate: true}}),
 			[]SemiSyncRole{src(SemiSyncMaxTimeout, 1), off("pdx"), {Site: "sea", Replica: true}}},
 		{"every receiver failing: no slot, required still waits", on(true, 1, 1, false, []SemiSyncSite{
 			{Name: "iad", Candidate: true}, {Name: "pdx", Candidate: true, ReceiverDown: true}, {Name: "fra", ReceiverDown: true}}),
 			[]SemiSyncRole{src(SemiSyncMaxTimeout, 1), off("pdx"), off("fra")}},
-		{"an admin-fenced site acknowledging already keeps its slot", on(true, 1, 1, false, []SemiSyncSite{{Name: "iad", Candidate: true},
-			{Name: "pdx", Candidate: true, AdminFenced: true, Acking: true}, {Name: "fra"}}),
-			[]SemiSyncRole{src(SemiSyncMaxTimeout, 1), rep("pdx"), off("fra")}},
+		{"preferred: an admin-fenced site acknowledging already acknowledges when no other site can", on(false, 1, 1, false,
+			[]SemiSyncSite{{Name: "iad", Candidate: true}, {Name: "pdx", Candidate: true, AdminFenced: true, Acking: true},
+				{Name: "fra", Down: true}}),
+			[]SemiSyncRole{src(time.Second, 1), rep("pdx"), off("fra")}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// TestReviewRequiredAckIncludesACandidate: under dataDurability required an
+// TestRequiredAckIncludesACandidate: under dataDurability required an
 // acknowledged commit must survive the loss of the primary, and a failover
 // promotes only a primary candidate (Eligible; SelectCandidate ignores what
 // other roles hold). So the acknowledgements a commit waits for must always
@@ -17,7 +17,7 @@ import (
 // PlanSemiSync fills the slots left after the candidates with such sites
 // (ackers' tiers 3-5). Their acknowledgement alone then completes a
 // commit; when the primary is lost the candidate promoted lacks it.
-func TestReviewRequiredAckIncludesACandidate(t *testing.T) {
+func TestRequiredAckIncludesACandidate(t *testing.T) {
 	sites := func(pdx SemiSyncSite) []SemiSyncSite {
 		return []SemiSyncSite{{Name: "iad", Candidate: true}, pdx, {Name: "fra", Acking: true}}
 	}
@@ -55,14 +55,14 @@ func TestReviewRequiredAckIncludesACandidate(t *testing.T) {
 	}
 }
 
-// TestReviewAdminFencedTakesASlotLast: docs/durability.md says an
+// TestAdminFencedTakesASlotLast: docs/durability.md says an
 // administrator-fenced site takes a slot only when no other site can. The
 // third tier of ackers ("the other sites acknowledging already") does not
 // exclude admin-fenced sites, so one that still acknowledges keeps the
 // only slot ahead of a healthy dr-only site; when the administrator then
 // stops it, commits wait out the timeout (preferred; under required,
-// TestReviewRequiredAckIncludesACandidate says no such site acks at all).
-func TestReviewAdminFencedTakesASlotLast(t *testing.T) {
+// TestRequiredAckIncludesACandidate says no such site acks at all).
+func TestAdminFencedTakesASlotLast(t *testing.T) {
 	in := SemiSyncInput{Enabled: true, Timeout: time.Second, MinSyncReplicas: 1, MaxSyncReplicas: 1, Active: "iad",
 		Sites: []SemiSyncSite{{Name: "iad", Candidate: true}, {Name: "pdx", Candidate: true, AdminFenced: true, Acking: true},
 			{Name: "fra"}}}
