@@ -222,7 +222,12 @@ func (r *Runner) mayStillWrite(ctx context.Context) bool {
 	seen, pid, db := r.esc.writableSeen, r.esc.writablePID, r.st.db
 	r.mu.Unlock()
 	if seen {
-		return !p.HasPID() || pid == 0 || p.LivePID() == pid
+		if !p.HasPID() || pid == 0 {
+			return true
+		}
+		// Its pid unread now is no proof it went: the other evidence decides.
+		live := p.LivePID()
+		return live == pid || (live == 0 && !r.mysqldGone(ctx))
 	}
 	return db == DBUnknown && p.HasTCP() && p.DialTCP(ctx) == TCPOpen
 }

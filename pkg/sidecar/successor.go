@@ -69,6 +69,11 @@ func (r *Runner) noteFailure(asked, began time.Time) bool {
 	defer r.mu.Unlock()
 	switch {
 	case r.esc.failingSince.IsZero():
+		// An unread pid names no other process: the run is aimed at the
+		// last one read, which may be the only read of it this run makes.
+		if pid == 0 && hasPID && r.esc.pidSeen {
+			pid = r.esc.lastPID
+		}
 		r.esc.failingSince, r.esc.failPID = asked, pid
 		return false
 	case pid == 0:

@@ -36,7 +36,7 @@ func (*scriptedPIDs) HasTCP() bool                     { return true }
 func (*scriptedPIDs) DialTCP(context.Context) TCPState { return TCPOpen }
 func (s *scriptedPIDs) Kill() (int, error)             { return s.LivePID(), nil }
 
-// TestReviewFirstFailureWithUnreadPIDStillEscalates: with the default
+// TestFirstFailureWithUnreadPIDStillEscalates: with the default
 // FenceTimeout (5 s) far above Escalation.After (two fifths of the
 // interval), a fence's whole budget is one attempt, and noteFailure's first
 // call is the only pid read that names the process the fences failed on.
@@ -45,7 +45,7 @@ func (s *scriptedPIDs) Kill() (int, error)             { return s.LivePID(), nil
 // seen writable) is not the target and mayStillWrite spares it. The stop
 // comes only after the next tick starts a new run: about one
 // peerCheckInterval after the operator's deadline, while pid 100 writes.
-func TestReviewFirstFailureWithUnreadPIDStillEscalates(t *testing.T) {
+func TestFirstFailureWithUnreadPIDStillEscalates(t *testing.T) {
 	const interval, lease = 200 * time.Millisecond, time.Second
 	db := &restartingDB{cur: proc{pid: 100, writable: true, stuck: true}}
 	probe := &scriptedPIDs{last: 100}
@@ -74,11 +74,11 @@ func TestReviewFirstFailureWithUnreadPIDStillEscalates(t *testing.T) {
 	}
 }
 
-// TestReviewLeaseFenceEscalationWithUnreadPID drives the same case through
+// TestLeaseFenceEscalationWithUnreadPID drives the same case through
 // fenceEscalating: the lease ran out long ago, mysqld (pid 100) was seen
 // writable and its fence hangs; the one pid read after the failed attempt
 // fails. Nothing is stopped, and no stop is even reported as failed.
-func TestReviewLeaseFenceEscalationWithUnreadPID(t *testing.T) {
+func TestLeaseFenceEscalationWithUnreadPID(t *testing.T) {
 	const interval, lease = 200 * time.Millisecond, time.Second
 	db := &restartingDB{cur: proc{pid: 100, writable: true, stuck: true}}
 	probe := &scriptedPIDs{last: 100}
@@ -104,13 +104,13 @@ func TestReviewLeaseFenceEscalationWithUnreadPID(t *testing.T) {
 	}
 }
 
-// TestReviewWritableWithUnreadablePIDIsNotSilentlySpared: 6053059 made an
+// TestWritableWithUnreadablePIDIsNotSilentlySpared: 6053059 made an
 // escalation that cannot stop a serving mysqld report StopFailed, but only
 // for a mysqld never seen writable. One last seen writable (as pid 100)
 // whose pid can no longer be read is spared by mayStillWrite (the live pid,
 // 0, is not 100): no SHUTDOWN is tried and no stop is reported, although
 // the lease is long over and its port serves.
-func TestReviewWritableWithUnreadablePIDIsNotSilentlySpared(t *testing.T) {
+func TestWritableWithUnreadablePIDIsNotSilentlySpared(t *testing.T) {
 	const interval, lease = 200 * time.Millisecond, time.Second
 	db := &restartingDB{cur: proc{pid: 100, writable: true}}
 	srv := httptest.NewServer(&hangingOperator{})
