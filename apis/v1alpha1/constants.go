@@ -47,6 +47,9 @@ const (
 	ReasonNoCandidate       = "NoEligibleCandidate"
 	ReasonDivergence        = "Divergence"
 	ReasonFenceUnconfirmed  = "OldPrimaryNotConfirmedFenced"
+	// ReasonAcknowledgerUnread: under dataDurability required, a site that
+	// may hold acknowledged commits the target lacks cannot be read.
+	ReasonAcknowledgerUnread = "AcknowledgerUnreachable"
 	// SemiSyncDegraded's reasons.
 	ReasonSemiSyncOff        = "SemiSyncOff"
 	ReasonSemiSyncWaiting    = "Acknowledged"

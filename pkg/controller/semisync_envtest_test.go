@@ -5,6 +5,7 @@ package controller_test
 import (
 	"context"
 	"database/sql"
+	"strings"
 	"testing"
 	"time"
 
@@ -108,5 +109,77 @@ func TestSemiSyncSlotLeavesACutOffReplica(t *testing.T) {
 	defer cancel()
 	if _, err := db.ExecContext(ctx, "INSERT INTO "+testbed.AppDatabase+".planned_w VALUES (1, 1)"); err != nil {
 		t.Fatalf("a commit on a, after c took the slot: %v", err)
+	}
+}
+
+// With required durability, the acknowledging replica b cut off from the
+// operator (it still replicates from a and acknowledges its commits), and
+// then the primary a cut off from the operator: promoting c could lose
+// commits only b holds, so c stays read-only and the failover is blocked
+// with AcknowledgerUnreachable; a, still the primary, commits with b's
+// acknowledgement. Once b answers, the failover promotes the freshest site,
+// and a commit acknowledged while the operator could read neither a nor b
+// is on the new primary.
+func TestSemiSyncUnreadAcknowledgerBlocksTheFailover(t *testing.T) {
+	e := newEnv(t, "a", "b", "c")
+	pa, pb := e.proxy("a"), e.proxy("b")
+	e.createGroup(func(spec map[string]any) {
+		spec["mysql"].(map[string]any)["semiSync"] = map[string]any{"enabled": true, "dataDurability": "required"}
+	})
+	e.startOperator()
+	e.startSidecars("a", "b", "c")
+	e.healthy()
+	e.eventually(30*time.Second, "b holds the slot", func() bool {
+		g := e.get()
+		return semiSyncOn(g, "a", true, 1) && semiSyncOn(g, "b", false, 0) && !semiSyncOn(g, "c", false, 0)
+	})
+	e.createWriteTable("a")
+
+	e.blackhole(pb)
+	e.eventually(20*time.Second, "b unreachable", func() bool { return site(e.get(), "b").State == v1alpha1.StateUnreachable })
+	e.blackhole(pa)
+	e.eventually(20*time.Second, "a unreachable", func() bool { return site(e.get(), "a").State == v1alpha1.StateUnreachable })
+	// A commit on a, which b acknowledges: the only copy besides a's is b's.
+	db, err := sql.Open("mysql", e.db.RootDSN(e.index("a")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = db.Close() }()
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	if _, err := db.ExecContext(ctx, "INSERT INTO "+testbed.AppDatabase+".planned_w VALUES (7, 7)"); err != nil {
+		t.Fatalf("a commit on a, acknowledged by b: %v", err)
+	}
+	e.eventually(30*time.Second, "the failover blocked on b", func() bool {
+		for _, ev := range e.events(v1alpha1.EventFailoverBlocked) {
+			if strings.Contains(ev.Note, v1alpha1.ReasonAcknowledgerUnread) {
+				return true
+			}
+		}
+		return false
+	})
+	if e.writable("c") {
+		t.Fatal("c made writable while b, which may hold acknowledged commits c lacks, cannot be read")
+	}
+
+	for _, stream := range []string{"upstream", "downstream"} {
+		if err := pb.Toxics.RemoveToxic(context.Background(), "blackhole-"+stream); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.eventually(60*time.Second, "a new primary", func() bool {
+		g := e.get()
+		return g.Status.ActiveSite != "a" && e.writable(g.Status.ActiveSite)
+	})
+	active := e.get().Status.ActiveSite
+	adb, err := sql.Open("mysql", e.db.RootDSN(e.index(active)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = adb.Close() }()
+	var n int
+	if err := adb.QueryRowContext(t.Context(), "SELECT COUNT(*) FROM "+testbed.AppDatabase+
+		".planned_w WHERE writer = 7").Scan(&n); err != nil || n != 1 {
+		t.Fatalf("the commit b acknowledged on the new primary %s: count %d, %v", active, n, err)
 	}
 }

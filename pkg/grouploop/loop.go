@@ -12,6 +12,7 @@ import (
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
 	"github.com/shipstream/bloodraven/pkg/failover"
+	"github.com/shipstream/bloodraven/pkg/gtid"
 	"github.com/shipstream/bloodraven/pkg/routing"
 	"github.com/shipstream/bloodraven/pkg/topology"
 )
@@ -56,6 +57,9 @@ type Loop struct {
 	// Semi-sync (semisync.go): whether the active site's commits waited at
 	// the last probe. The part last applied to each site is in conns.
 	semiWaiting bool
+	// ackBound bounds what each unread site may have acknowledged under
+	// required durability (acknowledgers.go).
+	ackBound map[string]gtid.Set
 	// maintained is set by the pass's act when it maintained a healthy or
 	// degraded group and did nothing else: the ordered update may act
 	// (rollout.go). untainted is the generation at which each site's nodes
@@ -226,6 +230,7 @@ func (l *Loop) buildPass(g *v1alpha1.MysqlFailoverGroup) (failover.Pass, error) 
 		in.Sites = append(in.Sites, l.siteView(g, s, p.Evidence))
 	}
 	l.adminFence(g, &in)
+	l.markAcknowledgers(g, in.Sites)
 	in = topology.Judge(in) // every reader of the pass sees the sites as Decide does
 	d, err := topology.Decide(in)
 	if err != nil {

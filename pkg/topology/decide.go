@@ -136,6 +136,9 @@ func decideReadOnlyActive(in Input, a SiteView) Decision {
 		if !Eligible(a) || !holdsAll(a, in.Sites) {
 			return decideFailover(in, a)
 		}
+		if unread := unreadAcknowledgers(in, in.InFlight.From, a.Name); len(unread) > 0 {
+			return acknowledgersBlock(KindFailover, a.Name, unread)
+		}
 		return gatePromotion(in, a.Name, KindFailover, v1alpha1.ReasonFailoverRunning)
 	}
 	if a.AdminFenced || in.PlannedInFlight {
@@ -173,6 +176,9 @@ func decideFailover(in Input, a SiteView) Decision {
 			fmt.Sprintf("promoting %s, the freshest candidate, would lose other candidates' transactions", c.Freshest))
 		d.Divergent = c.Divergent
 		return d
+	}
+	if unread := unreadAcknowledgers(in, a.Name, c.Site); len(unread) > 0 {
+		return acknowledgersBlock(KindFailover, c.Site, unread)
 	}
 	return gatePromotion(in, c.Site, KindFailover, v1alpha1.ReasonPrimaryUnreachable)
 }

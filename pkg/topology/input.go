@@ -79,6 +79,15 @@ type SiteView struct {
 	// unreachable, it needs FenceConfirmed (evidence gathered after the
 	// operation) like any site that may write.
 	MaybeWritable bool
+	// MayAcknowledge is set only under dataDurability required: the site
+	// may hold commits of the active site that it acknowledged and no other
+	// site holds (its semi-sync replica part was on when last read, or it
+	// answers with it on). AckBound, when known, bounds what it may have
+	// acknowledged: the active site's executed set when its semi-sync
+	// clients were last all accounted for by other sites (acknowledgers.go).
+	MayAcknowledge bool
+	AckBound       gtid.Set
+	AckBoundKnown  bool
 }
 
 // FailoverRecord is one completed failover of the group's history.
