@@ -55,6 +55,7 @@ type world struct {
 	events           []string
 	messages         []string // the Events' messages, in order
 	failovers, flips int
+	salvaged         int64 // counted by Notifier.Salvaged
 	published        []int64
 	// persisted is the durable copy of the group; failAt makes the n-th
 	// persist (1-based, counting from the harness's start) fail, as a crash.
@@ -353,6 +354,7 @@ func (w *world) Event(_ *v1alpha1.MysqlFailoverGroup, _, reason, message string)
 
 func (w *world) FailoverCompleted(*v1alpha1.MysqlFailoverGroup, v1alpha1.FailoverKind) { w.failovers++ }
 func (w *world) DNSFlipped(*v1alpha1.MysqlFailoverGroup)                               { w.flips++ }
+func (w *world) Salvaged(_ *v1alpha1.MysqlFailoverGroup, n int64)                      { w.salvaged += n }
 
 func (w *world) Now() time.Time { return w.now }
 

@@ -82,6 +82,9 @@ type Notifier interface {
 	FailoverCompleted(g *v1alpha1.MysqlFailoverGroup, kind v1alpha1.FailoverKind)
 	// DNSFlipped counts a change of the DNSEndpoint's target.
 	DNSFlipped(g *v1alpha1.MysqlFailoverGroup)
+	// Salvaged counts n transactions a failover's target took from the old
+	// primary's binlogs before its promotion (salvage.go).
+	Salvaged(g *v1alpha1.MysqlFailoverGroup, n int64)
 }
 
 // Event types, as Kubernetes spells them.

@@ -151,5 +151,6 @@ func (e *Emergency) salvageTail(ctx context.Context, p Pass, it *v1alpha1.Failov
 		return nil
 	}
 	it.SalvagedTransactions += n
+	e.env.Notifier.Salvaged(p.Group, n)
 	return e.persist(ctx, p)
 }

@@ -95,8 +95,8 @@ func TestEmergencySalvage(t *testing.T) {
 				t.Fatalf("the failover took %s of the fake's clock", w.now.Sub(start))
 			}
 			lf := w.persisted.Status.LastFailover
-			if lf.SalvagedTransactions != tc.salvaged {
-				t.Fatalf("salvagedTransactions %d, want %d", lf.SalvagedTransactions, tc.salvaged)
+			if lf.SalvagedTransactions != tc.salvaged || w.salvaged != tc.salvaged {
+				t.Fatalf("salvagedTransactions %d, counted %d, want %d", lf.SalvagedTransactions, w.salvaged, tc.salvaged)
 			}
 			switch {
 			case tc.lost < 0 && lf.TransactionsLost != nil:

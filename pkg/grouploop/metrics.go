@@ -21,6 +21,7 @@ type Metrics struct {
 	ConfirmRefused     *prometheus.CounterVec
 	SemiSyncClients    *prometheus.GaugeVec
 	SemiSyncFallbacks  *prometheus.CounterVec
+	Salvaged           *prometheus.CounterVec
 	Planned            *PlannedMetrics
 }
 
@@ -65,11 +66,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Replicas the active site counts as semi-sync clients, as last probed."}, g),
 		SemiSyncFallbacks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bloodraven_semisync_fallbacks_total",
 			Help: "Times the active site was seen to stop waiting for acknowledgements (fallen back to asynchronous replication)."}, g),
+		Salvaged: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bloodraven_salvaged_transactions_total",
+			Help: "Transactions failover targets took from old primaries' binlogs before their promotion."}, g),
 	}
 	if reg != nil {
 		reg.MustRegister(m.Failovers, m.DNSFlips, m.SiteState, m.PollLatency, m.ReplicationLag,
 			m.Reasserts, m.ExtraWritersFenced, m.FailoverBlocked, m.Diverged, m.ConfirmRefused,
-			m.SemiSyncClients, m.SemiSyncFallbacks)
+			m.SemiSyncClients, m.SemiSyncFallbacks, m.Salvaged)
 	}
 	m.Planned = newPlannedMetrics(reg)
 	return m

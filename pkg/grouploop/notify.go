@@ -53,6 +53,11 @@ func (n *Notifier) FailoverCompleted(g *v1alpha1.MysqlFailoverGroup, kind v1alph
 	n.metrics.Failovers.WithLabelValues(g.Namespace, g.Name, string(kind)).Inc()
 }
 
+// Salvaged implements failover.Notifier.
+func (n *Notifier) Salvaged(g *v1alpha1.MysqlFailoverGroup, count int64) {
+	n.metrics.Salvaged.WithLabelValues(g.Namespace, g.Name).Add(float64(count))
+}
+
 // DNSFlipped implements failover.Notifier.
 func (n *Notifier) DNSFlipped(g *v1alpha1.MysqlFailoverGroup) {
 	n.metrics.DNSFlips.WithLabelValues(g.Namespace, g.Name).Inc()
