@@ -77,7 +77,7 @@ func TestThrottle(t *testing.T) {
 // pkiBed issues certificates from one CA.
 type pkiBed struct{ ca *pki.CA }
 
-func newPKI(t *testing.T) pkiBed {
+func newPKI(t testing.TB) pkiBed {
 	t.Helper()
 	ca, err := pki.NewCA("test", time.Now(), pki.CAValidity)
 	if err != nil {
@@ -86,7 +86,7 @@ func newPKI(t *testing.T) pkiBed {
 	return pkiBed{ca: ca}
 }
 
-func (b pkiBed) source(t *testing.T, id pki.Identity) pki.StaticSource {
+func (b pkiBed) source(t testing.TB, id pki.Identity) pki.StaticSource {
 	t.Helper()
 	is, err := b.ca.Issue(pki.Request{Identity: id}, time.Now())
 	if err != nil {
@@ -100,7 +100,7 @@ func (b pkiBed) source(t *testing.T, id pki.Identity) pki.StaticSource {
 }
 
 // serveTLS serves h over TLS with src and returns its https URL.
-func serveTLS(t *testing.T, src pki.Source, h http.Handler) string {
+func serveTLS(t testing.TB, src pki.Source, h http.Handler) string {
 	t.Helper()
 	s := httptest.NewUnstartedServer(h)
 	s.Listener = tls.NewListener(s.Listener, pki.ServerConfig(src))
@@ -256,7 +256,7 @@ func TestReceiverRefusedStream(t *testing.T) {
 }
 
 // requireBinary fails the test loudly when a tool is missing.
-func requireBinary(t *testing.T, name string) {
+func requireBinary(t testing.TB, name string) {
 	t.Helper()
 	if _, err := exec.LookPath(name); err != nil {
 		t.Fatalf("%s is needed (make deps installs mariadb-backup): %v", name, err)

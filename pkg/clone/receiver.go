@@ -182,6 +182,12 @@ func (r *Receiver) pull(ctx context.Context) (int64, error) {
 		if ctx.Err() != nil {
 			return counted.n, fmt.Errorf("%w after %d bytes: %w", ErrStreamIncomplete, counted.n, context.Cause(ctx))
 		}
+		// A donor that failed mid-stream (its backup, its deadline) ends
+		// the body early with an error trailer: say so rather than blame
+		// the unpacking.
+		if donor := donorResult(resp, 1<<20); donor != "" && donor != resultOK {
+			return counted.n, fmt.Errorf("%w after %d bytes: donor says %s", ErrStreamIncomplete, counted.n, donor)
+		}
 		return counted.n, fmt.Errorf("%w: %w: %s", ErrExtract, err, strings.TrimSpace(string(stderr.bytes())))
 	}
 	// The trailer is there only once the body was read to its end.
@@ -195,6 +201,16 @@ func (r *Receiver) pull(ctx context.Context) (int64, error) {
 		return counted.n, fmt.Errorf("%w after %d bytes: donor says %s", ErrStreamIncomplete, counted.n, got)
 	}
 	return counted.n, nil
+}
+
+// donorResult reads what is left of the body, up to limit bytes, and
+// returns the donor's result trailer ("" when the body goes on or has none).
+func donorResult(resp *http.Response, limit int64) string {
+	n, err := io.Copy(io.Discard, io.LimitReader(resp.Body, limit))
+	if err != nil || n == limit {
+		return ""
+	}
+	return resp.Trailer.Get(TrailerResult)
 }
 
 type countingReader struct {
