@@ -1,6 +1,7 @@
 package clone
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -174,11 +175,10 @@ func (r *Receiver) pull(ctx context.Context) (int64, error) {
 	}
 	counted := &countingReader{r: resp.Body}
 	cmd := exec.CommandContext(ctx, r.bin("mbstream", r.Mbstream), "-x", "-C", r.staging())
-	cmd.Stdin = counted
 	cmd.WaitDelay = 5 * time.Second
 	stderr := &tailBuffer{max: 4 << 10}
 	cmd.Stderr = stderr
-	if err := cmd.Run(); err != nil {
+	if err := runFed(cmd, counted); err != nil {
 		if ctx.Err() != nil {
 			return counted.n, fmt.Errorf("%w after %d bytes: %w", ErrStreamIncomplete, counted.n, context.Cause(ctx))
 		}
@@ -211,6 +211,27 @@ func donorResult(resp *http.Response, limit int64) string {
 		return ""
 	}
 	return resp.Trailer.Get(TrailerResult)
+}
+
+// runFed runs cmd with src on its stdin through a large buffer: TLS hands
+// the body over in records of 16 KiB, and writing each to the pipe on its
+// own costs a system call per record.
+func runFed(cmd *exec.Cmd, src io.Reader) error {
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(stdin, copyBuffer)
+	_, copyErr := bw.ReadFrom(src)
+	if copyErr == nil {
+		copyErr = bw.Flush()
+	}
+	closeErr := stdin.Close()
+	waitErr := cmd.Wait()
+	return errors.Join(waitErr, copyErr, closeErr)
 }
 
 type countingReader struct {
