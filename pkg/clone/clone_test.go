@@ -99,10 +99,13 @@ func (b pkiBed) source(t testing.TB, id pki.Identity) pki.StaticSource {
 	return pki.StaticSource{Cert: &c, Roots: b.ca.Pool()}
 }
 
-// serveTLS serves h over TLS with src and returns its https URL.
+// serveTLS serves h over TLS with src and returns its https URL. Its
+// server's read and write timeouts are a second, far shorter than a clone:
+// cmd/sidecar's server has such timeouts, sized for small answers.
 func serveTLS(t testing.TB, src pki.Source, h http.Handler) string {
 	t.Helper()
 	s := httptest.NewUnstartedServer(h)
+	s.Config.ReadTimeout, s.Config.WriteTimeout = time.Second, time.Second
 	s.Listener = tls.NewListener(s.Listener, pki.ServerConfig(src))
 	s.Start()
 	t.Cleanup(s.Close)
