@@ -135,6 +135,10 @@ func (b *cloneBed) join(t testing.TB, i int, pos string) {
 	if !st.ReadOnly {
 		t.Fatal("the clone joined writable")
 	}
+	if st.GTIDSlavePos != pos || st.GTIDCurrentPos != pos {
+		t.Fatalf("the clone's gtid_slave_pos %q, gtid_current_pos %q, want both %q", st.GTIDSlavePos, st.GTIDCurrentPos, pos)
+	}
+	t.Logf("joined at %s; gtid_binlog_state %q until a transaction replicates", pos, st.GTIDBinlogState)
 }
 
 func (b *cloneBed) db(t testing.TB, i int) *sql.DB {
