@@ -118,3 +118,49 @@ func TestReceiverSteps(t *testing.T) {
 		t.Fatalf("reset: %v, step %q", err, r.Done())
 	}
 }
+
+// TestReceiverInterruptedInstall: an install a restart interrupted after
+// it began moving files is not trusted on resume: the datadir it was
+// filling is emptied and the receiver starts again from Fetch.
+func TestReceiverInterruptedInstall(t *testing.T) {
+	bin := t.TempDir()
+	for name, body := range map[string]string{"mariadb-backup": fakeBackup, "mbstream": fakeMbstream} {
+		if err := os.WriteFile(filepath.Join(bin, name), []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	donor := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Trailer", clone.TrailerResult)
+		_, _ = io.WriteString(w, "the backup")
+		w.Header().Set(clone.TrailerResult, "ok")
+	}))
+	defer donor.Close()
+	data := t.TempDir()
+	r := &clone.Receiver{URL: donor.URL, Client: donor.Client(), Dir: filepath.Join(t.TempDir(), "work"), DataDir: data,
+		Backup: filepath.Join(bin, "mariadb-backup"), Mbstream: filepath.Join(bin, "mbstream"),
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	ctx := context.Background()
+	if err := r.Fetch(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Prepare(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// What a process killed in the middle of --move-back leaves: its mark
+	// (the file name is the receiver's own) and part of the files.
+	if err := os.WriteFile(filepath.Join(r.Dir, "installing"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(data, "half-moved.ibd"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Install(ctx); !errors.Is(err, clone.ErrInstall) {
+		t.Fatalf("resumed install: %v, want ErrInstall", err)
+	}
+	if left, _ := os.ReadDir(data); len(left) != 0 || r.Done() != clone.StepNone {
+		t.Fatalf("after an interrupted install: datadir holds %d entries, step %q", len(left), r.Done())
+	}
+	if _, err := r.Seed(ctx); err != nil || r.Done() != clone.StepInstalled {
+		t.Fatalf("seed after the interrupted install: %v, step %q", err, r.Done())
+	}
+}
