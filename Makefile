@@ -120,6 +120,16 @@ bench-db:
 # semisync-commit-{p50,p99} in ms and semisync-throughput-ratio (semi-sync
 # writes/s over async). BLOODRAVEN_BENCH_SECONDS (per phase, default 3) and
 # BLOODRAVEN_BENCH_ROUNDS (phase pairs, default 3).
+# A physical clone between two real MariaDB servers through the donor
+# sidecar's mutual-TLS endpoint, against its anchor (mariadb-backup streamed
+# into a local folder by mbstream): prints clone-seconds-per-gib,
+# clone-raw-seconds-per-gib and clone-overhead-ratio (goal <= 1.25). The
+# dataset is 1 GiB; BLOODRAVEN_BENCH_CLONE_MIB=n for another size.
+.PHONY: bench-clone
+bench-clone:
+	@out=$$(go test -count=1 -tags db -run '^$$' -bench '^BenchmarkClone$$' -benchtime 1x -timeout 30m ./pkg/clone 2>&1) || { echo "$$out"; exit 1; }; \
+	  grep -E '^clone-' <<<"$$out"
+
 .PHONY: bench-semisync
 bench-semisync:
 	@out=$$(go test -count=1 -tags db -run '^$$' -bench '^BenchmarkSemiSyncCommit$$' -benchtime 1x -timeout 10m ./pkg/mysql 2>&1) || { echo "$$out"; exit 1; }; \

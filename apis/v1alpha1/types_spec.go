@@ -110,6 +110,11 @@ type MysqlFailoverGroupSpec struct {
 	// +kubebuilder:default={}
 	// +optional
 	Updates UpdatesSpec `json:"updates"`
+	// Recovery tunes seeding a site by physical clone from another site
+	// (docs/recovery.md).
+	// +kubebuilder:default={}
+	// +optional
+	Recovery RecoverySpec `json:"recovery"`
 }
 
 // Site is one failure domain: a zone, a set of nodes or a region.

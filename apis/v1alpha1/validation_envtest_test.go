@@ -83,11 +83,29 @@ func TestCRDInstalledAndMinimalGroupDefaulted(t *testing.T) {
 		{"mysql.semiSync.maxSyncReplicas", s.MySQL.SemiSync.MaxSyncReplicas, int32(1)},
 		{"updates.primaryUpdateMethod", s.Updates.PrimaryUpdateMethod, v1alpha1.UpdateSwitchover},
 		{"updates.primaryUpdateStrategy", s.Updates.PrimaryUpdateStrategy, v1alpha1.UpdateUnsupervised},
+		{"recovery.maxCloneRate unlimited", s.Recovery.CloneRate(), int64(0)},
+		{"recovery.cloneTimeout", s.Recovery.CloneTimeout.Duration, 6 * time.Hour},
 	}
 	for _, c := range checks {
 		if c.got != c.want {
 			t.Errorf("default %s = %v, want %v", c.name, c.got, c.want)
 		}
+	}
+}
+
+// TestRecoveryRateAccepted: a clone rate is a quantity of bytes per second.
+func TestRecoveryRateAccepted(t *testing.T) {
+	obj := minimal("clone-rate")
+	set(obj, "recovery.maxCloneRate", "100Mi")
+	if err := create(t, obj); err != nil {
+		t.Fatalf("rejected: %v", err)
+	}
+	var g v1alpha1.MysqlFailoverGroup
+	if err := cp.Client.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: "clone-rate"}, &g); err != nil {
+		t.Fatal(err)
+	}
+	if got := g.Spec.Recovery.CloneRate(); got != 100<<20 {
+		t.Fatalf("clone rate %d, want %d", got, 100<<20)
 	}
 }
 
@@ -187,6 +205,8 @@ func TestInvalidSpecsAreRejectedWithReadableMessages(t *testing.T) {
 			"minSyncReplicas in body should be greater than or equal to 1"},
 		{"bad dns hostname", func(_, o map[string]any) { set(o, "dns", map[string]any{"hostname": "Not A Host!"}) }, "dns.hostname must be a DNS name"},
 		{"dns without hostname", func(_, o map[string]any) { set(o, "dns", map[string]any{"ttl": 30}) }, "spec.dns.hostname: Required value"},
+		{"negative maxCloneRate", func(_, o map[string]any) { set(o, "recovery.maxCloneRate", "-10Mi") }, "recovery.maxCloneRate must be zero (unlimited) or a positive"},
+		{"zero cloneTimeout", func(_, o map[string]any) { set(o, "recovery.cloneTimeout", "0s") }, "recovery.cloneTimeout must be a positive duration"},
 		{"seventeen sites", func(s, _ map[string]any) {
 			var sites []any
 			for i := 0; i < 17; i++ {

@@ -5,11 +5,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"strconv"
 	"strings"
 	"time"
 
 	gomysql "github.com/go-sql-driver/mysql"
+	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/shipstream/bloodraven/pkg/clone"
 	"github.com/shipstream/bloodraven/pkg/mysql"
 	"github.com/shipstream/bloodraven/pkg/sidecar"
 )
@@ -63,6 +67,10 @@ var flagSpecs = []flagSpec{
 	{"state-dir", "STATE_DIR", "/var/run/mysqld", "directory that outlives a restart of this container, for the highest generation seen (empty: none)"},
 	{"log-format", "LOG_FORMAT", "text", "text or json"},
 	{"log-level", "LOG_LEVEL", "info", "debug, info, warn or error"},
+	{"clone-donor", "CLONE_DONOR", "false", "serve GET /peer/clone: a mariadb-backup stream of the local mysqld, as the -mysql-dsn account, to the operator or another site of the group only (needs -tls-dir)"},
+	{"clone-defaults-file", "CLONE_DEFAULTS_FILE", "", "mysqld's configuration file, given to mariadb-backup (empty: --no-defaults)"},
+	{"max-clone-rate", "MAX_CLONE_RATE", "0", "cap of a clone stream in bytes per second, a quantity such as 100Mi (0: unlimited; spec.recovery.maxCloneRate)"},
+	{"clone-timeout", "CLONE_TIMEOUT", "6h", "bound of one clone stream (spec.recovery.cloneTimeout)"},
 	{"mysql-tls-dir", "MYSQL_TLS_DIR", "", "folder of the site certificate mysqld serves (tls.crt, tls.key, ca.crt); when they change, mysqld reloads them (empty: off)"},
 }
 
@@ -123,7 +131,12 @@ func buildOptions(get func(string) string) (options, error) {
 			o.sidecar.Process.TCPAddr = o.mysql.Addr
 		}
 	}
+	if o.sidecar.Clone, err = cloneDonor(get, o.mysql); err != nil {
+		return o, err
+	}
 	switch {
+	case o.sidecar.Clone != nil && o.tlsDir == "":
+		return o, fmt.Errorf("%w: -clone-donor needs -tls-dir: a clone is served only to callers that prove who they are", errUsage)
 	case o.sidecar.Group == "" || o.sidecar.Site == "" || o.sidecar.OperatorURL == "" || o.sidecar.ViewKeysFile == "":
 		return o, fmt.Errorf("%w: -group, -site, -operator-url and -view-keys are required", errUsage)
 	case o.tlsDir != "" && o.health == "":
@@ -132,6 +145,38 @@ func buildOptions(get func(string) string) (options, error) {
 		return o, fmt.Errorf("%w: -log-format %q: want text or json", errUsage, o.logFormat)
 	}
 	return o, nil
+}
+
+// cloneDonor is the clone donor the flags ask for, nil when off.
+func cloneDonor(get func(string) string, mc mysql.Config) (*clone.Donor, error) {
+	on, err := strconv.ParseBool(get("clone-donor"))
+	if err != nil {
+		return nil, fmt.Errorf("%w: -clone-donor: %w", errUsage, err)
+	}
+	if !on {
+		return nil, nil
+	}
+	rate, err := resource.ParseQuantity(get("max-clone-rate"))
+	if err != nil || rate.Sign() < 0 {
+		return nil, fmt.Errorf("%w: -max-clone-rate %q: want a quantity of bytes per second, 0 or more", errUsage, get("max-clone-rate"))
+	}
+	timeout, err := time.ParseDuration(get("clone-timeout"))
+	if err != nil || timeout <= 0 {
+		return nil, fmt.Errorf("%w: -clone-timeout %q: want a positive duration", errUsage, get("clone-timeout"))
+	}
+	d := &clone.Donor{DefaultsFile: get("clone-defaults-file"), Socket: mc.Socket, User: mc.User, Password: mc.Password,
+		Rate: rate.Value(), Timeout: timeout}
+	if mc.Socket == "" {
+		host, port, err := net.SplitHostPort(mc.Addr)
+		if err != nil {
+			return nil, fmt.Errorf("%w: -mysql-dsn address %q: %w", errUsage, mc.Addr, err)
+		}
+		d.Host = host
+		if d.Port, err = strconv.Atoi(port); err != nil {
+			return nil, fmt.Errorf("%w: -mysql-dsn port %q: %w", errUsage, port, err)
+		}
+	}
+	return d, nil
 }
 
 // parsePeers reads "site=URL,site=URL".

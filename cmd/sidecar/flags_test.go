@@ -39,6 +39,26 @@ func TestParseOptionsFlagsWinOverEnvironment(t *testing.T) {
 	}
 }
 
+// TestParseOptionsCloneDonor: the donor reaches mysqld as the DSN's
+// account and takes the group's rate and timeout; off by default.
+func TestParseOptionsCloneDonor(t *testing.T) {
+	base := []string{"-group", "orders", "-site", "iad", "-operator-url", "https://op", "-tls-dir", "/t", "-health-listen", ":9"}
+	o, err := parseOptions(base, env(nil), io.Discard)
+	if err != nil || o.sidecar.Clone != nil {
+		t.Fatalf("donor by default: %+v, %v", o.sidecar.Clone, err)
+	}
+	o, err = parseOptions(append(base, "-clone-donor", "true", "-max-clone-rate", "100Mi", "-clone-timeout", "2h",
+		"-clone-defaults-file", "/etc/mysql/my.cnf"), env(map[string]string{"BLOODRAVEN_MYSQL_DSN": "bk:pw@tcp(127.0.0.1:3307)/"}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := o.sidecar.Clone
+	if d == nil || d.Host != "127.0.0.1" || d.Port != 3307 || d.User != "bk" || d.Password != "pw" ||
+		d.Rate != 100<<20 || d.Timeout != 2*time.Hour || d.DefaultsFile != "/etc/mysql/my.cnf" {
+		t.Fatalf("donor %+v", d)
+	}
+}
+
 func TestParseOptionsRejects(t *testing.T) {
 	base := []string{"-group", "orders", "-site", "iad", "-operator-url", "http://op"}
 	for name, args := range map[string][]string{
@@ -52,6 +72,10 @@ func TestParseOptionsRejects(t *testing.T) {
 		"unknown flag":              append(base, "-nope"),
 		"tls without a health port": append(base, "-tls-dir", "/etc/bloodraven/tls"),
 		"no view keys":              append(base, "-view-keys", ""),
+		"clone donor without tls":   append(base, "-clone-donor", "true"),
+		"negative clone rate":       append(base, "-tls-dir", "/t", "-health-listen", ":9", "-clone-donor", "true", "-max-clone-rate", "-1Mi"),
+		"zero clone timeout":        append(base, "-tls-dir", "/t", "-health-listen", ":9", "-clone-donor", "true", "-clone-timeout", "0s"),
+		"bad clone-donor":           append(base, "-clone-donor", "maybe"),
 	} {
 		if _, err := parseOptions(args, env(nil), io.Discard); !errors.Is(err, errUsage) {
 			t.Errorf("%s: error %v, want errUsage", name, err)

@@ -40,6 +40,9 @@ var (
 	ErrWritableNotVerified = errors.New("writable not verified")
 	// ErrUnsupportedVersion: the server is older than MySQL 8.0.23 or MariaDB 10.11.
 	ErrUnsupportedVersion = errors.New("unsupported server version")
+	// ErrCloneUnsupported: the server's flavor has no CLONE plugin
+	// (MariaDB: seed it with pkg/clone's backup stream instead).
+	ErrCloneUnsupported = errors.New("clone plugin unsupported")
 	// ErrInvalidConfig: Open was given an unusable Config.
 	ErrInvalidConfig = errors.New("invalid config")
 	// ErrLeaseFenceUnavailable: the server cannot run the lease fence (its

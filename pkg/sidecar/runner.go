@@ -14,6 +14,7 @@ import (
 
 	"k8s.io/utils/clock"
 
+	"github.com/shipstream/bloodraven/pkg/clone"
 	"github.com/shipstream/bloodraven/pkg/mysql"
 	"github.com/shipstream/bloodraven/pkg/pki"
 )
@@ -64,6 +65,10 @@ type Config struct {
 	// TLS, when set, is the site's certificate and CA bundle: every request
 	// goes over HTTPS with it, and the peer port is served over TLS (tls.go).
 	TLS pki.Source
+	// Clone, when set, makes this site a clone donor: GET /peer/clone on
+	// the peer port streams a physical backup of mysqld to the operator or
+	// another site of the group, and to no one without TLS (pkg/clone).
+	Clone *clone.Donor
 	// Clock tells the time and runs the timers; nil is the wall clock.
 	// Tests and a simulation step their own.
 	Clock clock.WithDelayedExecution

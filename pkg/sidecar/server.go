@@ -28,6 +28,8 @@ const (
 //   - POST /peer/refresh: 202; the Run loop ticks soon (Refresh).
 //   - GET /status: a StatusReport.
 //   - GET /metrics: the sidecar's own registry.
+//   - GET /peer/clone with Config.Clone: refused (403) without TLS, since
+//     no caller can prove who it is (tls.go).
 func (r *Runner) Handler() http.Handler {
 	mux := chi.NewRouter()
 	mux.Get(PathHealthz, func(w http.ResponseWriter, _ *http.Request) {
@@ -40,6 +42,7 @@ func (r *Runner) Handler() http.Handler {
 		writeJSON(w, http.StatusOK, r.Status())
 	})
 	mux.Handle(PathMetrics, promhttp.HandlerFor(r.metrics.reg, promhttp.HandlerOpts{}))
+	r.mountClone(mux)
 	return mux
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/clone"
 	"github.com/shipstream/bloodraven/pkg/pki"
 )
 
@@ -29,6 +30,8 @@ import (
 //     /peer/active-site to anyone who completes the handshake, and POST
 //     /peer/refresh only to the operator or another site of this group:
 //     401 without a valid certificate, 403 with someone else's;
+//   - GET /peer/clone (Config.Clone) streams a physical backup to the
+//     operator or another site of this group only (pkg/clone's Gate);
 //   - health, readiness, status and metrics are served in plain HTTP on
 //     their own port (HealthHandler), for probes and scrapers.
 
@@ -122,7 +125,20 @@ func (r *Runner) PeerHandler() http.Handler {
 	mux := chi.NewRouter()
 	mux.Get(v1alpha1.PathPeerActiveSite, r.servePeerView)
 	mux.Post(v1alpha1.PathPeerRefresh, r.authorizeRefresh(r.serveRefresh))
+	r.mountClone(mux)
 	return mux
+}
+
+// mountClone serves the clone donor's stream behind its gate, when this
+// site donates (Config.Clone). Every method reaches the gate, so that each
+// refusal is counted.
+func (r *Runner) mountClone(mux chi.Router) {
+	if r.cfg.Clone == nil {
+		return
+	}
+	gate := clone.Gate{TLS: r.cfg.TLS, Namespace: r.cfg.Namespace, Group: r.cfg.Group, Site: r.cfg.Site,
+		Registerer: r.metrics.reg, Logger: r.log}
+	mux.Handle(clone.PathClone, gate.Wrap(r.cfg.Clone))
 }
 
 // HealthHandler serves the plain-HTTP port: /healthz, /readyz, /status and /metrics.

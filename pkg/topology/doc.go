@@ -18,7 +18,8 @@
 //   - the site a new group starts on (BootstrapSite);
 //   - each site's part in semi-sync replication (PlanSemiSync);
 //   - the next step of the ordered update of the sites' Pods (PlanRollout;
-//     rollout.go).
+//     rollout.go);
+//   - the site a clone seeds another from (CloneDonor; donor.go).
 //
 // It does no I/O, starts no goroutines and never reads the wall clock: every
 // time it needs arrives as an argument (Debouncer.Observe's now, Input.Now,

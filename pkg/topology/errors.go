@@ -16,6 +16,11 @@ var (
 	ErrUnknownSite = errors.New("topology: unknown site")
 	// ErrBadState means a SiteView's State is not a v1alpha1.SiteState.
 	ErrBadState = errors.New("topology: bad site state")
+	// ErrNoDonor means no site may donate a clone now (CloneDonor).
+	ErrNoDonor = errors.New("topology: no clone donor")
+	// ErrCloneActive means the clone target is the active site, which is
+	// never overwritten.
+	ErrCloneActive = errors.New("topology: the active site is never cloned over")
 	// ErrBadRole means a SiteView's Role is not a v1alpha1.SiteRole.
 	ErrBadRole = errors.New("topology: bad site role")
 )
