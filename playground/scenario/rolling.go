@@ -42,8 +42,16 @@ const (
 func rollingUpdateBound(ref time.Duration) time.Duration { return 3*ref + 2*time.Second }
 
 func rollingUpdate(ctx context.Context, e *Env) Result {
-	plan := Plan{Timings: rollingTimings, Sites: append(append([]string(nil), Sites...), ThirdSite)}
-	return play(ctx, e, "rolling-update", plan, func(ctx context.Context, g *Group, l *Load, r *Result) error {
+	return rollingUpdateWith(ctx, e, "rolling-update", LoadOptions{})
+}
+
+// rollingUpdateWith runs rolling-update with the given load: the
+// scenario's writers go through the DNS name, the bench's through the
+// -primary Service, as the planned measure's do, so that the two
+// windows compare.
+func rollingUpdateWith(ctx context.Context, e *Env, name string, lo LoadOptions) Result {
+	plan := Plan{Timings: rollingTimings, Sites: append(append([]string(nil), Sites...), ThirdSite), Load: lo}
+	return play(ctx, e, name, plan, func(ctx context.Context, g *Group, l *Load, r *Result) error {
 		_, err := rollingUpdateBody(ctx, g, l, r)
 		return err
 	})
