@@ -56,7 +56,7 @@ func benchPlanned(ctx context.Context, e *Env) (map[string]float64, Result) {
 }
 
 func benchRolling(ctx context.Context, e *Env) (map[string]float64, Result) {
-	r := rollingUpdateWith(ctx, e, "bench-rolling-update", LoadOptions{Primary: true})
+	r := rollingUpdateWith(ctx, e, "bench-rolling-update", LoadOptions{Primary: true}, specChange)
 	return figures(r, map[string]string{"window-ms": "rolling-update-window", "duration-s": "rolling-update-duration"}), r
 }
 

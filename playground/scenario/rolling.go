@@ -42,17 +42,32 @@ const (
 func rollingUpdateBound(ref time.Duration) time.Duration { return 3*ref + 2*time.Second }
 
 func rollingUpdate(ctx context.Context, e *Env) Result {
-	return rollingUpdateWith(ctx, e, "rolling-update", LoadOptions{})
+	return rollingUpdateWith(ctx, e, "rolling-update", LoadOptions{}, specChange)
 }
+
+// rollChange is the change an ordered update rolls out.
+type rollChange struct {
+	// apply makes the change.
+	apply func(ctx context.Context, g *Group) error
+	// lease is the lease the new Pods' sidecars run with (the group's when zero).
+	lease time.Duration
+}
+
+// specChange changes the group's spec: spec.sidecar.image and leaseTimeout.
+var specChange = rollChange{lease: rollingLease, apply: func(ctx context.Context, g *Group) error {
+	_, err := g.e.C.Kubectl(ctx, "-n", g.NS, "patch", "mysqlfailovergroup", g.Name, "--type", "merge", "-p",
+		fmt.Sprintf(`{"spec":{"sidecar":{"image":%q,"leaseTimeout":%q}}}`, rollingImage, rollingLease))
+	return err
+}}
 
 // rollingUpdateWith runs rolling-update with the given load: the
 // scenario's writers go through the DNS name, the bench's through the
 // -primary Service, as the planned measure's do, so that the two
 // windows compare.
-func rollingUpdateWith(ctx context.Context, e *Env, name string, lo LoadOptions) Result {
+func rollingUpdateWith(ctx context.Context, e *Env, name string, lo LoadOptions, ch rollChange) Result {
 	plan := Plan{Timings: rollingTimings, Sites: append(append([]string(nil), Sites...), ThirdSite), Load: lo}
 	return play(ctx, e, name, plan, func(ctx context.Context, g *Group, l *Load, r *Result) error {
-		_, err := rollingUpdateBody(ctx, g, l, r)
+		_, err := rollingUpdateBody(ctx, g, l, r, ch)
 		return err
 	})
 }
@@ -68,9 +83,13 @@ type rolled struct {
 
 // rollingUpdateBody switches the primary over once by annotation (site-a
 // to site-b) to measure a planned failover's window on this group, under
-// this load, then changes the sidecar image and leaseTimeout and waits
-// for the ordered update to finish, watching every site all along.
-func rollingUpdateBody(ctx context.Context, g *Group, l *Load, r *Result) (rolled, error) {
+// this load, then makes the change (specChange: the sidecar image and
+// leaseTimeout) and waits for the ordered update to finish, watching
+// every site all along.
+func rollingUpdateBody(ctx context.Context, g *Group, l *Load, r *Result, ch rollChange) (rolled, error) {
+	if ch.lease == 0 {
+		ch.lease = g.T.LeaseTimeout
+	}
 	ref, err := switchOver(ctx, g, l, r, g.Sites[0], g.Sites[1])
 	if err != nil {
 		return rolled{}, fmt.Errorf("reference switchover: %w", err)
@@ -100,12 +119,11 @@ func rollingUpdateBody(ctx context.Context, g *Group, l *Load, r *Result) (rolle
 		}
 	}()
 	_ = sleepCtx(ctx, time.Second) // a few samples before the change
-	patch := l.Mark("patch")
-	if _, err := g.e.C.Kubectl(ctx, "-n", g.NS, "patch", "mysqlfailovergroup", g.Name, "--type", "merge", "-p",
-		fmt.Sprintf(`{"spec":{"sidecar":{"image":%q,"leaseTimeout":%q}}}`, rollingImage, rollingLease)); err != nil {
+	patch := l.Mark("change")
+	if err := ch.apply(ctx, g); err != nil {
 		return rolled{}, err
 	}
-	mg, err := g.Wait(ctx, "ordered update complete", 4*time.Minute, g.updated(before))
+	mg, err := g.Wait(ctx, "ordered update complete", 4*time.Minute, g.updated(before, ch.lease))
 	done := l.Mark("updated")
 	samples, stopped = sw.stop(), true
 	r.Notef("update: %s", phaseHistory(samples, patch))
@@ -160,7 +178,7 @@ func (g *Group) sitePods(ctx context.Context) (map[string]string, error) {
 // updated is the end of the ordered update: status.phase empty, the
 // group Ready at a later generation with no failover in flight, and every
 // site's one live Pod a new one, Ready, running the new sidecar image and lease.
-func (g *Group) updated(before map[string]string) func(*v1alpha1.MysqlFailoverGroup) error {
+func (g *Group) updated(before map[string]string, lease time.Duration) func(*v1alpha1.MysqlFailoverGroup) error {
 	return func(mg *v1alpha1.MysqlFailoverGroup) error {
 		st := mg.Status
 		switch {
@@ -181,7 +199,7 @@ func (g *Group) updated(before map[string]string) func(*v1alpha1.MysqlFailoverGr
 			return err
 		}
 		for _, s := range g.Sites {
-			if err := podUpdated(pods.Items, s, before[s]); err != nil {
+			if err := podUpdated(pods.Items, s, before[s], lease); err != nil {
 				return err
 			}
 		}
@@ -191,7 +209,7 @@ func (g *Group) updated(before map[string]string) func(*v1alpha1.MysqlFailoverGr
 
 // podUpdated says why site's Pods are not one new, Ready Pod that runs the
 // new sidecar image and lease.
-func podUpdated(pods []corev1.Pod, site, old string) error {
+func podUpdated(pods []corev1.Pod, site, old string, leaseTimeout time.Duration) error {
 	var live []corev1.Pod
 	for _, p := range pods {
 		if p.Labels[v1alpha1.LabelSite] == site {
@@ -209,7 +227,7 @@ func podUpdated(pods []corev1.Pod, site, old string) error {
 		if c.Name != routing.ContainerSidecar {
 			continue
 		}
-		lease := "--lease-timeout=" + rollingLease.String()
+		lease := "--lease-timeout=" + leaseTimeout.String()
 		if c.Image != rollingImage || !strings.Contains(strings.Join(c.Args, " "), lease) {
 			return fmt.Errorf("%s: Pod %s runs sidecar %s %v, want %s with %s", site, p.Name, c.Image, c.Args, rollingImage, lease)
 		}

@@ -82,3 +82,4 @@ func TestScenarioIsolatedPrimaryRequired(t *testing.T)    { run(t, "isolated-pri
 func TestScenarioLaggingReplicaLossRequired(t *testing.T) { run(t, "lagging-replica-loss-required") }
 func TestScenarioPrimaryKilledSalvage(t *testing.T)       { run(t, "primary-killed-salvage") }
 func TestScenarioRollingUpdate(t *testing.T)              { run(t, "rolling-update") }
+func TestScenarioOperatorUpgrade(t *testing.T)            { run(t, "operator-upgrade") }
