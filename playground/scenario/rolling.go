@@ -67,99 +67,107 @@ var specChange = rollChange{lease: rollingLease, apply: func(ctx context.Context
 func rollingUpdateWith(ctx context.Context, e *Env, name string, lo LoadOptions, ch rollChange) Result {
 	plan := Plan{Timings: rollingTimings, Sites: append(append([]string(nil), Sites...), ThirdSite), Load: lo}
 	return play(ctx, e, name, plan, func(ctx context.Context, g *Group, l *Load, r *Result) error {
-		_, err := rollingUpdateBody(ctx, g, l, r, ch)
-		return err
+		return rollingUpdateBody(ctx, g, l, r, ch)
 	})
-}
-
-// rolled is what one ordered update measured.
-type rolled struct {
-	// Window is the longest gap between two acknowledged writes of the
-	// writers from the change to the end of the update.
-	Window time.Duration
-	// Duration is from the change to the update seen complete.
-	Duration time.Duration
 }
 
 // rollingUpdateBody switches the primary over once by annotation (site-a
 // to site-b) to measure a planned failover's window on this group, under
 // this load, then makes the change (specChange: the sidecar image and
 // leaseTimeout) and waits for the ordered update to finish, watching
-// every site all along.
-func rollingUpdateBody(ctx context.Context, g *Group, l *Load, r *Result, ch rollChange) (rolled, error) {
+// every site all along. It records the figures window-ms (the longest gap
+// between two of the writers' acknowledged writes from the change to the
+// end of the update) and duration-s (the change to the update seen complete).
+func rollingUpdateBody(ctx context.Context, g *Group, l *Load, r *Result, ch rollChange) error {
 	if ch.lease == 0 {
 		ch.lease = g.T.LeaseTimeout
 	}
-	ref, err := switchOver(ctx, g, l, r, g.Sites[0], g.Sites[1])
+	ref, err := referenceSwitch(ctx, g, l, r)
 	if err != nil {
-		return rolled{}, fmt.Errorf("reference switchover: %w", err)
+		return err
 	}
-	r.Figure("reference-window-ms", float64(ref.Window.Milliseconds()))
-	if err := g.WaitActive(ctx, g.Sites[1], 2, time.Minute); err != nil {
-		return rolled{}, err
-	}
-	for _, s := range []string{g.Sites[0], g.Sites[2]} {
-		if _, err := g.Wait(ctx, s+" replicating", time.Minute, replicating(s)); err != nil {
-			return rolled{}, err
-		}
-	}
-	before, err := g.sitePods(ctx)
+	u, err := watchUpdate(ctx, g, l, r, ch)
 	if err != nil {
-		return rolled{}, err
+		return err
 	}
-	sw, err := g.watchSites(ctx)
-	if err != nil {
-		return rolled{}, err
-	}
-	stopped := false
-	var samples []siteSample
-	defer func() {
-		if !stopped {
-			sw.stop()
-		}
-	}()
-	_ = sleepCtx(ctx, time.Second) // a few samples before the change
-	patch := l.Mark("change")
-	if err := ch.apply(ctx, g); err != nil {
-		return rolled{}, err
-	}
-	mg, err := g.Wait(ctx, "ordered update complete", 4*time.Minute, g.updated(before, ch.lease))
-	done := l.Mark("updated")
-	samples, stopped = sw.stop(), true
-	r.Notef("update: %s", phaseHistory(samples, patch))
-	if err != nil {
-		return rolled{}, err
-	}
-	active := mg.Status.ActiveSite
-	if _, err := l.WaitAck(ctx, active, false, done, 30*time.Second); err != nil {
-		return rolled{}, err
+	if _, err := l.WaitAck(ctx, u.mg.Status.ActiveSite, false, u.done, 30*time.Second); err != nil {
+		return err
 	}
 	if err := sleepCtx(ctx, 2*time.Second); err != nil {
-		return rolled{}, err
+		return err
 	}
 	evs := g.eventCounts(ctx)
 	rep := r.finish(ctx, l, -1)
-	checkOneSiteDown(samples, g.Sites, r)
-	checkOneSwitchover(mg, g.Sites[1], evs, samples, r)
+	checkOneSiteDown(u.samples, g.Sites, r)
+	checkOneSwitchover(u.mg, g.Sites[1], evs, u.samples, r)
 	for _, s := range g.Sites {
 		if evs[v1alpha1.EventSiteUpdated+"/"+s] != 1 {
 			r.Failf("%d SiteUpdated Events for %s, want 1", evs[v1alpha1.EventSiteUpdated+"/"+s], s)
 		}
 	}
-	ru := rolled{Window: longestGap(l.hist.Attempts, patch, done), Duration: done.Sub(patch)}
-	bound := rollingUpdateBound(ref.Window)
-	if ru.Window > bound {
+	window, took := longestGap(l.hist.Attempts, u.change, u.done), u.done.Sub(u.change)
+	if bound := rollingUpdateBound(ref); window > bound {
 		r.Failf("longest write gap during the update %s, more than %s (3 × the reference switchover's %s + 2 s)",
-			ru.Window.Round(time.Millisecond), bound, ref.Window.Round(time.Millisecond))
+			window.Round(time.Millisecond), bound, ref.Round(time.Millisecond))
 	}
-	r.Figure("window-ms", float64(ru.Window.Milliseconds()))
-	r.Figure("duration-s", ru.Duration.Seconds())
+	r.Figure("window-ms", float64(window.Milliseconds()))
+	r.Figure("duration-s", took.Seconds())
 	r.Notef("longest write gap during the update %s, %.1f × the reference switchover's %s (goal 1.5 ×); "+
 		"update %.1fs; %d writes failed during it; longest unavailability of the run %s",
-		ru.Window.Round(time.Millisecond), float64(ru.Window)/float64(max(ref.Window, time.Millisecond)),
-		ref.Window.Round(time.Millisecond), ru.Duration.Seconds(), failedBetween(l.hist.Attempts, patch, done),
+		window.Round(time.Millisecond), float64(window)/float64(max(ref, time.Millisecond)),
+		ref.Round(time.Millisecond), took.Seconds(), failedBetween(l.hist.Attempts, u.change, u.done),
 		rep.MaxWindow.Round(time.Millisecond))
-	return ru, nil
+	return nil
+}
+
+// referenceSwitch moves the primary from the first site to the second by
+// annotation, returns that planned failover's write window, and waits
+// until the group is settled there again.
+func referenceSwitch(ctx context.Context, g *Group, l *Load, r *Result) (time.Duration, error) {
+	ref, err := switchOver(ctx, g, l, r, g.Sites[0], g.Sites[1])
+	if err != nil {
+		return 0, fmt.Errorf("reference switchover: %w", err)
+	}
+	r.Figure("reference-window-ms", float64(ref.Window.Milliseconds()))
+	if err := g.WaitActive(ctx, g.Sites[1], 2, time.Minute); err != nil {
+		return 0, err
+	}
+	for _, s := range []string{g.Sites[0], g.Sites[2]} {
+		if _, err := g.Wait(ctx, s+" replicating", time.Minute, replicating(s)); err != nil {
+			return 0, err
+		}
+	}
+	return ref.Window, nil
+}
+
+// update is what watchUpdate saw.
+type update struct {
+	change, done time.Time
+	samples      []siteSample
+	// mg is the group at the end.
+	mg *v1alpha1.MysqlFailoverGroup
+}
+
+// watchUpdate makes the change and waits until the ordered update is
+// complete, looking at every site all along.
+func watchUpdate(ctx context.Context, g *Group, l *Load, r *Result, ch rollChange) (update, error) {
+	before, err := g.sitePods(ctx)
+	if err != nil {
+		return update{}, err
+	}
+	sw, err := g.watchSites(ctx)
+	if err != nil {
+		return update{}, err
+	}
+	_ = sleepCtx(ctx, time.Second) // a few samples before the change
+	u := update{change: l.Mark("change")}
+	if err = ch.apply(ctx, g); err == nil {
+		u.mg, err = g.Wait(ctx, "ordered update complete", 4*time.Minute, g.updated(before, ch.lease))
+	}
+	u.done = l.Mark("updated")
+	u.samples = sw.stop()
+	r.Notef("update: %s", phaseHistory(u.samples, u.change))
+	return u, err
 }
 
 // sitePods maps each site to its live Pod's name.
