@@ -163,9 +163,10 @@ bench-planned:
 # cluster, broken on purpose under a recorded load (playground/scenario). The
 # CI subset is 1 (primary killed), 3 (planned failover under load), 5
 # (isolated primary), 13 (forged messages), 14 (frozen site), 15 (errant
-# former primary), and 20 and 21 (isolated primary and lagging replica loss
-# with semi-sync required: issue 15's tests); `make chaos` runs every scenario.
-PLAYGROUND_CI := Scenario(PrimaryKilled|PlannedUnderLoad|IsolatedPrimary|ForgedMessages|FrozenSite|ErrantFormerPrimary|IsolatedPrimaryRequired|LaggingReplicaLossRequired|PrimaryKilledSalvage)$$
+# former primary), 20 and 21 (isolated primary and lagging replica loss
+# with semi-sync required: issue 15's tests), 22 (binlog salvage) and 23
+# (rolling update: issue 18); `make chaos` runs every scenario.
+PLAYGROUND_CI := Scenario(PrimaryKilled|PlannedUnderLoad|IsolatedPrimary|ForgedMessages|FrozenSite|ErrantFormerPrimary|IsolatedPrimaryRequired|LaggingReplicaLossRequired|PrimaryKilledSalvage|RollingUpdate)$$
 .PHONY: test-playground chaos playground-bench
 test-playground: build
 	go vet -tags playground ./playground/...
@@ -177,11 +178,12 @@ chaos: build
 
 # Figures over BLOODRAVEN_BENCH_RUNS runs (at least 5) of each measured scenario:
 # emergency RTO with default settings, planned window and duration, stale and
-# isolated fence latencies, and the acknowledged writes the isolated primary
+# isolated fence latencies, the acknowledged writes the isolated primary
 # lost, asynchronous and with semi-sync required (counts: the total over the
-# runs). One figure a line. BLOODRAVEN_BENCH_ONLY=<measure> (emergency-rto,
-# planned, stale-fence, isolated-fence, isolated-required) runs one measure alone,
+# runs), and the ordered update's longest write gap and duration. One figure
+# a line. BLOODRAVEN_BENCH_ONLY=<measure> (emergency-rto, planned,
+# stale-fence, isolated-fence, isolated-required, rolling-update) runs one measure alone,
 # and then allows fewer runs: for investigating, not for the figures.
 playground-bench: build
 	@out=$$($(GO_TEST) -tags playground -timeout 90m -run '^TestPlaygroundBench$$' -v ./playground/scenario 2>&1) || { echo "$$out"; exit 1; }; \
-	  grep -E '^(emergency|planned|stale|isolated)-' <<<"$$out"
+	  grep -E '^(emergency|planned|stale|isolated|rolling-update)-' <<<"$$out"

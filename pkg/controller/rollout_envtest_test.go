@@ -168,3 +168,54 @@ func TestRolloutSkipsFencedSite(t *testing.T) {
 		t.Errorf("phases seen:\n%s\nwant c named as not updated", seen)
 	}
 }
+
+// supervised with restart: the update stops before the primary as with
+// switchover (the strategy comes first) and never restarts it in place by
+// itself; once a person switched the primary over, the old primary is
+// updated as a replica, and the update starts no switchover of its own.
+func TestRolloutSupervisedRestart(t *testing.T) {
+	e := newEnv(t, "a", "b")
+	e.createGroup(func(spec map[string]any) {
+		spec["updates"] = map[string]any{"primaryUpdateStrategy": string(v1alpha1.UpdateSupervised),
+			"primaryUpdateMethod": string(v1alpha1.UpdateRestart)}
+	})
+	sim := e.simulateDeployments()
+	e.startOperator()
+	e.startSidecars("a", "b")
+	e.healthy()
+
+	e.changeLeaseTimeout(2 * time.Second)
+	e.eventually(60*time.Second, "WaitingForUser", func() bool {
+		return e.get().Status.Phase == v1alpha1.GroupPhaseWaitingForUser
+	})
+	g := e.get()
+	want := "kubectl annotate mfg orders -n " + e.ns + " " + v1alpha1.PlannedFailoverAnnotation + "=b --overwrite"
+	if !strings.Contains(g.Status.Message, want) {
+		t.Fatalf("message %q, want it to name %q", g.Status.Message, want)
+	}
+	time.Sleep(3 * time.Second) // it waits: the primary is not restarted in place
+	if got := sim.restarted(); !slices.Equal(got, []string{"b"}) || !e.writable("a") || e.get().Status.ActiveSite != "a" {
+		t.Fatalf("restarts %v before the user acted (active %s), want b only", got, e.get().Status.ActiveSite)
+	}
+	e.annotate("b")
+	g = e.planned("b", v1alpha1.PhaseSucceeded, 30*time.Second)
+	if g.Status.PlannedFailover.Origin == v1alpha1.OriginUpdate {
+		t.Fatalf("the person's request recorded as the update's")
+	}
+	e.eventually(60*time.Second, "the old primary updated as a replica", func() bool {
+		return slices.Equal(sim.restarted(), []string{"b", "a"}) && e.get().Status.Phase == v1alpha1.GroupPhaseNone
+	})
+	if g := e.get(); g.Status.ActiveSite != "b" || g.Status.TopologyGeneration != 2 {
+		t.Fatalf("active %s at generation %d after the update, want b at 2", g.Status.ActiveSite, g.Status.TopologyGeneration)
+	}
+	if n := len(e.events(v1alpha1.EventUpdateSwitchover)); n != 0 {
+		t.Errorf("%d switchovers started by the update, want none", n)
+	}
+	if o := sim.overlapped(); len(o) > 0 {
+		t.Fatalf("two sites down at once: %v", o)
+	}
+	if r := sim.rebooted(); len(r) > 0 {
+		t.Fatalf("restarted mysqld exited again (stopped by its sidecar?): %v", r)
+	}
+	e.assertEvents(v1alpha1.EventUpdateWaitingForUser, v1alpha1.EventUpdateCompleted)
+}

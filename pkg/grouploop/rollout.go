@@ -88,7 +88,7 @@ func (l *Loop) rolloutInput(p failover.Pass, loads map[string]routing.Workload) 
 		Decision: p.Decision.Kind, EmergencyInFlight: st.Failover != nil || start.Failover != nil,
 		PlannedRequested: failover.Requested(g) || failover.PlannedInFlight(start), Phase: start.Phase,
 		Method: g.Spec.Updates.PrimaryUpdateMethod, Strategy: g.Spec.Updates.PrimaryUpdateStrategy,
-		MaxLag: l.env.Options.MaxLag, Now: l.env.Clock.Now()}
+		MaxLag: l.env.Options.MaxLag, PeerCheckInterval: p.Settings.PeerCheckInterval, Now: l.env.Clock.Now()}
 	in.AuthorityMoved = st.ActiveSite != start.ActiveSite
 	if lf := st.LastFailover; lf != nil {
 		in.CooldownEnds = lf.Time.Add(g.Spec.FailoverCooldown.Duration)
@@ -96,7 +96,8 @@ func (l *Loop) rolloutInput(p failover.Pass, loads map[string]routing.Workload) 
 	in.SwitchoverFailedAt, in.SwitchoverFailure = failover.UpdateSwitchoverFailed(st)
 	for _, v := range p.Input.Sites {
 		w := loads[v.Name]
-		in.Sites = append(in.Sites, topology.RolloutSite{View: v, Exists: w.Exists, Stale: w.Stale, PodReady: w.Ready})
+		in.Sites = append(in.Sites, topology.RolloutSite{View: v, Exists: w.Exists, Stale: w.Stale, PodReady: w.Ready,
+			SidecarAskedAt: l.sidecarAskedAt(v.Name)})
 	}
 	return in
 }

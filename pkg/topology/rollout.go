@@ -28,6 +28,13 @@ type RolloutSite struct {
 	// PodReady is true when the site's Deployment is rolled out: its one Pod
 	// runs the Deployment's current template and is available.
 	PodReady bool
+	// SidecarAskedAt is when the site's sidecar last asked this operator
+	// for the view, as the gate in front of making a site writable reads
+	// it (MayMakeWritable): zero when it has not since this operator
+	// started, or when the ask may have come from another Pod's sidecar (a
+	// Pod of the site went away and its kubelet is not yet known to have
+	// stopped it).
+	SidecarAskedAt time.Time
 }
 
 // RolloutInput is everything PlanRollout looks at.
@@ -56,6 +63,9 @@ type RolloutInput struct {
 	Strategy v1alpha1.PrimaryUpdateStrategy
 	// MaxLag is the lag at or below which a replica counts as caught up.
 	MaxLag time.Duration
+	// PeerCheckInterval is the group's: a replica is back only when its
+	// sidecar asked within two of them (SidecarAsking); zero skips that rule.
+	PeerCheckInterval time.Duration
 	// CooldownEnds is when a new failover is allowed (lastFailover plus
 	// spec.failoverCooldown); zero when there was none.
 	CooldownEnds time.Time
@@ -157,7 +167,7 @@ func planRollout(in RolloutInput, todo []RolloutSite, stale []string) RolloutSte
 	inProgress := in.Phase == v1alpha1.GroupPhaseUpdating || in.Phase == v1alpha1.GroupPhaseWaitingForUser
 	if len(stale) == 0 {
 		if down := notBack(in, todo, ""); inProgress && down != "" {
-			return waitStep(fmt.Sprintf("waiting for %s to be Ready and caught up (0 of %d left)", down, len(todo)))
+			return waitStep(fmt.Sprintf("waiting for %s (0 of %d left)", down, len(todo)))
 		}
 		return RolloutStep{Action: RolloutIdle}
 	}
@@ -172,7 +182,7 @@ func planRollout(in RolloutInput, todo []RolloutSite, stale []string) RolloutSte
 	}
 	if r, ok := nextReplica(in, todo); ok {
 		if down := notBack(in, todo, r.View.Name); down != "" {
-			return waitStep(fmt.Sprintf("updating: waiting for %s to be Ready and caught up before %s %s", down, r.View.Name, left))
+			return waitStep(fmt.Sprintf("updating: waiting for %s before %s %s", down, r.View.Name, left))
 		}
 		return RolloutStep{Action: RolloutUpdate, Site: r.View.Name, Phase: v1alpha1.GroupPhaseUpdating,
 			Message: fmt.Sprintf("updating %s %s", r.View.Name, left)}
@@ -184,7 +194,7 @@ func planRollout(in RolloutInput, todo []RolloutSite, stale []string) RolloutSte
 func planPrimary(in RolloutInput, todo []RolloutSite, left string) RolloutStep {
 	active := in.ActiveSite
 	if down := notBack(in, todo, active); down != "" {
-		return waitStep(fmt.Sprintf("updating: waiting for %s to be Ready and caught up before the primary %s %s", down, active, left))
+		return waitStep(fmt.Sprintf("updating: waiting for %s before the primary %s %s", down, active, left))
 	}
 	target := switchoverTarget(in, todo)
 	if in.Strategy == v1alpha1.UpdateSupervised {
@@ -249,7 +259,7 @@ func nextReplica(in RolloutInput, todo []RolloutSite) (RolloutSite, bool) {
 		if !s.Stale || s.View.Name == in.ActiveSite {
 			continue
 		}
-		if !siteBack(in, s) {
+		if !siteUp(in, s) {
 			return s, true
 		}
 		if first == nil {
@@ -262,21 +272,44 @@ func nextReplica(in RolloutInput, todo []RolloutSite) (RolloutSite, bool) {
 	return *first, true
 }
 
-// notBack names the first site other than except that is not back: not
-// Ready, not answering, or not caught up.
+// notBack says what the first site other than except that is not back
+// waits for ("pdx to be Ready and caught up"), or "" when every such site
+// is back.
 func notBack(in RolloutInput, todo []RolloutSite, except string) string {
 	for _, s := range todo {
 		if s.View.Name != except && !siteBack(in, s) {
-			return s.View.Name
+			if siteUp(in, s) {
+				return s.View.Name + "'s sidecar to ask the operator for the view"
+			}
+			return s.View.Name + " to be Ready and caught up"
 		}
 	}
 	return ""
 }
 
-// siteBack: the site's Pod is rolled out and Ready, and the site answers
+// siteBack: the site is up (siteUp) and, unless it is the active site,
+// could be made writable: its sidecar asked this operator within two
+// peerCheckIntervals (SidecarAsking), as the gate in front of a promotion
+// demands. A replica whose Pod was just replaced is not back until then:
+// its old Pod's sidecar is not yet proven stopped, so a switchover to it
+// would be held back after the old primary's fence (a write outage), and
+// an emergency could not promote it either.
+func siteBack(in RolloutInput, s RolloutSite) bool {
+	if !siteUp(in, s) {
+		return false
+	}
+	if s.View.Name == in.ActiveSite {
+		return true
+	}
+	ok, _ := SidecarAsking(ActCheck{Site: s.View.Name, SidecarAskedAt: s.SidecarAskedAt,
+		PeerCheckInterval: in.PeerCheckInterval, Now: in.Now})
+	return ok
+}
+
+// siteUp: the site's Pod is rolled out and Ready, and the site answers
 // this pass as what it should be: the active site writable, any other a
 // read-only replica that replicates without error within MaxLag.
-func siteBack(in RolloutInput, s RolloutSite) bool {
+func siteUp(in RolloutInput, s RolloutSite) bool {
 	v := s.View
 	if !s.Exists || !s.PodReady || v.Stale {
 		return false

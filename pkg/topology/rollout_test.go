@@ -17,7 +17,7 @@ func TestPlanRollout(t *testing.T) {
 		if name == "iad" {
 			v = SiteView{Name: name, State: v1alpha1.StateWritable}
 		}
-		return RolloutSite{View: v, Exists: true, PodReady: true}
+		return RolloutSite{View: v, Exists: true, PodReady: true, SidecarAskedAt: now.Add(-time.Second)}
 	}
 	stale := func(s RolloutSite) RolloutSite { s.Stale = true; return s }
 	down := func(s RolloutSite) RolloutSite {
@@ -29,9 +29,14 @@ func TestPlanRollout(t *testing.T) {
 	fenced := func(s RolloutSite) RolloutSite { s.View.AdminFenced = true; return s }
 	diverged := func(s RolloutSite) RolloutSite { s.View.Diverged = true; return s }
 	drOnly := func(s RolloutSite) RolloutSite { s.View.Role = v1alpha1.RoleDROnly; return s }
+	// silent is a site whose sidecar has not asked this operator for the
+	// view (or may be another Pod's, one that went away and is not proven
+	// stopped): it may not be made writable yet (SidecarAsking).
+	silent := func(s RolloutSite) RolloutSite { s.SidecarAskedAt = time.Time{}; return s }
+	askedAgo := func(s RolloutSite, d time.Duration) RolloutSite { s.SidecarAskedAt = now.Add(-d); return s }
 	in := func(sites ...RolloutSite) RolloutInput {
 		return RolloutInput{Namespace: "shop", Group: "orders", ActiveSite: "iad", Sites: sites, Decision: KindHealthy,
-			MaxLag: 30 * time.Second, Now: now}
+			MaxLag: 30 * time.Second, PeerCheckInterval: 2 * time.Second, Now: now}
 	}
 	with := func(i RolloutInput, f func(*RolloutInput)) RolloutInput { f(&i); return i }
 	tests := []struct {
@@ -142,6 +147,24 @@ func TestPlanRollout(t *testing.T) {
 			RolloutWait, "", "", v1alpha1.GroupPhaseUpdating, "no updated"},
 		{"a stale replica is never the switchover target", in(stale(back("iad")), stale(back("pdx"))),
 			RolloutUpdate, "pdx", "", v1alpha1.GroupPhaseUpdating, ""},
+		{"the previous replica is up but its sidecar silent (its old Pod not proven stopped): the next one waits",
+			in(stale(back("iad")), silent(back("pdx")), stale(back("fra"))),
+			RolloutWait, "", "", v1alpha1.GroupPhaseUpdating, "waiting for pdx's sidecar to ask the operator for the view"},
+		{"the switchover waits until the target's sidecar asks: the promotion would be held back after the fence",
+			in(stale(back("iad")), silent(back("pdx"))),
+			RolloutWait, "", "", v1alpha1.GroupPhaseUpdating, "pdx's sidecar"},
+		{"a target whose sidecar last asked more than two peerCheckIntervals ago is not taken",
+			in(stale(back("iad")), askedAgo(back("pdx"), 5*time.Second)),
+			RolloutWait, "", "", v1alpha1.GroupPhaseUpdating, "pdx's sidecar"},
+		{"a replica whose sidecar is silent holds the primary back, though another could take it",
+			in(stale(back("iad")), silent(back("pdx")), askedAgo(back("fra"), 3*time.Second)),
+			RolloutWait, "", "", v1alpha1.GroupPhaseUpdating, "pdx's sidecar"},
+		{"the target's sidecar asked within two peerCheckIntervals: switch over",
+			in(stale(back("iad")), askedAgo(back("pdx"), 3*time.Second)),
+			RolloutSwitchover, "iad", "pdx", v1alpha1.GroupPhaseUpdating, ""},
+		{"the active site's sidecar is not waited for (it is writable already)",
+			in(silent(stale(back("iad"))), stale(back("pdx"))),
+			RolloutUpdate, "pdx", "", v1alpha1.GroupPhaseUpdating, ""},
 		{"a site without a Deployment yet is not back", in(stale(back("iad")), func() RolloutSite { s := back("pdx"); s.Exists = false; return s }(), stale(back("fra"))),
 			RolloutWait, "", "", v1alpha1.GroupPhaseUpdating, "waiting for pdx"},
 	}
@@ -159,26 +182,41 @@ func TestPlanRollout(t *testing.T) {
 }
 
 // Whatever the sites look like, PlanRollout never restarts the active site
-// under switchover, and never restarts a site while another site it may
-// update is not back.
+// under switchover, never restarts a site while another site it may
+// update is not back, and never switches over to a site whose sidecar is
+// silent (the promotion would be held back after the fence).
 func TestPlanRolloutNeverTakesTwoDown(t *testing.T) {
 	names := []string{"iad", "pdx", "fra"}
-	for mask := 0; mask < 1<<9; mask++ {
+	now := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+	const bits = 4
+	for mask := 0; mask < 1<<(bits*len(names)); mask++ {
 		var sites []RolloutSite
 		for i, n := range names {
 			v := SiteView{Name: n, State: v1alpha1.StateReadOnly, Replication: Replication{Running: true}}
 			if n == "iad" {
 				v.State = v1alpha1.StateWritable
 			}
-			s := RolloutSite{View: v, Exists: true, PodReady: mask&(1<<(3*i)) == 0, Stale: mask&(1<<(3*i+1)) != 0}
-			if mask&(1<<(3*i+2)) != 0 {
+			bit := func(b int) bool { return mask&(1<<(bits*i+b)) != 0 }
+			s := RolloutSite{View: v, Exists: true, PodReady: !bit(0), Stale: bit(1)}
+			if bit(2) {
 				s.View.Replication.Running = false
+			}
+			if !bit(3) {
+				s.SidecarAskedAt = now.Add(-time.Second)
 			}
 			sites = append(sites, s)
 		}
 		for _, m := range []v1alpha1.PrimaryUpdateMethod{v1alpha1.UpdateSwitchover, v1alpha1.UpdateRestart} {
-			in := RolloutInput{ActiveSite: "iad", Sites: sites, Decision: KindHealthy, Method: m}
+			in := RolloutInput{ActiveSite: "iad", Sites: sites, Decision: KindHealthy, Method: m,
+				PeerCheckInterval: 2 * time.Second, Now: now}
 			got := PlanRollout(in)
+			if got.Action == RolloutSwitchover {
+				for _, s := range sites {
+					if s.View.Name == got.Target && s.SidecarAskedAt.IsZero() {
+						t.Fatalf("mask %b: switches over to %s, whose sidecar is silent: %+v", mask, got.Target, got)
+					}
+				}
+			}
 			if got.Action != RolloutUpdate {
 				continue
 			}

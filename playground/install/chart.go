@@ -26,6 +26,7 @@ type Chart struct {
 	Release   string   // default "bloodraven"
 	Namespace string   // default "bloodraven-system"
 	Set       []string // helm --set values
+	SetJSON   []string // helm --set-json values
 	// Timeout bounds the wait for the operator (default 2 minutes).
 	Timeout time.Duration
 }
@@ -60,23 +61,45 @@ func Install(ctx context.Context, c *localcluster.Cluster, ch Chart) error {
 	if err := ch.defaults(); err != nil {
 		return err
 	}
+	if err := ch.helm(ctx, c, "install", "--create-namespace"); err != nil {
+		return err
+	}
+	wctx, cancel := context.WithTimeout(ctx, ch.Timeout)
+	defer cancel()
+	return WaitOperator(wctx, c, ch.Namespace, ch.Release)
+}
+
+// Upgrade runs `helm upgrade --reuse-values` with ch.Set and ch.SetJSON:
+// what a user does to move to a new operator release. It does not wait;
+// the Deployment replaces the operator Pod (RollingUpdate), and the new
+// one takes the leader-election Lease when the old one lets it go.
+func Upgrade(ctx context.Context, c *localcluster.Cluster, ch Chart) error {
+	if err := ch.defaults(); err != nil {
+		return err
+	}
+	return ch.helm(ctx, c, "upgrade", "--reuse-values")
+}
+
+// helm runs one helm command on the release with ch's values.
+func (ch *Chart) helm(ctx context.Context, c *localcluster.Cluster, verb string, flags ...string) error {
 	if _, err := os.Stat(ch.Helm); err != nil {
 		return fmt.Errorf("helm not found at %s (run 'make deps'): %w", ch.Helm, err)
 	}
-	args := []string{"install", ch.Release, filepath.Join(ch.Root, "charts", "bloodraven"),
-		"--kubeconfig", c.Kubeconfig(), "--namespace", ch.Namespace, "--create-namespace"}
+	args := append([]string{verb, ch.Release, filepath.Join(ch.Root, "charts", "bloodraven"),
+		"--kubeconfig", c.Kubeconfig(), "--namespace", ch.Namespace}, flags...)
 	for _, s := range ch.Set {
 		args = append(args, "--set", s)
+	}
+	for _, s := range ch.SetJSON {
+		args = append(args, "--set-json", s)
 	}
 	cmd := exec.CommandContext(ctx, ch.Helm, args...)
 	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+filepath.Join(c.StateDir, "helm", "cache"),
 		"HELM_CONFIG_HOME="+filepath.Join(c.StateDir, "helm", "config"), "HELM_DATA_HOME="+filepath.Join(c.StateDir, "helm", "data"))
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("helm install: %w: %s", err, strings.TrimSpace(string(out)))
+		return fmt.Errorf("helm %s: %w: %s", verb, err, strings.TrimSpace(string(out)))
 	}
-	wctx, cancel := context.WithTimeout(ctx, ch.Timeout)
-	defer cancel()
-	return WaitOperator(wctx, c, ch.Namespace, ch.Release)
+	return nil
 }
 
 // WaitOperator waits until a Pod of the release is Ready with an IP and the

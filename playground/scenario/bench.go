@@ -25,6 +25,7 @@ var measures = []measure{
 	{"stale-fence", benchStale, "stale primary: peer holds the new view to the stale primary refusing writes"},
 	{"isolated-fence", benchIsolated, "isolated primary: cut off to refusing writes; acknowledged writes lost (async)"},
 	{"isolated-required", benchIsolatedRequired, "isolated primary with semi-sync required: acknowledged writes lost"},
+	{"rolling-update", benchRolling, "ordered update of three sites under load: longest write gap (ms) and duration (s)"},
 }
 
 func benchRTO(ctx context.Context, e *Env) (map[string]float64, Result) {
@@ -52,6 +53,11 @@ func benchPlanned(ctx context.Context, e *Env) (map[string]float64, Result) {
 		return nil, r.fail(err)
 	}
 	return map[string]float64{"planned-window": r.Figures["window-ms"], "planned-duration": r.Figures["duration-s"]}, r
+}
+
+func benchRolling(ctx context.Context, e *Env) (map[string]float64, Result) {
+	r := rollingUpdateWith(ctx, e, "bench-rolling-update", LoadOptions{Primary: true}, specChange)
+	return figures(r, map[string]string{"window-ms": "rolling-update-window", "duration-s": "rolling-update-duration"}), r
 }
 
 func benchStale(ctx context.Context, e *Env) (map[string]float64, Result) {
@@ -94,7 +100,7 @@ func figure(r Result, have, want string) map[string]float64 {
 
 // units of each figure.
 var units = map[string]string{"emergency-rto": "s", "planned-window": "ms", "planned-duration": "s",
-	"stale-fence": "s", "isolated-fence": "s",
+	"stale-fence": "s", "isolated-fence": "s", "rolling-update-window": "ms", "rolling-update-duration": "s",
 	"isolated-lost-acked-async": countUnit, "isolated-lost-acked-required": countUnit}
 
 // countUnit marks a figure that is a count over all runs: one line, the

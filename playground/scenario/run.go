@@ -44,6 +44,9 @@ type Load struct {
 	lastAck   map[string]load.Attempt
 	lastProbe map[string]load.Attempt
 	lastFail  load.Attempt
+	// writes are the writers' attempts as they ended (hist.Attempts is
+	// filled only when the writers stop).
+	writes []load.Attempt
 }
 
 // seen records an attempt as it ends.
@@ -52,12 +55,22 @@ func (l *Load) seen(a load.Attempt) {
 	defer l.mu.Unlock()
 	if a.Writer == "probe" {
 		l.lastProbe[a.Site] = a
-	} else if !a.OK {
-		l.lastFail = a
+	} else {
+		l.writes = append(l.writes, a)
+		if !a.OK {
+			l.lastFail = a
+		}
 	}
 	if a.OK && a.End.After(l.lastAck[a.Site+"/"+a.Writer[:1]].End) {
 		l.lastAck[a.Site+"/"+a.Writer[:1]] = a
 	}
+}
+
+// writerAttempts returns the writers' attempts that ended so far.
+func (l *Load) writerAttempts() []load.Attempt {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]load.Attempt(nil), l.writes...)
 }
 
 // lastFailure describes the writers' latest failed attempt.
