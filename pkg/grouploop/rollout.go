@@ -107,6 +107,16 @@ func (l *Loop) updateSite(ctx context.Context, p failover.Pass, w siteWorkloads,
 	g := p.Group
 	cctx, cancel := context.WithTimeout(ctx, p.Settings.CallTimeout)
 	defer cancel()
+	// Ordered through the API server like a promotion's claim
+	// (failover/claim.go): the step is written into status exclusively
+	// before the apply. A deposed leader paused after its leadership check
+	// finds its write refused once the new leader has written the group;
+	// if its write lands first, the new leader's own write here is refused.
+	// Either way two processes never each restart a site off one snapshot.
+	g.Status.Phase, g.Status.Message = step.Phase, step.Message
+	if err := l.patcher.PersistStatusExclusive(cctx, g); err != nil {
+		return fmt.Errorf("ordered update: order the restart of %s: %w", step.Site, err)
+	}
 	if err := w.ApplySiteWorkload(cctx, g, step.Site, rv); err != nil {
 		return err
 	}
