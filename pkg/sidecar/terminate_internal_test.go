@@ -192,7 +192,7 @@ func lifeRunner(t *testing.T, db *lifeDB, cfg Config) *Runner {
 func TestTerminate(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		db      lifeDB
+		db      *lifeDB
 		fence   time.Duration // FenceTimeout
 		want    []string
 		how     string
@@ -200,27 +200,27 @@ func TestTerminate(t *testing.T) {
 		atLeast time.Duration
 	}{
 		{name: "sessions finish by themselves: no wait for the smart phase, nothing to kill",
-			db:   lifeDB{writable: true, sessions: 2, sessionsEnd: true},
+			db:   &lifeDB{writable: true, sessions: 2, sessionsEnd: true},
 			want: []string{"fence", "kill 0 sessions", "shutdown"}, how: StopShutdown, within: 900 * time.Millisecond},
 		{name: "sessions that stay are killed at half of stopDelay",
-			db:   lifeDB{writable: true, sessions: 3},
+			db:   &lifeDB{writable: true, sessions: 3},
 			want: []string{"fence", "kill 3 sessions", "shutdown"}, how: StopShutdown,
 			atLeast: time.Second, within: 1400 * time.Millisecond},
 		{name: "promoted meanwhile: fenced again before the shutdown",
-			db: lifeDB{writable: true, sessions: 3, unfenceOnCount: 2},
+			db: &lifeDB{writable: true, sessions: 3, unfenceOnCount: 2},
 			want: []string{"fence", "operator unfenced (writable)", "fence", "kill 3 sessions",
 				"shutdown"}, how: StopShutdown, within: 1400 * time.Millisecond},
 		{name: "SHUTDOWN ignored: SIGKILL at the margin",
-			db:   lifeDB{writable: true, ignoreShutdown: true},
+			db:   &lifeDB{writable: true, ignoreShutdown: true},
 			want: []string{"fence", "kill 0 sessions", "shutdown", "SIGKILL"}, how: StopKill,
 			atLeast: 1500 * time.Millisecond, within: 1900 * time.Millisecond},
 		{name: "frozen: the fence fails, no drain, SIGKILL",
-			db: lifeDB{writable: true, frozen: true}, fence: 300 * time.Millisecond,
+			db: &lifeDB{writable: true, frozen: true}, fence: 300 * time.Millisecond,
 			want: []string{"SIGKILL (writable)"}, how: StopKill, atLeast: 1500 * time.Millisecond, within: 1900 * time.Millisecond},
-		{name: "already gone", db: lifeDB{stopped: true}, how: StopShutdown, within: 100 * time.Millisecond},
+		{name: "already gone", db: &lifeDB{stopped: true}, how: StopShutdown, within: 100 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			db := &tc.db
+			db := tc.db
 			r := lifeRunner(t, db, Config{StopDelay: 2 * time.Second, FenceTimeout: tc.fence})
 			start := time.Now()
 			var wg sync.WaitGroup
