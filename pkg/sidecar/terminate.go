@@ -38,11 +38,17 @@ type TerminationReport struct {
 	Steps []string `json:"steps"`
 	// Fenced is when the first fence held; zero when none did.
 	Fenced time.Time `json:"fenced,omitempty"`
-	// How mysqld ended: shutdown, kill, or failed (still running at the end).
+	// How mysqld ended: shutdown (it took the SQL SHUTDOWN), kill (the
+	// termination's SIGKILL), gone (neither) or failed (still running at
+	// the end).
 	How string `json:"how,omitempty"`
 	// End is when mysqld was seen gone or the plan ran out.
 	End time.Time `json:"end,omitempty"`
 }
+
+// TermGone: mysqld went by itself or by another hand (a fence's
+// escalation), neither by the termination's SHUTDOWN nor its SIGKILL.
+const TermGone = "gone"
 
 // pollPause separates the termination's observations.
 const pollPause = 50 * time.Millisecond
@@ -134,6 +140,11 @@ func (r *Runner) stopStep(ctx context.Context, plan StopPlan, step StopStep, s *
 			err := st.Shutdown(sctx)
 			cancel()
 			r.log.Info("terminating: asked mysqld to shut down", "error", err)
+			if err == nil {
+				r.term.mu.Lock()
+				r.term.rep.How = StopShutdown
+				r.term.mu.Unlock()
+			}
 		}
 		s.ShutdownAsked = true
 	case StopStepWait:
@@ -222,7 +233,7 @@ func (r *Runner) endTermination(s StopState) {
 	case !s.Gone:
 		rep.How = StopFailed
 	case rep.How == "":
-		rep.How = StopShutdown
+		rep.How = TermGone
 	}
 	r.log.Warn("termination over", "how", rep.How, "mysqldGone", s.Gone, "took", rep.End.Sub(rep.Start))
 }

@@ -217,7 +217,7 @@ func TestTerminate(t *testing.T) {
 		{name: "frozen: the fence fails, no drain, SIGKILL",
 			db: &lifeDB{writable: true, frozen: true}, fence: 300 * time.Millisecond,
 			want: []string{"SIGKILL (writable)"}, how: StopKill, atLeast: 1500 * time.Millisecond, within: 1900 * time.Millisecond},
-		{name: "already gone", db: &lifeDB{stopped: true}, how: StopShutdown, within: 100 * time.Millisecond},
+		{name: "already gone", db: &lifeDB{stopped: true}, how: TermGone, within: 100 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			db := tc.db
