@@ -240,8 +240,8 @@ func TestTerminate(t *testing.T) {
 			if took < tc.atLeast || took > tc.within {
 				t.Fatalf("took %s, want %s to %s", took, tc.atLeast, tc.within)
 			}
-			if !r.Terminating() {
-				t.Fatal("not terminating after Terminate")
+			if st := r.Status().Termination; st == nil || st.How != tc.how {
+				t.Fatalf("/status termination %+v, want one ending %s", st, tc.how)
 			}
 		})
 	}
