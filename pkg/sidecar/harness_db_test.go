@@ -175,6 +175,12 @@ func (c *countingDB) AppSessions(ctx context.Context) (int, error) {
 	return c.Instance.(keeper).AppSessions(ctx)
 }
 
+func (c *countingDB) ShutdownAfterReplicas(ctx context.Context) error {
+	return c.Instance.(interface {
+		ShutdownAfterReplicas(ctx context.Context) error
+	}).ShutdownAfterReplicas(ctx)
+}
+
 // site is one MariaDB instance with its sidecar.
 type site struct {
 	name   string

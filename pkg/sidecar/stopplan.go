@@ -12,7 +12,8 @@ import "time"
 //     until half of stopDelay has passed, or until none is left;
 //  3. fast: the sessions left are killed;
 //  4. stop: SQL SHUTDOWN, a clean stop that needs no crash recovery at the
-//     next start, in the time left but a margin;
+//     next start, in the time left but a margin; on MariaDB it first waits
+//     until the connected replicas received the whole binary log;
 //  5. kill: SIGKILL when SHUTDOWN did not end mysqld in time.
 //
 // A fence that fails (mysqld frozen, or its lock wait outlasting the try)

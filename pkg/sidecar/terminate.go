@@ -17,6 +17,12 @@ type sessionKeeper interface {
 	AppSessions(ctx context.Context) (int, error)
 }
 
+// replicaWaiter is the part of pkg/mysql's instance that shuts down once
+// the connected replicas hold the whole binary log (MariaDB).
+type replicaWaiter interface {
+	ShutdownAfterReplicas(ctx context.Context) error
+}
+
 // sessionKiller is the part of pkg/mysql's Instance that kills them.
 type sessionKiller interface {
 	KillAppConnections(ctx context.Context) (int, error)
@@ -136,8 +142,14 @@ func (r *Runner) stopStep(ctx context.Context, plan StopPlan, step StopStep, s *
 		s.SessionsKilled = true
 	case StopStepShutdown:
 		if st, ok := r.db.(stopper); ok {
+			do := st.Shutdown
+			if w, ok := r.db.(replicaWaiter); ok && s.Fenced {
+				// Fenced, the binary log no longer grows: once the replicas
+				// hold it they hold every acknowledged write.
+				do = w.ShutdownAfterReplicas
+			}
 			sctx, cancel := context.WithDeadline(ctx, plan.KillAt)
-			err := st.Shutdown(sctx)
+			err := do(sctx)
 			cancel()
 			r.log.Info("terminating: asked mysqld to shut down", "error", err)
 			if err == nil {

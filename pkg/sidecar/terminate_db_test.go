@@ -106,6 +106,12 @@ func freeze(t *testing.T, pidFile string) {
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
+	// The stop lands asynchronously: wait until the process shows it.
+	eventually(t, 5*time.Second, "mysqld is stopped", func() bool {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		i := strings.LastIndexByte(string(stat), ')')
+		return err == nil && i >= 0 && i+2 < len(stat) && stat[i+2] == 'T'
+	})
 }
 
 // errorLogFrom is instance i's error log after offset bytes.
@@ -184,12 +190,12 @@ func TestTerminationUnderWriters(t *testing.T) {
 				// A frozen mysqld is killed by the termination, or, when its
 				// fence outlasted the lease, by the fencing loop's
 				// escalation first (then the termination finds it gone).
-				wantHow, fenced := []string{sidecar.StopShutdown}, true
+				wantHow := []string{sidecar.StopShutdown}
 				if tc.freeze {
-					wantHow, fenced = []string{sidecar.StopKill, sidecar.TermGone}, false
+					wantHow = []string{sidecar.StopKill, sidecar.TermGone}
 				}
-				if !slices.Contains(wantHow, rep.How) || rep.Fenced.IsZero() == fenced || len(rep.Steps) == 0 || rep.Steps[0] != "fence" {
-					t.Fatalf("report %+v, want the fence tried first, fenced %v, and a stop by %v", rep, fenced, wantHow)
+				if !slices.Contains(wantHow, rep.How) || (!tc.freeze && rep.Fenced.IsZero()) || len(rep.Steps) == 0 || rep.Steps[0] != "fence" {
+					t.Fatalf("report %+v, want the fence tried first and a stop by %v", rep, wantHow)
 				}
 				if took > cfg.StopDelay {
 					t.Fatalf("termination took %s, more than stopDelay %s", took, cfg.StopDelay)
@@ -197,7 +203,7 @@ func TestTerminationUnderWriters(t *testing.T) {
 				// Its pid file and port are gone; the process exits right after.
 				eventually(t, 3*time.Second, "mysqld's process exits", func() bool { return !c.Running(0) })
 				// A statement sent once the fence held must not commit.
-				if fenced {
+				if !rep.Fenced.IsZero() {
 					ackedAfterFence = acks.sentAfter(rep.Fenced)
 				}
 				if !tc.freeze && !strings.Contains(errorLogFrom(t, c, 0, logStart), "Shutdown complete") {
@@ -223,10 +229,57 @@ func TestTerminationUnderWriters(t *testing.T) {
 	}
 }
 
-// missingRows are the acknowledged ids not in the table.
+// TestTerminationLeavesTheReplicaComplete: a primary with a replica is
+// terminated under 4 writers and never comes back. The replica alone
+// holds every acknowledged write: the termination fenced the primary
+// first, and its SHUTDOWN waited for the connected replica to receive the
+// whole binary log.
+func TestTerminationLeavesTheReplicaComplete(t *testing.T) {
+	c := testbed.StartMariaDB(t, 2)
+	op, x := newOperator(t, "iad"), newToxi()
+	iad := newSite(t, c, 0, "iad")
+	cfg := iad.config(t, x, op, fast)
+	cfg.Process = sidecar.Process{PIDFile: filepath.Join(filepath.Dir(c.ConfigFile(0)), "mysqld.pid"), TCPAddr: c.Addr(0)}
+	cfg.StopDelay = 6 * time.Second
+	iad.runWith(t, cfg)
+	iad.reassert(t)
+	root, err := sql.Open("mysql", c.RootDSN(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = root.Close() }()
+	mustExec(t, root, "CREATE TABLE "+testbed.AppDatabase+".lifecycle (id VARCHAR(32) PRIMARY KEY) ENGINE=InnoDB")
+	stop := make(chan struct{})
+	acks, wg := writers(t, c, 4, stop)
+	eventually(t, 10*time.Second, "the writers commit", func() bool {
+		acks.mu.Lock()
+		defer acks.mu.Unlock()
+		return len(acks.ids) >= 200
+	})
+	rep := iad.runner.Terminate(context.Background())
+	close(stop)
+	wg.Wait()
+	iad.halt()
+	if rep.How != sidecar.StopShutdown || rep.Fenced.IsZero() {
+		t.Fatalf("report %+v, want a fence and a clean shutdown", rep)
+	}
+	var missing []string
+	eventually(t, 10*time.Second, "the replica applies every acknowledged write", func() bool {
+		missing = missingRowsOn(t, c, 1, acks.ids)
+		return len(missing) == 0
+	})
+	t.Logf("replica holds all %d acknowledged writes; termination %v", len(acks.ids), rep.Steps)
+}
+
+// missingRows are the acknowledged ids not in instance 0's table.
 func missingRows(t *testing.T, c *testbed.MariaDBCluster, ids []string) []string {
+	return missingRowsOn(t, c, 0, ids)
+}
+
+// missingRowsOn are the acknowledged ids not in instance i's table.
+func missingRowsOn(t *testing.T, c *testbed.MariaDBCluster, i int, ids []string) []string {
 	t.Helper()
-	db, err := sql.Open("mysql", c.RootDSN(0))
+	db, err := sql.Open("mysql", c.RootDSN(i))
 	if err != nil {
 		t.Fatal(err)
 	}
