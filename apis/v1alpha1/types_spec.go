@@ -115,6 +115,12 @@ type MysqlFailoverGroupSpec struct {
 	// +kubebuilder:default={}
 	// +optional
 	Recovery RecoverySpec `json:"recovery"`
+
+	// Instance says how long mysqld gets to start and to stop, and bounds
+	// the old primary's drain in a planned failover (docs/upgrades.md).
+	// +kubebuilder:default={}
+	// +optional
+	Instance InstanceSpec `json:"instance"`
 }
 
 // Site is one failure domain: a zone, a set of nodes or a region.

@@ -35,6 +35,8 @@ type options struct {
 	logLevel  string
 	// mysqlTLSDir holds the certificate mysqld serves; "" watches nothing.
 	mysqlTLSDir string
+	// appLoginUser is the account readiness logs in as; "" checks no login.
+	appLoginUser string
 }
 
 // envPrefix starts the name of every environment variable the sidecar reads;
@@ -71,6 +73,9 @@ var flagSpecs = []flagSpec{
 	{"clone-defaults-file", "CLONE_DEFAULTS_FILE", "", "mysqld's configuration file, given to mariadb-backup (empty: --no-defaults)"},
 	{"max-clone-rate", "MAX_CLONE_RATE", "0", "cap of a clone stream in bytes per second, a quantity such as 100Mi (0: unlimited; spec.recovery.maxCloneRate)"},
 	{"clone-timeout", "CLONE_TIMEOUT", "6h", "bound of one clone stream (spec.recovery.cloneTimeout)"},
+	{"stop-delay", "STOP_DELAY", "30s", "the Pod's termination grace: on SIGTERM mysqld is fenced, drained for half of it, and shut down in the rest"},
+	{"start-delay", "START_DELAY", "30s", "how long a mysqld not accepting connections yet (crash recovery) passes /healthz/live"},
+	{"app-login-user", "APP_LOGIN_USER", "", "application account /readyz logs in as (empty: no login check); its password is $BLOODRAVEN_APP_LOGIN_PASSWORD"},
 	{"mysql-tls-dir", "MYSQL_TLS_DIR", "", "folder of the site certificate mysqld serves (tls.crt, tls.key, ca.crt); when they change, mysqld reloads them (empty: off)"},
 }
 
@@ -108,7 +113,8 @@ func buildOptions(get func(string) string) (options, error) {
 		logFormat: get("log-format"), logLevel: get("log-level")}
 	var err error
 	durs := map[string]*time.Duration{"lease-timeout": &o.sidecar.LeaseTimeout,
-		"peer-check-interval": &o.sidecar.PeerCheckInterval, "request-timeout": &o.sidecar.RequestTimeout}
+		"peer-check-interval": &o.sidecar.PeerCheckInterval, "request-timeout": &o.sidecar.RequestTimeout,
+		"stop-delay": &o.sidecar.StopDelay, "start-delay": &o.sidecar.StartDelay}
 	for name, d := range durs {
 		if *d, err = time.ParseDuration(get(name)); err != nil {
 			return o, fmt.Errorf("%w: -%s: %w", errUsage, name, err)
@@ -124,6 +130,7 @@ func buildOptions(get func(string) string) (options, error) {
 		return o, err
 	}
 	o.mysql.AppUsers, o.mysql.SystemUsers = splitList(get("app-users")), splitList(get("system-users"))
+	o.appLoginUser = get("app-login-user")
 	o.sidecar.Process = sidecar.Process{PIDFile: get("mysqld-pid-file"), TCPAddr: get("mysqld-tcp")}
 	if o.sidecar.Process.TCPAddr == "" {
 		o.sidecar.Process.TCPAddr = defaultTCP
@@ -198,8 +205,9 @@ func mysqlConfig(dsn string) (mysql.Config, error) {
 	if err != nil {
 		return mysql.Config{}, fmt.Errorf("%w: -mysql-dsn: %w", errUsage, err)
 	}
-	// Three connections: reads and fences, the write hold, and SHUTDOWN.
-	mc := mysql.Config{User: c.User, Password: c.Passwd, DialTimeout: time.Second, MaxOpenConns: 3}
+	// Four connections: reads and fences, the write hold, SHUTDOWN, and
+	// the liveness check, which must not wait behind the others.
+	mc := mysql.Config{User: c.User, Password: c.Passwd, DialTimeout: time.Second, MaxOpenConns: 4}
 	switch c.Net {
 	case "unix":
 		mc.Socket = c.Addr

@@ -61,16 +61,73 @@ func run(args []string) error {
 		return fmt.Errorf("open mysqld: %w", err)
 	}
 	defer func() { _ = db.Close() }()
+	if o.appLoginUser != "" {
+		o.sidecar.AppLogin = appLogin(o.mysql, o.appLoginUser, os.Getenv(envAppLoginPassword))
+	}
 	r, err := sidecar.NewRunner(o.sidecar, db, time.Now())
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	ctx, stop := onSignals(r, logger)
 	defer stop()
 	if o.mysqlTLSDir != "" {
 		go certWatcher(o.mysqlTLSDir, db, logger).Run(ctx)
 	}
 	return serve(ctx, servers(o, r), r, logger)
+}
+
+// envAppLoginPassword holds the application account's password for /readyz.
+const envAppLoginPassword = envPrefix + "APP_LOGIN_PASSWORD"
+
+// onSignals returns a context that ends when the sidecar should exit.
+// SIGTERM (the kubelet terminating the Pod) first runs the termination:
+// mysqld fenced, drained and shut down within -stop-delay; a second
+// SIGTERM joins it rather than cutting it short. SIGINT exits at once and
+// leaves mysqld alone, as before.
+func onSignals(r *sidecar.Runner, logger *slog.Logger) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	go func() {
+		terminating := false
+		for sig := range sigs {
+			switch {
+			case sig == syscall.SIGINT:
+				cancel()
+			case terminating:
+				logger.Warn("SIGTERM again: the termination already runs")
+			default:
+				terminating = true
+				go func() {
+					rep := r.Terminate(context.Background())
+					logger.Info("terminated", "how", rep.How, "steps", rep.Steps)
+					cancel()
+				}()
+			}
+		}
+	}()
+	return ctx, func() { signal.Stop(sigs); cancel() }
+}
+
+// appLogin logs in to mysqld as the application account and out again.
+func appLogin(base mysql.Config, user, password string) func(ctx context.Context) error {
+	c := gomysql.NewConfig()
+	c.User, c.Passwd = user, password
+	c.Net, c.Addr = "tcp", base.Addr
+	if base.Socket != "" {
+		c.Net, c.Addr = "unix", base.Socket
+	}
+	return func(ctx context.Context) error {
+		conn, err := gomysql.NewConnector(c)
+		if err != nil {
+			return err
+		}
+		dc, err := conn.Connect(ctx)
+		if err != nil {
+			return err
+		}
+		return dc.Close()
+	}
 }
 
 // servers are the sidecar's HTTP servers. With TLS: the peer port over

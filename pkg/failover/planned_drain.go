@@ -77,8 +77,9 @@ func (m *Planned) applyFence(ctx context.Context, p Pass, src string) (gtid.Set,
 }
 
 // drainClients kills the fenced source's application connections; the
-// request moves on when a round finds none, or when drainTimeout ran out
-// (clients still connected get read-only errors on their next write).
+// request moves on when a round finds none, or when its budget ran out
+// (spec.instance.switchoverDelay when set, else drainTimeout; clients still
+// connected get read-only errors on their next write).
 func (m *Planned) drainClients(ctx context.Context, p Pass, b *v1alpha1.PlannedFailoverStatus) (PlannedOutcome, error) {
 	src := b.SourcePrimary
 	if crashed(p, src) {
@@ -87,7 +88,10 @@ func (m *Planned) drainClients(ctx context.Context, p Pass, b *v1alpha1.PlannedF
 	cctx, cancel := m.call(ctx, p)
 	n, err := m.env.DB.KillAppConnections(cctx, src)
 	cancel()
-	budget := specOf(p.Group).drainTimeout
+	budget, what := specOf(p.Group).drainBudget, "drainTimeout"
+	if p.Group.Spec.Instance.SwitchoverDelay != nil {
+		what = "switchoverDelay"
+	}
 	switch {
 	case err == nil && n == 0:
 		return m.advance(ctx, p, b, v1alpha1.PhaseWaitingForLag,
@@ -98,7 +102,7 @@ func (m *Planned) drainClients(ctx context.Context, p Pass, b *v1alpha1.PlannedF
 			left = "killing application connections failed: " + err.Error()
 		}
 		return m.advance(ctx, p, b, v1alpha1.PhaseWaitingForLag,
-			fmt.Sprintf("drainTimeout %s elapsed (%s); waiting for %s anyway", budget, left, b.Target))
+			fmt.Sprintf("%s %s elapsed (%s); waiting for %s anyway", what, budget, left, b.Target))
 	case err != nil:
 		return waiting(retryPause, "killing application connections"), fmt.Errorf("planned failover: drain %s: %w", src, err)
 	}

@@ -31,6 +31,7 @@ type pworld struct {
 	finished []string // result:target of PlannedFinished
 	lagWaits int
 	phases   []string // every persisted phase, deduplicated in a row
+	messages []string // every persisted message of the planned-failover block
 	// writers records every pass's writable sites; promotions records, per
 	// promotion of the target, whether it held the source's set.
 	maxWriters int
@@ -161,6 +162,7 @@ func (w *pworld) PersistStatus(_ context.Context, g *v1alpha1.MysqlFailoverGroup
 	// a conflict), g's pointers are replaced by fresh copies.
 	g.Status = *g.Status.DeepCopy()
 	if b := g.Status.PlannedFailover; b != nil {
+		w.messages = append(w.messages, b.Message)
 		if ph := string(b.Phase); len(w.phases) == 0 || w.phases[len(w.phases)-1] != ph {
 			w.phases = append(w.phases, ph)
 		}

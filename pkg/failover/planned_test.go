@@ -275,6 +275,36 @@ func TestPlannedDrainTimeoutAdvances(t *testing.T) {
 	}
 }
 
+func TestPlannedSwitchoverDelayBoundsDrain(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		delay       time.Duration // 0: unset
+		least, most int64         // seconds the switchover takes
+		msg         string
+	}{
+		{"unset: drainTimeout (3s) bounds it", 0, 3, 5, "drainTimeout 3s elapsed"},
+		{"shorter than drainTimeout", time.Second, 1, 2, "switchoverDelay 1s elapsed"},
+		{"longer than drainTimeout", 6 * time.Second, 6, 8, "switchoverDelay 6s elapsed"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := newPWorld(t)
+			if c.delay > 0 {
+				w.persisted.Spec.Instance.SwitchoverDelay = &metav1.Duration{Duration: c.delay}
+			}
+			w.kills = []int{3} // a client keeps reconnecting
+			w.annotate("b")
+			w.run(200)
+			w.assertSwitched(t)
+			if took := w.block().DurationSeconds; took < c.least || took > c.most {
+				t.Fatalf("switchover took %ds, want %d to %d", took, c.least, c.most)
+			}
+			if !slices.ContainsFunc(w.messages, func(m string) bool { return strings.Contains(m, c.msg) }) {
+				t.Fatalf("no message %q among %q", c.msg, w.messages)
+			}
+		})
+	}
+}
+
 func TestPlannedSourceCrashes(t *testing.T) {
 	for _, c := range []struct {
 		name   string

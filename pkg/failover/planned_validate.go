@@ -21,8 +21,11 @@ const (
 type plannedSpec struct {
 	maxLagWait   time.Duration
 	drainTimeout time.Duration
-	onCooldown   v1alpha1.CooldownPolicy
-	cooldown     time.Duration
+	// drainBudget bounds the drain of the fenced old primary's clients:
+	// spec.instance.switchoverDelay when set, else drainTimeout.
+	drainBudget time.Duration
+	onCooldown  v1alpha1.CooldownPolicy
+	cooldown    time.Duration
 }
 
 func specOf(g *v1alpha1.MysqlFailoverGroup) plannedSpec {
@@ -34,6 +37,10 @@ func specOf(g *v1alpha1.MysqlFailoverGroup) plannedSpec {
 	}
 	if s.drainTimeout <= 0 {
 		s.drainTimeout = DefaultDrainTimeout
+	}
+	s.drainBudget = s.drainTimeout
+	if d := g.Spec.Instance.SwitchoverDelay; d != nil && d.Duration > 0 {
+		s.drainBudget = d.Duration
 	}
 	if s.onCooldown != v1alpha1.CooldownDefer {
 		s.onCooldown = v1alpha1.CooldownReject

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shipstream/bloodraven/internal/testbed"
 	"github.com/shipstream/bloodraven/pkg/mysql"
 )
 
@@ -170,4 +171,54 @@ func TestStatusWithoutReplication(t *testing.T) {
 	if !errors.Is(err, mysql.ErrNotReplica) {
 		t.Fatalf("drain on a primary: %v, want ErrNotReplica", err)
 	}
+}
+
+// keeper is what the sidecar's termination uses beyond Instance.
+type keeper interface {
+	FenceKeepSessions(ctx context.Context) error
+	AppSessions(ctx context.Context) (int, error)
+}
+
+// TestFenceKeepSessions: the termination's fence sets and verifies
+// read-only like Fence, but an application session survives it and may
+// still read; AppSessions counts it, and KillAppConnections ends it.
+func TestFenceKeepSessions(t *testing.T) {
+	s := startSites(t, 1, testbed.WithoutReplication())
+	ctx := ctxFor(t, 30*time.Second)
+	if err := s.in[0].Unfence(ctx); err != nil {
+		t.Fatal(err)
+	}
+	app := s.db(t, 0, true)
+	app.SetMaxOpenConns(1)
+	mustExec(t, app, "CREATE TABLE t (id INT PRIMARY KEY)")
+	mustExec(t, app, "INSERT INTO t VALUES (1)")
+	k, ok := s.in[0].(keeper)
+	if !ok {
+		t.Fatalf("%T lacks FenceKeepSessions and AppSessions", s.in[0])
+	}
+	if n, err := k.AppSessions(ctx); err != nil || n != 1 {
+		t.Fatalf("AppSessions = %d, %v; want 1", n, err)
+	}
+	if err := k.FenceKeepSessions(ctx); err != nil {
+		t.Fatalf("fence keeping sessions: %v", err)
+	}
+	if st := s.status(t, 0); !st.Fenced() || st.Writable() {
+		t.Fatalf("status after the fence: fenced=%v writable=%v", st.Fenced(), st.Writable())
+	}
+	if n, err := k.AppSessions(ctx); err != nil || n != 1 {
+		t.Fatalf("AppSessions after the fence = %d, %v; want the session kept", n, err)
+	}
+	if n := count(t, app, "SELECT COUNT(*) FROM t"); n != 1 {
+		t.Fatalf("read on the kept session: %d rows", n)
+	}
+	if _, err := app.ExecContext(ctx, "INSERT INTO t VALUES (2)"); errno(err) != 1290 {
+		t.Fatalf("write after the fence: %v, want error 1290", err)
+	}
+	if _, err := s.in[0].KillAppConnections(ctx); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, "the session is gone", func() bool {
+		n, err := k.AppSessions(ctx)
+		return err == nil && n == 0
+	})
 }

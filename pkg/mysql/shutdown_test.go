@@ -34,6 +34,26 @@ func TestEscalationStatements(t *testing.T) {
 	}
 }
 
+// TestShutdownAfterReplicasStatements: the termination's stop waits for
+// the replicas on MariaDB; MySQL has no such clause and gets SHUTDOWN.
+func TestShutdownAfterReplicasStatements(t *testing.T) {
+	for _, tc := range []struct {
+		d    dialect
+		want string
+	}{{mysqlDialect{}, "SHUTDOWN"}, {mariadbDialect{}, "SHUTDOWN WAIT FOR ALL SLAVES"}} {
+		t.Run(string(tc.d.flavor()), func(t *testing.T) {
+			rec := newRecorder()
+			in := recorded(Config{User: "bloodraven"}, tc.d, rec)
+			if err := in.ShutdownAfterReplicas(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if got := rec.sent(); !slices.Equal(got, []string{tc.want}) {
+				t.Fatalf("sent %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestShutdownOutcomes(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {

@@ -25,6 +25,39 @@ func (in *instance) Fence(ctx context.Context) error {
 }
 
 func (in *instance) fence(ctx context.Context, ex executor, d dialect) error {
+	return in.barrier(ctx, ex, d, true)
+}
+
+// FenceKeepSessions is Fence without its final kill of application
+// sessions: the read-only barrier is set (writers that hold it back past
+// lock_wait_timeout are still killed, as in Fence) and verified, and the
+// sessions that remain may finish their reads. The sidecar's smart
+// shutdown uses it; it is not part of Instance.
+func (in *instance) FenceKeepSessions(ctx context.Context) error {
+	return in.run(ctx, "fence keeping sessions", 0, func(ctx context.Context, ex executor, d dialect) error {
+		return in.barrier(ctx, ex, d, false)
+	})
+}
+
+// AppSessions counts the application sessions KillAppConnections would
+// kill; not part of Instance.
+func (in *instance) AppSessions(ctx context.Context) (int, error) {
+	n := 0
+	err := in.run(ctx, "count app sessions", 0, func(ctx context.Context, ex executor, d dialect) error {
+		sessions, err := d.sessions(ctx, ex)
+		for _, s := range sessions {
+			if isApp(s, in.cfg) {
+				n++
+			}
+		}
+		return err
+	})
+	return n, err
+}
+
+// barrier sets the read-only barrier and verifies it; kill also ends every
+// application session once it holds.
+func (in *instance) barrier(ctx context.Context, ex executor, d dialect, kill bool) error {
 	if err := d.setLockWaitTimeout(ctx, ex, in.lockWaitSeconds()); err != nil {
 		return err
 	}
@@ -41,8 +74,10 @@ func (in *instance) fence(ctx context.Context, ex executor, d dialect) error {
 			return err
 		}
 	}
-	if _, err := in.killApp(ctx, ex, d); err != nil {
-		return err
+	if kill {
+		if _, err := in.killApp(ctx, ex, d); err != nil {
+			return err
+		}
 	}
 	fenced, _, err := d.readOnly(ctx, ex)
 	if err != nil {

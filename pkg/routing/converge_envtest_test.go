@@ -85,8 +85,8 @@ func checkDeployment(t *testing.T, g *v1alpha1.MysqlFailoverGroup, s site) {
 		t.Errorf("%s: replicas %d strategy %s, want 1 Recreate", d.Name, *d.Spec.Replicas, d.Spec.Strategy.Type)
 	}
 	pod := d.Spec.Template.Spec
-	if tg := *pod.TerminationGracePeriodSeconds; tg <= 0 || tg > 30 {
-		t.Errorf("%s: terminationGracePeriodSeconds %d, want short", d.Name, tg)
+	if tg := *pod.TerminationGracePeriodSeconds; tg != 30 {
+		t.Errorf("%s: terminationGracePeriodSeconds %d, want spec.instance.stopDelay's default 30", d.Name, tg)
 	}
 	wantSel := maps.Clone(s.nodeSelector)
 	if wantSel == nil {
@@ -144,10 +144,16 @@ func checkMysqld(t *testing.T, g *v1alpha1.MysqlFailoverGroup, name string, c co
 	if len(c.Ports) != 1 || c.Ports[0].ContainerPort != 3306 {
 		t.Errorf("%s mysqld: ports %+v, want 3306", name, c.Ports)
 	}
-	for what, p := range map[string]*corev1.Probe{"readiness": c.ReadinessProbe, "liveness": c.LivenessProbe} {
-		if p == nil || p.TCPSocket == nil || p.TCPSocket.Port != intstr.FromInt32(3306) {
-			t.Errorf("%s mysqld: %s probe %+v, want tcpSocket 3306", name, what, p)
+	probes := map[string]*corev1.Probe{"/readyz": c.ReadinessProbe, "/healthz/live": c.LivenessProbe}
+	probes["/healthz/live "] = c.StartupProbe
+	for path, p := range probes {
+		if p == nil || p.HTTPGet == nil || p.HTTPGet.Path != strings.TrimSpace(path) || p.HTTPGet.Port != intstr.FromInt32(8080) {
+			t.Errorf("%s mysqld: probe %+v, want the sidecar's %s on 8080", name, p, path)
 		}
+	}
+	if c.Lifecycle == nil || c.Lifecycle.PreStop == nil || c.Lifecycle.PreStop.HTTPGet == nil ||
+		c.Lifecycle.PreStop.HTTPGet.Path != "/lifecycle/stop" {
+		t.Errorf("%s mysqld: preStop %+v, want the sidecar's /lifecycle/stop", name, c.Lifecycle)
 	}
 }
 

@@ -30,8 +30,8 @@ type Options struct {
 	// PeerURL gives the base URL a sidecar reaches a peer site's sidecar at.
 	// Default: http://<SiteServiceHost>:8080.
 	PeerURL func(namespace, group, site string) string
-	// TerminationGracePeriod of site Pods. Default 10 s: a Pod must go away
-	// quickly for a failover to confirm it gone.
+	// TerminationGracePeriod, when set, replaces spec.instance.stopDelay
+	// as the site Pods' grace period and the sidecar's -stop-delay.
 	TerminationGracePeriod time.Duration
 	// CA, when set and not returning nil, turns on the authenticated
 	// transport (tls.go): per-site certificate Secrets, HTTPS peers, and the
@@ -47,9 +47,6 @@ type Options struct {
 	ViewKeys func() []byte
 }
 
-// DefaultTerminationGracePeriod is the site Pods' grace period unless Options say otherwise.
-const DefaultTerminationGracePeriod = 10 * time.Second
-
 // Router makes and changes the Kubernetes objects of failover groups.
 type Router struct {
 	Client client.Client
@@ -64,9 +61,6 @@ func New(c client.Client, s *runtime.Scheme, opts Options) *Router {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
-	}
-	if opts.TerminationGracePeriod <= 0 {
-		opts.TerminationGracePeriod = DefaultTerminationGracePeriod
 	}
 	return &Router{Client: c, Scheme: s, opts: opts}
 }

@@ -18,6 +18,9 @@ const (
 	EnvMySQLPassword   = "BLOODRAVEN_MYSQL_PASSWORD"
 	EnvReplicationUser = "BLOODRAVEN_ACCOUNT_REPLICATION"
 	EnvMonitorUser     = "BLOODRAVEN_ACCOUNT_MONITOR"
+	// The application account, which readiness logs in as.
+	EnvAppLoginUser     = "BLOODRAVEN_APP_LOGIN_USER"
+	EnvAppLoginPassword = "BLOODRAVEN_APP_LOGIN_PASSWORD"
 )
 
 // Sidecar HTTP paths of the probes.
@@ -55,6 +58,9 @@ func (r *Router) SidecarArgs(g *v1alpha1.MysqlFailoverGroup, site string) []stri
 		// the Pod shares one process namespace so the pid means mysqld.
 		"--mysqld-pid-file=" + podPaths.PIDFile,
 		fmt.Sprintf("--mysqld-tcp=127.0.0.1:%d", MySQLPort),
+		"--stop-delay=" + r.stopDelay(g).String(),
+		"--start-delay=" + startDelay(g).String(),
+		fmt.Sprintf("--app-login-user=$(%s)", EnvAppLoginUser),
 	}
 }
 
@@ -88,6 +94,8 @@ func (r *Router) sidecarContainer(g *v1alpha1.MysqlFailoverGroup, s v1alpha1.Sit
 			{Name: EnvMySQLPassword, ValueFrom: fromSecret(AccountOperator, SecretKeyPassword)},
 			{Name: EnvReplicationUser, ValueFrom: fromSecret(AccountReplication, SecretKeyUsername)},
 			{Name: EnvMonitorUser, ValueFrom: fromSecret(AccountMonitor, SecretKeyUsername)},
+			{Name: EnvAppLoginUser, ValueFrom: fromSecret(AccountApplication, SecretKeyUsername)},
+			{Name: EnvAppLoginPassword, ValueFrom: fromSecret(AccountApplication, SecretKeyPassword)},
 		},
 		Ports:          []corev1.ContainerPort{{Name: PortNameSidecar, ContainerPort: SidecarPort, Protocol: corev1.ProtocolTCP}},
 		ReadinessProbe: &corev1.Probe{ProbeHandler: http(PathReadyz), PeriodSeconds: 2, FailureThreshold: 2},

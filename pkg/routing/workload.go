@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -164,7 +163,7 @@ func (r *Router) renderDeployment(g *v1alpha1.MysqlFailoverGroup, s v1alpha1.Sit
 func (r *Router) renderPodSpec(g *v1alpha1.MysqlFailoverGroup, s v1alpha1.Site) corev1.PodSpec {
 	return r.withTLS(g, s, corev1.PodSpec{
 		NodeSelector:                  NodeSelector(s),
-		TerminationGracePeriodSeconds: ptr.To(int64(r.opts.TerminationGracePeriod.Seconds())),
+		TerminationGracePeriodSeconds: ptr.To(int64(r.stopDelay(g).Seconds())),
 		EnableServiceLinks:            ptr.To(false),
 		// The sidecar reads mysqld's pid file and, when a fence cannot
 		// complete in its budget, SIGKILLs that pid: both need one process
@@ -175,7 +174,7 @@ func (r *Router) renderPodSpec(g *v1alpha1.MysqlFailoverGroup, s v1alpha1.Site) 
 		Tolerations: []corev1.Toleration{{
 			Key: v1alpha1.TaintLostPrimary, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule,
 		}},
-		Containers: []corev1.Container{r.mysqldContainer(g), r.sidecarContainer(g, s)},
+		Containers: []corev1.Container{r.withLifecycle(g, r.mysqldContainer(g)), r.sidecarContainer(g, s)},
 		Volumes: []corev1.Volume{
 			{Name: volData, VolumeSource: corev1.VolumeSource{
 				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: PVCName(g.Name, s.Name)}}},
@@ -193,7 +192,6 @@ func (r *Router) renderPodSpec(g *v1alpha1.MysqlFailoverGroup, s v1alpha1.Site) 
 }
 
 func (r *Router) mysqldContainer(g *v1alpha1.MysqlFailoverGroup) corev1.Container {
-	tcp := corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(MySQLPort)}}
 	return corev1.Container{
 		Name:    ContainerMysqld,
 		Image:   r.mysqlImage(g),
@@ -206,11 +204,7 @@ func (r *Router) mysqldContainer(g *v1alpha1.MysqlFailoverGroup) corev1.Containe
 			{Name: "MYSQL_RANDOM_ROOT_PASSWORD", Value: "yes"},
 		},
 		Ports: []corev1.ContainerPort{{Name: PortNameMySQL, ContainerPort: MySQLPort, Protocol: corev1.ProtocolTCP}},
-		// Crash recovery of a large datadir may take minutes: the startup
-		// probe gives it 10 minutes before liveness counts.
-		StartupProbe:   &corev1.Probe{ProbeHandler: tcp, PeriodSeconds: 5, FailureThreshold: 120},
-		ReadinessProbe: &corev1.Probe{ProbeHandler: tcp, PeriodSeconds: 2, FailureThreshold: 2},
-		LivenessProbe:  &corev1.Probe{ProbeHandler: tcp, PeriodSeconds: 10, TimeoutSeconds: 5, FailureThreshold: 6},
+		// Probes and the preStop hook: withLifecycle (lifecycle.go).
 		VolumeMounts: []corev1.VolumeMount{
 			{Name: volData, MountPath: DataDir},
 			{Name: volConfig, MountPath: ConfigDir, ReadOnly: true},

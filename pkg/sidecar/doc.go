@@ -42,4 +42,12 @@
 // internal/sim steps the same Runner on its logical time, over its own
 // Config.Clock, Config.Gatherer (its network instead of HTTP) and
 // Config.ProcessProbe (its mysqld processes instead of Process).
+//
+// The instance lifecycle: Terminate stops mysqld when the Pod terminates
+// (the SIGTERM, or the preStop hook's GET /lifecycle/stop): fence first,
+// let application sessions finish for half of Config.StopDelay, kill the
+// rest, SHUTDOWN, SIGKILL at the margin. StopPlan decides each step, pure,
+// time passed in (stopplan.go; terminate.go acts). GET /healthz/live is
+// mysqld's liveness, read by SQL with a timeout and decided by Liveness;
+// /readyz also needs the application login (probes.go).
 package sidecar

@@ -158,6 +158,29 @@ func (c *countingDB) Fence(ctx context.Context) error {
 	return c.Instance.Fence(ctx)
 }
 
+// keeper is what pkg/mysql's instance offers a termination beyond Instance.
+type keeper interface {
+	FenceKeepSessions(ctx context.Context) error
+	AppSessions(ctx context.Context) (int, error)
+}
+
+// FenceKeepSessions and AppSessions pass the termination's verbs through
+// (terminate.go finds them by interface).
+func (c *countingDB) FenceKeepSessions(ctx context.Context) error {
+	c.fences.Add(1)
+	return c.Instance.(keeper).FenceKeepSessions(ctx)
+}
+
+func (c *countingDB) AppSessions(ctx context.Context) (int, error) {
+	return c.Instance.(keeper).AppSessions(ctx)
+}
+
+func (c *countingDB) ShutdownAfterReplicas(ctx context.Context) error {
+	return c.Instance.(interface {
+		ShutdownAfterReplicas(ctx context.Context) error
+	}).ShutdownAfterReplicas(ctx)
+}
+
 // site is one MariaDB instance with its sidecar.
 type site struct {
 	name   string

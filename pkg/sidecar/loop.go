@@ -99,6 +99,8 @@ const (
 	ReasonLease = "lease"
 	// ReasonBoot: the sidecar started and the operator has not answered yet.
 	ReasonBoot = "boot"
+	// ReasonStop: the Pod is terminating (terminate.go).
+	ReasonStop = "stop"
 )
 
 // Ignored is an answer the loop threw away: Err wraps ErrMalformed,

@@ -83,7 +83,7 @@ const (
 )
 
 // fenceReasons are every value of LabelReason.
-var fenceReasons = []string{ReasonView, ReasonLease, ReasonBoot}
+var fenceReasons = []string{ReasonView, ReasonLease, ReasonBoot, ReasonStop}
 
 // metrics are one sidecar's series, on a registry of their own.
 type metrics struct {

@@ -69,6 +69,17 @@ type Config struct {
 	// the peer port streams a physical backup of mysqld to the operator or
 	// another site of the group, and to no one without TLS (pkg/clone).
 	Clone *clone.Donor
+	// StopDelay is the Pod's termination grace period, the time a
+	// termination (Terminate) fits in (default 30 s).
+	StopDelay time.Duration
+	// StartDelay is how long a mysqld that is not accepting connections yet
+	// (crash recovery) passes the liveness check (default 30 s).
+	StartDelay time.Duration
+	// LiveTimeout bounds the liveness check's SQL read (default 2 s).
+	LiveTimeout time.Duration
+	// AppLogin, when set, logs in as the application account and out
+	// again; readiness needs it to succeed (probes.go).
+	AppLogin func(ctx context.Context) error
 	// Clock tells the time and runs the timers; nil is the wall clock.
 	// Tests and a simulation step their own.
 	Clock clock.WithDelayedExecution
@@ -93,6 +104,15 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.StopDelay <= 0 {
+		c.StopDelay = 30 * time.Second
+	}
+	if c.StartDelay <= 0 {
+		c.StartDelay = 30 * time.Second
+	}
+	if c.LiveTimeout <= 0 {
+		c.LiveTimeout = 2 * time.Second
 	}
 	return c
 }
@@ -156,7 +176,11 @@ type Runner struct {
 	// fenceMu keeps fences (and their escalation) from overlapping.
 	fenceMu sync.Mutex
 
+	// term is the termination, run once (terminate.go).
+	term termination
+
 	mu   sync.Mutex // guards everything below
+	live liveState
 	esc  escState
 	hold holdState
 	loop *Loop
@@ -188,7 +212,7 @@ func NewRunner(cfg Config, db MySQL, now time.Time) (*Runner, error) {
 		return nil, err
 	}
 	r := &Runner{cfg: cfg, db: db, log: cfg.Logger, loop: loop, st: newRunnerState(cfg), refresh: make(chan struct{}, 1),
-		boot: newBootID(), keys: keys, floor: cfg.Floor}
+		boot: newBootID(), keys: keys, floor: cfg.Floor, term: termination{done: make(chan struct{})}}
 	r.reloadKeys()
 	r.fetch = cfg.Gatherer
 	if r.fetch == nil {

@@ -36,6 +36,7 @@ func (r *Runner) Handler() http.Handler {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	mux.Get(PathReadyz, r.serveReadyz)
+	r.mountLifecycle(mux)
 	mux.Get(v1alpha1.PathPeerActiveSite, r.servePeerView)
 	mux.Post(v1alpha1.PathPeerRefresh, r.serveRefresh)
 	mux.Get(PathStatus, func(w http.ResponseWriter, _ *http.Request) {
@@ -46,15 +47,16 @@ func (r *Runner) Handler() http.Handler {
 	return mux
 }
 
-func (r *Runner) serveReadyz(w http.ResponseWriter, _ *http.Request) {
+func (r *Runner) serveReadyz(w http.ResponseWriter, req *http.Request) {
+	ok, why := r.ready(req.Context())
 	r.mu.Lock()
 	db, err := r.st.db, r.st.dbErr
 	r.mu.Unlock()
-	if db == DBReadOnly || db == DBWritable {
+	if ok {
 		writeJSON(w, http.StatusOK, map[string]string{"mysqld": db.String()})
 		return
 	}
-	body := map[string]string{"mysqld": db.String()}
+	body := map[string]string{"mysqld": db.String(), "reason": why}
 	if err != nil {
 		body["error"] = err.Error()
 	}

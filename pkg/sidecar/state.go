@@ -205,6 +205,8 @@ type StatusReport struct {
 	// keeps every account from writing on its fenced mysqld; absent when
 	// it holds none.
 	WriteHoldSince *time.Time `json:"writeHoldSince,omitempty"`
+	// Termination is the Pod's termination once it began (terminate.go).
+	Termination *TerminationReport `json:"termination,omitempty"`
 }
 
 // ContactReport is the state of the link to the operator or one peer.
@@ -265,6 +267,10 @@ func (r *Runner) Status() StatusReport {
 	if s := r.esc.lastStop; s != nil {
 		stop := *s
 		rep.MySQLDStop = &stop
+	}
+	if r.Terminating() {
+		t := r.terminationReport()
+		rep.Termination = &t
 	}
 	return rep
 }

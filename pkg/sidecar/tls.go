@@ -148,6 +148,7 @@ func (r *Runner) HealthHandler() http.Handler {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	mux.Get(PathReadyz, r.serveReadyz)
+	r.mountLifecycle(mux)
 	mux.Get(PathStatus, func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, r.Status())
 	})
