@@ -74,12 +74,10 @@ func TestSemiSyncOffTouchesNothing(t *testing.T) {
 	}
 }
 
-// With required durability and one acknowledger slot, a replica cut off
-// from the primary (its IO thread retries on an error) gives its slot to
-// a connected one: before, it kept the slot, and every commit waited for
-// an acknowledgement that could not come.
-func TestSemiSyncSlotLeavesACutOffReplica(t *testing.T) {
-	e := newEnv(t, "a", "b", "c")
+// requiredWithBAcking runs e's group a, b, c under required durability
+// until b holds the one acknowledger slot, with the writers' table made.
+func requiredWithBAcking(e *env) {
+	e.t.Helper()
 	e.createGroup(func(spec map[string]any) {
 		spec["mysql"].(map[string]any)["semiSync"] = map[string]any{"enabled": true, "dataDurability": "required"}
 	})
@@ -91,6 +89,15 @@ func TestSemiSyncSlotLeavesACutOffReplica(t *testing.T) {
 		return semiSyncOn(g, "a", true, 1) && semiSyncOn(g, "b", false, 0) && !semiSyncOn(g, "c", false, 0)
 	})
 	e.createWriteTable("a")
+}
+
+// With required durability and one acknowledger slot, a replica cut off
+// from the primary (its IO thread retries on an error) gives its slot to
+// a connected one: before, it kept the slot, and every commit waited for
+// an acknowledgement that could not come.
+func TestSemiSyncSlotLeavesACutOffReplica(t *testing.T) {
+	e := newEnv(t, "a", "b", "c")
+	requiredWithBAcking(e)
 
 	// b's receiver now fails on every retry: the primary refuses it.
 	e.rootExec("b", "STOP SLAVE")
@@ -123,17 +130,7 @@ func TestSemiSyncSlotLeavesACutOffReplica(t *testing.T) {
 func TestSemiSyncUnreadAcknowledgerBlocksTheFailover(t *testing.T) {
 	e := newEnv(t, "a", "b", "c")
 	pa, pb := e.proxy("a"), e.proxy("b")
-	e.createGroup(func(spec map[string]any) {
-		spec["mysql"].(map[string]any)["semiSync"] = map[string]any{"enabled": true, "dataDurability": "required"}
-	})
-	e.startOperator()
-	e.startSidecars("a", "b", "c")
-	e.healthy()
-	e.eventually(30*time.Second, "b holds the slot", func() bool {
-		g := e.get()
-		return semiSyncOn(g, "a", true, 1) && semiSyncOn(g, "b", false, 0) && !semiSyncOn(g, "c", false, 0)
-	})
-	e.createWriteTable("a")
+	requiredWithBAcking(e)
 
 	e.blackhole(pb)
 	e.eventually(20*time.Second, "b unreachable", func() bool { return site(e.get(), "b").State == v1alpha1.StateUnreachable })

@@ -36,6 +36,27 @@ func (*scriptedPIDs) HasTCP() bool                     { return true }
 func (*scriptedPIDs) DialTCP(context.Context) TCPState { return TCPOpen }
 func (s *scriptedPIDs) Kill() (int, error)             { return s.LivePID(), nil }
 
+// writableRunner is a Runner for site pdx (lease 1 s, interval 200 ms)
+// whose lease started at leaseStart, asking an operator that never
+// answers, that has read mysqld pid 100 writable twice.
+func writableRunner(t *testing.T, probe ProcessProbe, db *restartingDB, leaseStart time.Time) *Runner {
+	t.Helper()
+	const interval, lease = 200 * time.Millisecond, time.Second
+	srv := httptest.NewServer(&hangingOperator{})
+	t.Cleanup(srv.Close)
+	r, err := NewRunner(Config{Settings: Settings{Namespace: "shop", Group: "orders", Site: "pdx",
+		LeaseTimeout: lease, PeerCheckInterval: interval, Keys: TestKeys}, OperatorURL: srv.URL,
+		ProcessProbe: probe, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, db, leaseStart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.mu.Lock()
+	r.noteRead(DBWritable, 100, false)
+	r.noteRead(DBWritable, 100, false)
+	r.mu.Unlock()
+	return r
+}
+
 // TestFirstFailureWithUnreadPIDStillEscalates: with the default
 // FenceTimeout (5 s) far above Escalation.After (two fifths of the
 // interval), a fence's whole budget is one attempt, and noteFailure's first
@@ -46,22 +67,9 @@ func (s *scriptedPIDs) Kill() (int, error)             { return s.LivePID(), nil
 // comes only after the next tick starts a new run: about one
 // peerCheckInterval after the operator's deadline, while pid 100 writes.
 func TestFirstFailureWithUnreadPIDStillEscalates(t *testing.T) {
-	const interval, lease = 200 * time.Millisecond, time.Second
 	db := &restartingDB{cur: proc{pid: 100, writable: true, stuck: true}}
 	probe := &scriptedPIDs{last: 100}
-	srv := httptest.NewServer(&hangingOperator{})
-	defer srv.Close()
-	r, err := NewRunner(Config{Settings: Settings{Namespace: "shop", Group: "orders", Site: "pdx",
-		LeaseTimeout: lease, PeerCheckInterval: interval, Keys: TestKeys}, OperatorURL: srv.URL,
-		ProcessProbe: probe, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, db, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Two reads of the same process, writable.
-	r.mu.Lock()
-	r.noteRead(DBWritable, 100, false)
-	r.noteRead(DBWritable, 100, false)
-	r.mu.Unlock()
+	r := writableRunner(t, probe, db, time.Now())
 	// The fence's one attempt fails; the pid read right after fails once.
 	probe.script(0, 100)
 	now := time.Now()
@@ -79,21 +87,9 @@ func TestFirstFailureWithUnreadPIDStillEscalates(t *testing.T) {
 // writable and its fence hangs; the one pid read after the failed attempt
 // fails. Nothing is stopped, and no stop is even reported as failed.
 func TestLeaseFenceEscalationWithUnreadPID(t *testing.T) {
-	const interval, lease = 200 * time.Millisecond, time.Second
 	db := &restartingDB{cur: proc{pid: 100, writable: true, stuck: true}}
 	probe := &scriptedPIDs{last: 100}
-	srv := httptest.NewServer(&hangingOperator{})
-	defer srv.Close()
-	r, err := NewRunner(Config{Settings: Settings{Namespace: "shop", Group: "orders", Site: "pdx",
-		LeaseTimeout: lease, PeerCheckInterval: interval, Keys: TestKeys}, OperatorURL: srv.URL,
-		ProcessProbe: probe, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, db, time.Now().Add(-time.Minute))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.mu.Lock()
-	r.noteRead(DBWritable, 100, false)
-	r.noteRead(DBWritable, 100, false)
-	r.mu.Unlock()
+	r := writableRunner(t, probe, db, time.Now().Add(-time.Minute))
 	probe.script(0, 100)
 	ferr := r.fenceEscalating(context.Background(), ReasonLease)
 	db.mu.Lock()
@@ -111,20 +107,8 @@ func TestLeaseFenceEscalationWithUnreadPID(t *testing.T) {
 // 0, is not 100): no SHUTDOWN is tried and no stop is reported, although
 // the lease is long over and its port serves.
 func TestWritableWithUnreadablePIDIsNotSilentlySpared(t *testing.T) {
-	const interval, lease = 200 * time.Millisecond, time.Second
 	db := &restartingDB{cur: proc{pid: 100, writable: true}}
-	srv := httptest.NewServer(&hangingOperator{})
-	defer srv.Close()
-	r, err := NewRunner(Config{Settings: Settings{Namespace: "shop", Group: "orders", Site: "pdx",
-		LeaseTimeout: lease, PeerCheckInterval: interval, Keys: TestKeys}, OperatorURL: srv.URL,
-		ProcessProbe: db, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, db, time.Now().Add(-time.Minute))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.mu.Lock()
-	r.noteRead(DBWritable, 100, false)
-	r.noteRead(DBWritable, 100, false)
-	r.mu.Unlock()
+	r := writableRunner(t, db, db, time.Now().Add(-time.Minute))
 	db.set(proc{pid: 100, writable: true, hung: true, noPID: true})
 	_ = r.fenceEscalating(context.Background(), ReasonLease)
 	if rep := r.Status().MySQLDStop; rep == nil {
