@@ -122,6 +122,7 @@ func (r *Runner) PeerHandler() http.Handler {
 	mux := chi.NewRouter()
 	mux.Get(v1alpha1.PathPeerActiveSite, r.servePeerView)
 	mux.Post(v1alpha1.PathPeerRefresh, r.authorizeRefresh(r.serveRefresh))
+	mux.Post(v1alpha1.PathSidecarUpgrade, r.upgradeHandler())
 	return mux
 }
 
