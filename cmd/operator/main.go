@@ -20,8 +20,8 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/shipstream/bloodraven/pkg/authority"
-	"github.com/shipstream/bloodraven/pkg/exehash"
 	"github.com/shipstream/bloodraven/pkg/controller"
+	"github.com/shipstream/bloodraven/pkg/exehash"
 	"github.com/shipstream/bloodraven/pkg/grouploop"
 	"github.com/shipstream/bloodraven/pkg/pki/casecret"
 	"github.com/shipstream/bloodraven/pkg/routing"
