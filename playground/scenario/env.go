@@ -3,9 +3,9 @@ package scenario
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"path/filepath"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
