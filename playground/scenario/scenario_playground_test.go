@@ -81,3 +81,4 @@ func TestScenarioPausedSidecar(t *testing.T)              { run(t, "paused-sidec
 func TestScenarioIsolatedPrimaryRequired(t *testing.T)    { run(t, "isolated-primary-required") }
 func TestScenarioLaggingReplicaLossRequired(t *testing.T) { run(t, "lagging-replica-loss-required") }
 func TestScenarioPrimaryKilledSalvage(t *testing.T)       { run(t, "primary-killed-salvage") }
+func TestScenarioInPlaceUpgrade(t *testing.T)             { run(t, "in-place-upgrade") }
