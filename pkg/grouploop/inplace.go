@@ -25,6 +25,9 @@ type SidecarUpgrader interface {
 // reportedHash is the executable hash the site's sidecar sent in its last
 // report to this operator, "" when none did.
 func (l *Loop) reportedHash(site string) string {
+	if l.env.Registry == nil {
+		return ""
+	}
 	if rep := l.env.Registry.Sidecar(l.key, site).Report(); rep != nil {
 		return rep.ExecutableHash
 	}
