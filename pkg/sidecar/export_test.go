@@ -2,6 +2,7 @@ package sidecar
 
 import (
 	"bytes"
+	"os"
 	"crypto/ed25519"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
@@ -39,4 +40,11 @@ func Sign(v v1alpha1.ActiveSiteView) v1alpha1.ActiveSiteView {
 		v.Operator = "test-op"
 	}
 	return TestSigner.Sign(v)
+}
+
+// FreshHandover is h as this process would save it now (its pid, the
+// boot-time clock now), for tests of the handover across a re-exec.
+func FreshHandover(h Handover) Handover {
+	h.PID, h.SavedAt = os.Getpid(), bootClock()
+	return h
 }

@@ -61,6 +61,12 @@ type Handover struct {
 	OperatorAge time.Duration `json:"operatorAge"`
 	// AwaitingOperator is true when the operator had not answered since boot.
 	AwaitingOperator bool `json:"awaitingOperator"`
+	// LastSeen is mysqld's state as the process last read it: the new
+	// process's first check fences on it before it reads mysqld again
+	// (enforceWake), exactly as the old process would have. Without it, a
+	// replica's sidecar, whose view names another site, would take the
+	// unknown state for a writable one and fence its replica blindly.
+	LastSeen DBState `json:"lastSeen"`
 }
 
 // bootClock is CLOCK_BOOTTIME: monotonic, system-wide (it survives exec),
@@ -174,6 +180,9 @@ func (r *Runner) restoreHandover(now time.Time) {
 		return
 	}
 	r.handedOver = true
+	if h.LastSeen <= DBWritable {
+		r.st.db = h.LastSeen
+	}
 	r.log.Info("took over the fencing state of the process before the re-exec", "generation", r.loop.Floor(),
 		"awaitingOperator", r.loop.awaitingOperator, "leaseRemaining", r.loop.LeaseRemaining(now).String())
 }

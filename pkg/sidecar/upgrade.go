@@ -280,6 +280,7 @@ func (r *Runner) lockForExec() error {
 func (r *Runner) reexec(w http.ResponseWriter, path string) {
 	r.mu.Lock()
 	h := r.loop.handover(r.cfg.Clock.Now())
+	h.LastSeen = r.st.db
 	gen := r.loop.Floor()
 	r.mu.Unlock()
 	writeJSON(w, http.StatusAccepted, map[string]string{"result": UpgradeReexec, "path": path})
