@@ -2,8 +2,8 @@ package sidecar
 
 import (
 	"bytes"
-	"os"
 	"crypto/ed25519"
+	"os"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
 	"github.com/shipstream/bloodraven/pkg/protocol"
