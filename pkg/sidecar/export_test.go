@@ -48,3 +48,18 @@ func FreshHandover(h Handover) Handover {
 	h.PID, h.SavedAt = os.Getpid(), bootClock()
 	return h
 }
+
+// PrepareExec is what an upgrade does right before execve: take the fence
+// lock (refused while the write hold is held) and save the handover. The
+// lock is released again: the test's "exec" is halting this Runner.
+func (r *Runner) PrepareExec() (Handover, error) {
+	if err := r.lockForExec(); err != nil {
+		return Handover{}, err
+	}
+	defer r.fenceMu.Unlock()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	h := r.loop.handover(r.cfg.Clock.Now())
+	h.LastSeen = r.st.db
+	return h, nil
+}
