@@ -104,7 +104,8 @@ func (l *Loop) rolloutInput(p failover.Pass, loads map[string]routing.Workload) 
 		w := loads[v.Name]
 		rs := topology.RolloutSite{View: v, Exists: w.Exists, Stale: w.Stale, PodReady: w.Ready, SidecarHash: l.reportedHash(v.Name)}
 		if u := l.env.Upgrader; u != nil {
-			rs.UpgradeBusy = u.Busy(l.key, v.Name)
+			// Settled as soon as the new process reports the shipped hash.
+			rs.UpgradeBusy = u.Busy(l.key, v.Name) && rs.SidecarHash != in.SidecarHash
 		}
 		in.Sites = append(in.Sites, rs)
 	}
