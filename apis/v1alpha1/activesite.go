@@ -92,3 +92,18 @@ const (
 // can make a sidecar look sooner but never tell it what to see. It answers
 // 202; a sidecar that predates it answers 404 or 405.
 const PathPeerRefresh = "/peer/refresh"
+
+// PathSidecarUpgrade is a sidecar's POST /sidecar/upgrade, on its peer port
+// and for the operator's certificate only: the body is a new sidecar
+// binary, HeaderExecutableHash its expected SHA-256 (hex). The sidecar
+// checks the hash, swaps the binary in and re-executes itself, leaving
+// mysqld running. An empty body with no hash re-executes the binary as it
+// is (kubectl bloodraven restart-inplace). See docs/upgrades.md.
+const PathSidecarUpgrade = "/sidecar/upgrade"
+
+// HeaderExecutableHash carries the expected SHA-256 (hex) of an upgrade's body.
+const HeaderExecutableHash = "X-Bloodraven-Executable-Sha256"
+
+// QueryExecutableHash is the optional report parameter of GET /active-site
+// that carries the SHA-256 (hex) of the reporting sidecar's own binary.
+const QueryExecutableHash = "executableHash"

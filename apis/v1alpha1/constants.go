@@ -8,6 +8,10 @@ const (
 	// A fenced site is never a failover candidate; a fenced active site is
 	// made read-only and the group waits, without promoting another site.
 	FencedSitesAnnotation = "bloodraven.shipstream.io/fenced-sites"
+	// RestartInPlaceAnnotation asks the operator to have a site's sidecar
+	// re-execute its own binary in place: <site>. The operator clears it
+	// once asked (kubectl bloodraven restart-inplace; docs/upgrades.md).
+	RestartInPlaceAnnotation = "bloodraven.shipstream.io/restart-inplace"
 	// LabelGroup is set on every object the operator makes for a group.
 	LabelGroup = "bloodraven.shipstream.io/group"
 	// LabelSite names the site a Pod or object belongs to.

@@ -34,6 +34,11 @@ type MysqlFailoverGroupStatus struct {
 	// +optional
 	ActiveSite string `json:"activeSite,omitempty"`
 
+	// OperatorExecutableHash is the SHA-256 (hex) of the binary of the
+	// operator that last wrote this status.
+	// +optional
+	OperatorExecutableHash string `json:"operatorExecutableHash,omitempty"`
+
 	// TopologyGeneration goes up by one on every change of primary. Sidecars
 	// adopt the view with the highest generation.
 	// +optional
@@ -138,6 +143,10 @@ type SiteStatus struct {
 	// its transactions are known for its own even while it is unreachable.
 	// +optional
 	ServerID string `json:"serverId,omitempty"`
+	// SidecarExecutableHash is the SHA-256 (hex) of the binary the site's
+	// sidecar runs, as its last report to this operator said.
+	// +optional
+	SidecarExecutableHash string `json:"sidecarExecutableHash,omitempty"`
 	// MaybeWritable is true when an operation that makes the site writable
 	// (promotion, re-assertion, unfence) failed or timed out, so it may have
 	// taken effect. No other site is made writable until this site is fenced

@@ -40,6 +40,16 @@ type UpdatesSpec struct {
 	// +kubebuilder:default=unsupervised
 	// +optional
 	PrimaryUpdateStrategy PrimaryUpdateStrategy `json:"primaryUpdateStrategy"`
+
+	// InPlaceSidecarUpdates lets the operator replace a site's sidecar
+	// binary without restarting its Pod: when the sidecar reports another
+	// executable hash than the binary the operator ships, the operator
+	// streams that binary to the sidecar over the mutual-TLS peer port, and
+	// the sidecar checks it, swaps it in and re-executes itself, leaving
+	// mysqld running (docs/upgrades.md). Off: a site whose sidecar hash
+	// differs is only reported.
+	// +optional
+	InPlaceSidecarUpdates bool `json:"inPlaceSidecarUpdates,omitempty"`
 }
 
 // GroupPhase is what the group as a whole is doing beyond serving:
@@ -80,6 +90,12 @@ const (
 	EventUpdateWaitingForUser = "UpdateWaitingForUser"
 	// EventUpdateCompleted: every site that is not skipped runs the new Pod template.
 	EventUpdateCompleted = "UpdateCompleted"
+	// EventSidecarUpgraded: a site's sidecar took the binary the operator
+	// ships and re-executed itself in place.
+	EventSidecarUpgraded = "SidecarUpgraded"
+	// EventSidecarUpgradeFailed: an in-place upgrade of a site's sidecar
+	// was refused or failed; the sidecar keeps its binary.
+	EventSidecarUpgradeFailed = "SidecarUpgradeFailed"
 	// EventSiteUntainted: a site that is writable again lost the
 	// lost-primary taint a failover put on its nodes.
 	EventSiteUntainted = "SiteUntainted"

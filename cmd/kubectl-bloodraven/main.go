@@ -22,6 +22,7 @@ Usage:
   kubectl bloodraven switchover <group> <site> [--max-lag-wait 30s] [--wait [--timeout 10m]]
   kubectl bloodraven fence <group> <site>
   kubectl bloodraven unfence <group> <site>
+  kubectl bloodraven restart-inplace <group> <site>
 
 Flags of every command:
   -n, --namespace   namespace of the group (default: the context's)
@@ -76,6 +77,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, connect c
 		return plugin.Fence(ctx, c, ns, g, cmd.args[1], stdout)
 	case "unfence":
 		return plugin.Unfence(ctx, c, ns, g, cmd.args[1], stdout)
+	case "restart-inplace":
+		return plugin.RestartInPlace(ctx, c, ns, g, cmd.args[1], stdout)
 	}
 	return switchover(ctx, c, ns, cmd, stdout)
 }
@@ -96,7 +99,7 @@ func switchover(ctx context.Context, c client.Client, ns string, cmd command, st
 }
 
 // arity is the number of positional arguments of each command.
-var arity = map[string]int{"status": 1, "switchover": 2, "fence": 2, "unfence": 2}
+var arity = map[string]int{"status": 1, "switchover": 2, "fence": 2, "unfence": 2, "restart-inplace": 2}
 
 // parse reads the command line. Flags may come before, between or after
 // the positional arguments, as kubectl allows.

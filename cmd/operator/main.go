@@ -21,6 +21,7 @@ import (
 
 	"github.com/shipstream/bloodraven/pkg/authority"
 	"github.com/shipstream/bloodraven/pkg/controller"
+	"github.com/shipstream/bloodraven/pkg/exehash"
 	"github.com/shipstream/bloodraven/pkg/grouploop"
 	"github.com/shipstream/bloodraven/pkg/pki/casecret"
 	"github.com/shipstream/bloodraven/pkg/routing"
@@ -50,6 +51,7 @@ type flags struct {
 	terminationGrace time.Duration
 	mysqlImage       string
 	sidecarImage     string
+	sidecarBinary    string
 	viewKeysNS       string
 }
 
@@ -79,6 +81,7 @@ func parseFlags(args []string) (flags, error) {
 	fs.DurationVar(&f.terminationGrace, "site-termination-grace", 0, "termination grace period of site Pods (default pkg/routing's)")
 	fs.StringVar(&f.mysqlImage, "mysql-image", "", "override spec.mysql.image of every group")
 	fs.StringVar(&f.sidecarImage, "sidecar-image", "", "override spec.sidecar.image of every group")
+	fs.StringVar(&f.sidecarBinary, "sidecar-binary", "", "the sidecar binary this operator ships: its hash marks sidecars stale, and in-place upgrades send it (empty: neither)")
 	fs.StringVar(&f.viewKeysNS, "view-signing-namespace", "", "namespace of the view-signing key Secret (default $POD_NAMESPACE, else bloodraven-system)")
 	if err := fs.Parse(args); err != nil {
 		return f, err
@@ -184,6 +187,15 @@ func newManager(f flags) (ctrl.Manager, resourcelock.Interface, error) {
 	return mgr, lock, nil
 }
 
+// selfHash is the SHA-256 of the operator's own binary, "" when unreadable.
+func selfHash() string {
+	h, err := exehash.Self()
+	if err != nil {
+		ctrl.Log.Error(err, "own executable hash unknown")
+	}
+	return h
+}
+
 func wire(mgr ctrl.Manager, f flags, leader authority.Leadership) error {
 	keys := &authority.ViewKeys{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Namespace: f.viewKeysNS,
 		Log: ctrl.Log.WithName("view-keys")}
@@ -208,9 +220,9 @@ func wire(mgr ctrl.Manager, f flags, leader authority.Leadership) error {
 		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Router: router,
 		Resolver: grouploop.ServiceResolver{Credentials: router, TLS: router}, Recorder: recorder,
 		Registerer: metrics.Registry, Log: ctrl.Log.WithName("operator"), Auth: auth, Credentials: keeper,
-		Leadership: leader,
+		Leadership: leader, SidecarBinary: f.sidecarBinary,
 	}, controller.Options{ProbeTimeout: f.probeTimeout, DrainTimeout: f.drainTimeout, CallTimeout: f.callTimeout,
-		FenceTimeout: f.fenceTimeout, MaxLag: f.maxLag, ResyncPeriod: f.resyncPeriod})
+		FenceTimeout: f.fenceTimeout, MaxLag: f.maxLag, ResyncPeriod: f.resyncPeriod, OperatorExecutableHash: selfHash()})
 	if err != nil {
 		return err
 	}

@@ -22,6 +22,7 @@ import (
 	gomysql "github.com/go-sql-driver/mysql"
 
 	"github.com/shipstream/bloodraven/pkg/certreload"
+	"github.com/shipstream/bloodraven/pkg/exehash"
 	"github.com/shipstream/bloodraven/pkg/mysql"
 	"github.com/shipstream/bloodraven/pkg/pki"
 	"github.com/shipstream/bloodraven/pkg/sidecar"
@@ -47,6 +48,7 @@ func run(args []string) error {
 		return err
 	}
 	o.sidecar.Logger = logger
+	selfUpgradeState(&o.sidecar, logger)
 	if o.tlsDir != "" {
 		src, err := pki.NewFileSource(o.tlsDir)
 		if err != nil {
@@ -191,6 +193,25 @@ func certWatcher(dir string, db mysql.Instance, logger *slog.Logger) *certreload
 		Files:  certreload.Files{Cert: filepath.Join(dir, "tls.crt"), Key: filepath.Join(dir, "tls.key"), CA: filepath.Join(dir, "ca.crt")},
 		Reload: db.ReloadTLS, Logger: logger.With("component", "certreload"),
 	}
+}
+
+// selfUpgradeState gives the sidecar its own executable hash and the state
+// a re-exec handed over (pkg/sidecar, handover.go). The handover is taken
+// out of the environment at once, so nothing started later inherits it.
+func selfUpgradeState(cfg *sidecar.Config, logger *slog.Logger) {
+	h, err := exehash.Self()
+	if err != nil {
+		logger.Warn("own executable hash unknown", "error", err)
+	}
+	cfg.ExecutableHash = h
+	raw := os.Getenv(sidecar.HandoverEnv)
+	_ = os.Unsetenv(sidecar.HandoverEnv)
+	ho, err := sidecar.DecodeHandover(raw)
+	if err != nil {
+		logger.Warn("handover unreadable; starting as a fresh boot", "error", err)
+		return
+	}
+	cfg.Handover = ho
 }
 
 func newLogger(format, level string, w io.Writer) (*slog.Logger, error) {

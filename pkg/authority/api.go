@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/exehash"
 	"github.com/shipstream/bloodraven/pkg/topology"
 )
 
@@ -180,7 +181,7 @@ func parseActiveRequest(req *http.Request) (activeRequest, error) {
 	if ar.site != "" {
 		ar.report = rep
 	} else if q.Has(v1alpha1.QueryGeneration) || q.Has(v1alpha1.QueryFenced) || q.Has(v1alpha1.QueryMysqld) ||
-		q.Has(v1alpha1.QueryBoot) || q.Has(v1alpha1.QueryViewOperator) || q.Has(v1alpha1.QueryViewSeq) ||
+		q.Has(v1alpha1.QueryBoot) || q.Has(v1alpha1.QueryExecutableHash) || q.Has(v1alpha1.QueryViewOperator) || q.Has(v1alpha1.QueryViewSeq) ||
 		q.Has(v1alpha1.QueryViewObservedAt) {
 		return ar, fmt.Errorf("%w: a report needs %s", ErrBadRequest, v1alpha1.QuerySite)
 	}
@@ -204,6 +205,12 @@ func parseEcho(q url.Values, rep *topology.Report) error {
 	rep.Boot, rep.ViewOperator = q.Get(v1alpha1.QueryBoot), q.Get(v1alpha1.QueryViewOperator)
 	if len(rep.Boot) > maxIDLen || len(rep.ViewOperator) > maxIDLen {
 		return fmt.Errorf("%w: %s or %s longer than %d", ErrBadRequest, v1alpha1.QueryBoot, v1alpha1.QueryViewOperator, maxIDLen)
+	}
+	if h := q.Get(v1alpha1.QueryExecutableHash); h != "" {
+		if !exehash.Valid(h) {
+			return fmt.Errorf("%w: %s is not %d lowercase hex digits", ErrBadRequest, v1alpha1.QueryExecutableHash, exehash.Len)
+		}
+		rep.ExecutableHash = h
 	}
 	seq, at := q.Get(v1alpha1.QueryViewSeq), q.Get(v1alpha1.QueryViewObservedAt)
 	if (seq == "" && at == "") != (rep.ViewOperator == "") {

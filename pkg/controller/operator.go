@@ -45,6 +45,9 @@ type Options struct {
 	// NudgeTimeout bounds one nudge of a sidecar (authority.Nudger); 0
 	// means 1 s, negative turns nudges off.
 	NudgeTimeout time.Duration
+	// OperatorExecutableHash is the SHA-256 of the operator's binary, for
+	// status.operatorExecutableHash.
+	OperatorExecutableHash string
 }
 
 func (o Options) withDefaults() Options {
@@ -63,7 +66,7 @@ func (o Options) withDefaults() Options {
 
 // loop is what of the settings the group loops read.
 func (o Options) loop() grouploop.Options {
-	return grouploop.Options{ProbeTimeout: o.ProbeTimeout, MaxLag: o.MaxLag,
+	return grouploop.Options{ProbeTimeout: o.ProbeTimeout, MaxLag: o.MaxLag, OperatorExecutableHash: o.OperatorExecutableHash,
 		Failover: failover.Settings{DrainTimeout: o.DrainTimeout, CallTimeout: o.CallTimeout, FenceTimeout: o.FenceTimeout}}
 }
 
@@ -97,6 +100,9 @@ type Deps struct {
 	// Credentials, when set, is the operator's certificate: nudges to
 	// https:// sidecars present it and check the site's identity.
 	Credentials pki.Source
+	// SidecarBinary, when set, is the sidecar binary the operator ships:
+	// its hash is compared with each sidecar's, and in-place upgrades send it.
+	SidecarBinary string
 }
 
 // Operator owns the poll loops of every group. It is a manager Runnable
@@ -142,13 +148,23 @@ func New(d Deps, opts Options) (*Operator, error) {
 		d.Registry.NotifyOnPublish(n.Published)
 		nudge = n.Site
 	}
+	var upgrader grouploop.SidecarUpgrader
+	if d.SidecarBinary != "" {
+		u, err := authority.NewSidecarUpgrader(d.SidecarURL, d.SidecarBinary, d.Registerer, d.Log)
+		if err != nil {
+			return nil, fmt.Errorf("controller: --sidecar-binary: %w", err)
+		}
+		u.UseCredentials(d.Credentials)
+		d.Log.Info("shipping a sidecar binary", "path", d.SidecarBinary, "sha256", u.Hash())
+		upgrader = u
+	}
 	opts = opts.withDefaults()
 	o := &Operator{client: d.Client, router: d.Router, opts: opts,
 		started: make(chan struct{}), loops: map[types.NamespacedName]*loopHandle{}}
 	o.env = &grouploop.Env{Client: d.Client, Reader: d.Reader, Resolver: d.Resolver, Router: d.Router,
 		Registry: d.Registry, Notifier: grouploop.NewNotifier(d.Recorder, m), Metrics: m, Auth: d.Auth,
 		Open: d.Open, Clock: d.Clock, Leader: d.Leadership, Options: opts.loop(), Log: d.Log,
-		Nudge: nudge, Wake: o.Wake}
+		Nudge: nudge, Wake: o.Wake, Upgrader: upgrader}
 	return o, nil
 }
 

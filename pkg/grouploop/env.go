@@ -22,6 +22,9 @@ type Options struct {
 	// Failover are the failover sequences' timeouts before a group's spec
 	// overrides them (failover.SettingsFor).
 	Failover failover.Settings
+	// OperatorExecutableHash is the SHA-256 of the operator's own binary,
+	// written to status.operatorExecutableHash; "" when unknown.
+	OperatorExecutableHash string
 }
 
 // Env is what the loops of every group share: the operator process's
@@ -53,6 +56,9 @@ type Env struct {
 	Nudge func(group types.NamespacedName, site string)
 	// Wake makes a group's running loop pass now; nil does nothing.
 	Wake func(group types.NamespacedName)
+	// Upgrader sends in-place sidecar upgrades and restarts; nil when the
+	// operator ships no sidecar binary (inplace.go).
+	Upgrader SidecarUpgrader
 }
 
 // NewNotifier returns the Notifier that records Events through rec (nil:

@@ -166,6 +166,7 @@ func (l *Loop) pass(ctx context.Context) (time.Duration, bool) {
 	l.maintained = false
 	l.act(ctx, p)
 	l.rollout(ctx, p, l.maintained)
+	l.restartInPlace(ctx, g)
 	l.untaint(ctx, p)
 	l.record(ctx, p)
 	return interval, false

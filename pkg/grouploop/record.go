@@ -21,6 +21,9 @@ func (l *Loop) record(ctx context.Context, p failover.Pass) {
 	g := p.Group
 	st := &g.Status
 	st.ObservedGeneration = g.Generation
+	if h := l.env.Options.OperatorExecutableHash; h != "" {
+		st.OperatorExecutableHash = h
+	}
 	l.recordSites(g)
 	l.markHistory(g, p.Decision)
 	l.recordConditions(g, p.Decision)
@@ -56,6 +59,9 @@ func (l *Loop) recordSites(g *v1alpha1.MysqlFailoverGroup) {
 			rec.Fenced = fencedMark(failover.HeldReadOnly(start, s.Name), acted, active, rec.Fenced)
 			// The active site seen writable: a promotion's unclear outcome is clear now.
 			rec.MaybeWritable = rec.MaybeWritable && !(s.Name == st.ActiveSite && o.status.Writable())
+		}
+		if h := l.reportedHash(s.Name); h != "" {
+			rec.SidecarExecutableHash = h
 		}
 		l.env.Metrics.setSiteState(g.Namespace, g.Name, s.Name, rec.State)
 		out = append(out, rec)

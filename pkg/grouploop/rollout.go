@@ -42,7 +42,8 @@ func (l *Loop) rollout(ctx context.Context, p failover.Pass, mayAct bool) {
 		return
 	}
 	step := topology.PlanRollout(l.rolloutInput(p, loads))
-	acts := step.Action == topology.RolloutUpdate || step.Action == topology.RolloutSwitchover
+	acts := step.Action == topology.RolloutUpdate || step.Action == topology.RolloutSwitchover ||
+		step.Action == topology.RolloutUpgradeInPlace
 	if acts && !mayAct {
 		return // the pass did something else: the next pass plans again
 	}
@@ -58,6 +59,8 @@ func (l *Loop) rollout(ctx context.Context, p failover.Pass, mayAct bool) {
 		err = l.updateSite(ctx, p, w, step, loads[step.Site].ResourceVersion)
 	case topology.RolloutSwitchover:
 		err = l.updateSwitchover(ctx, p, step)
+	case topology.RolloutUpgradeInPlace:
+		l.upgradeInPlace(g, step)
 	case topology.RolloutWaitForUser:
 		l.env.Notifier.EventOnChange(g, failover.EventNormal, v1alpha1.EventUpdateWaitingForUser, step.Message)
 	case topology.RolloutIdle:
@@ -94,10 +97,18 @@ func (l *Loop) rolloutInput(p failover.Pass, loads map[string]routing.Workload) 
 		in.CooldownEnds = lf.Time.Add(g.Spec.FailoverCooldown.Duration)
 	}
 	in.SwitchoverFailedAt, in.SwitchoverFailure = failover.UpdateSwitchoverFailed(st)
+	if u := l.env.Upgrader; u != nil {
+		in.SidecarHash, in.InPlace = u.Hash(), g.Spec.Updates.InPlaceSidecarUpdates
+	}
 	for _, v := range p.Input.Sites {
 		w := loads[v.Name]
-		in.Sites = append(in.Sites, topology.RolloutSite{View: v, Exists: w.Exists, Stale: w.Stale, PodReady: w.Ready,
-			SidecarAskedAt: l.sidecarAskedAt(v.Name)})
+		rs := topology.RolloutSite{View: v, Exists: w.Exists, Stale: w.Stale, PodReady: w.Ready,
+			SidecarAskedAt: l.sidecarAskedAt(v.Name), SidecarHash: l.reportedHash(v.Name)}
+		if u := l.env.Upgrader; u != nil {
+			// Settled as soon as the new process reports the shipped hash.
+			rs.UpgradeBusy = u.Busy(l.key, v.Name) && rs.SidecarHash != in.SidecarHash
+		}
+		in.Sites = append(in.Sites, rs)
 	}
 	return in
 }

@@ -21,6 +21,8 @@ var (
 	ErrUnknownSite = errors.New("no such site in the group")
 	// ErrRequestPending: a planned failover is already asked for.
 	ErrRequestPending = errors.New("a planned failover is already requested")
+	// ErrRestartPending: a restart in place is already asked for.
+	ErrRestartPending = errors.New("a restart in place is already requested")
 	// ErrPlannedFailed: the planned failover ended in Failed.
 	ErrPlannedFailed = errors.New("planned failover failed")
 )

@@ -30,3 +30,16 @@ var (
 	// ErrNoProcess: the pid file names no running mysqld.
 	ErrNoProcess = errors.New("no mysqld process")
 )
+
+// Sentinels of the in-place upgrade (upgrade.go, handover.go).
+var (
+	// ErrBadHandover: the state handed over by the process that re-executed
+	// this one is unusable (too old, another site, a view that does not
+	// verify); the process starts as a fresh boot instead.
+	ErrBadHandover = errors.New("handover refused")
+	// ErrWriteHeld: the sidecar holds the global read lock on its fenced
+	// mysqld; a re-exec would drop it, so it is refused.
+	ErrWriteHeld = errors.New("write hold held")
+	// ErrHashMismatch: an upgrade's body does not hash to the expected SHA-256.
+	ErrHashMismatch = errors.New("executable hash mismatch")
+)

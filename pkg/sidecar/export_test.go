@@ -3,6 +3,7 @@ package sidecar
 import (
 	"bytes"
 	"crypto/ed25519"
+	"os"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
 	"github.com/shipstream/bloodraven/pkg/protocol"
@@ -39,4 +40,26 @@ func Sign(v v1alpha1.ActiveSiteView) v1alpha1.ActiveSiteView {
 		v.Operator = "test-op"
 	}
 	return TestSigner.Sign(v)
+}
+
+// FreshHandover is h as this process would save it now (its pid, the
+// boot-time clock now), for tests of the handover across a re-exec.
+func FreshHandover(h Handover) Handover {
+	h.PID, h.SavedAt = os.Getpid(), bootClock()
+	return h
+}
+
+// PrepareExec is what an upgrade does right before execve: take the fence
+// lock (refused while the write hold is held) and save the handover. The
+// lock is released again: the test's "exec" is halting this Runner.
+func (r *Runner) PrepareExec() (Handover, error) {
+	if err := r.lockForExec(); err != nil {
+		return Handover{}, err
+	}
+	defer r.fenceMu.Unlock()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	h := r.loop.handover(r.cfg.Clock.Now())
+	h.LastSeen = r.st.db
+	return h, nil
 }

@@ -31,6 +31,8 @@ type Report struct {
 	DB         DBState
 	// Boot is this sidecar process's random id.
 	Boot string
+	// ExecutableHash is the SHA-256 (hex) of the sidecar's binary, "" when unknown.
+	ExecutableHash string
 	// View echoes the last view received directly from the operator before
 	// the mysqld read DB comes from; empty before any.
 	View Echo
@@ -54,6 +56,9 @@ func (r Report) Query(namespace, group string) url.Values {
 	}
 	if r.Boot != "" {
 		q.Set(v1alpha1.QueryBoot, r.Boot)
+	}
+	if r.ExecutableHash != "" {
+		q.Set(v1alpha1.QueryExecutableHash, r.ExecutableHash)
 	}
 	// The operator counts the echo by its Seq; an operator from before Seq
 	// reads viewObservedAt instead, and refuses viewOperator without it.

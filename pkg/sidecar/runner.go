@@ -60,6 +60,14 @@ type Config struct {
 	// StateDir, when set, holds the FloorFile: the highest generation seen,
 	// kept across restarts of the process (the Pod's run directory).
 	StateDir string
+	// ExecutableHash is the SHA-256 (hex) of this process's binary, sent in
+	// every report and shown on /status; empty when unknown.
+	ExecutableHash string
+	// Upgrade is where and how an in-place upgrade writes and re-executes
+	// the binary (upgrade.go); Handover, when set, is the state the process
+	// that re-executed this one handed over (handover.go).
+	Upgrade  Upgrade
+	Handover *Handover
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// TLS, when set, is the site's certificate and CA bundle: every request
@@ -114,6 +122,7 @@ func (c Config) withDefaults() Config {
 	if c.LiveTimeout <= 0 {
 		c.LiveTimeout = 2 * time.Second
 	}
+	c.Upgrade = c.Upgrade.withDefaults(c.StateDir)
 	return c
 }
 
@@ -165,6 +174,9 @@ type Runner struct {
 	metrics *metrics
 	// boot is this process's random id, sent in every report.
 	boot string
+	// handedOver is true when this process took over its predecessor's
+	// state across a re-exec (handover.go).
+	handedOver bool
 	// keys is the key file, nil when Settings.Keys was given instead;
 	// keysErr the last error reading it (logged once per change).
 	keys    *fileKeys
@@ -214,6 +226,7 @@ func NewRunner(cfg Config, db MySQL, now time.Time) (*Runner, error) {
 	r := &Runner{cfg: cfg, db: db, log: cfg.Logger, loop: loop, st: newRunnerState(cfg), refresh: make(chan struct{}, 1),
 		boot: newBootID(), keys: keys, floor: cfg.Floor, term: termination{done: make(chan struct{})}}
 	r.reloadKeys()
+	r.restoreHandover(now)
 	r.fetch = cfg.Gatherer
 	if r.fetch == nil {
 		f := &fetcher{client: newHTTPClient(cfg.PeerCheckInterval), timeout: cfg.RequestTimeout,
@@ -270,7 +283,7 @@ func (r *Runner) Tick(ctx context.Context) {
 	defer r.armLeaseWatch(ctx, start)()
 	// The report describes the read below: it echoes the operator's last
 	// view received before it, never one received during this tick.
-	rep := Report{Site: r.cfg.Site, Boot: r.boot}
+	rep := Report{Site: r.cfg.Site, Boot: r.boot, ExecutableHash: r.cfg.ExecutableHash}
 	r.mu.Lock()
 	rep.View = r.loop.OperatorEcho()
 	echoGen := r.loop.opView.Generation

@@ -187,6 +187,12 @@ type StatusReport struct {
 	ViewSource string                   `json:"viewSource,omitempty"`
 	// Boot is this process's random id, sent in its reports.
 	Boot string `json:"boot"`
+	// ExecutableHash is the SHA-256 (hex) of this process's binary, sent
+	// in its reports; absent when unknown.
+	ExecutableHash string `json:"executableHash,omitempty"`
+	// HandedOver is true when this process took its state over from the
+	// process that re-executed it (an in-place upgrade or restart).
+	HandedOver bool `json:"handedOver,omitempty"`
 	// ViewKeys are the ids of the accepted public view keys (from the key
 	// file; empty when the keys were given in code).
 	ViewKeys []string `json:"viewKeys,omitempty"`
@@ -249,7 +255,7 @@ func (r *Runner) Status() StatusReport {
 		v := ls.View
 		rep.View, rep.ViewSource = &v, ls.Source
 	}
-	rep.Boot = r.boot
+	rep.Boot, rep.ExecutableHash, rep.HandedOver = r.boot, r.cfg.ExecutableHash, r.handedOver
 	if r.keys != nil {
 		rep.ViewKeys = r.keys.IDs()
 	}

@@ -126,6 +126,7 @@ func (r *Runner) PeerHandler() http.Handler {
 	mux.Get(v1alpha1.PathPeerActiveSite, r.servePeerView)
 	mux.Post(v1alpha1.PathPeerRefresh, r.authorizeRefresh(r.serveRefresh))
 	r.mountClone(mux)
+	mux.Post(v1alpha1.PathSidecarUpgrade, r.upgradeHandler())
 	return mux
 }
 

@@ -26,6 +26,9 @@ type Report struct {
 	MysqldDown bool
 	// Boot is the reporting sidecar process's random id, new at every start.
 	Boot string
+	// ExecutableHash is the SHA-256 (hex) of the reporting sidecar's
+	// binary; "" when it did not say.
+	ExecutableHash string
 	// ViewOperator and ViewSeq echo the last view the sidecar received
 	// directly from an operator before the mysqld read this report
 	// describes: that operator's process id and the sequence number it

@@ -22,9 +22,15 @@ type RolloutSite struct {
 	View SiteView
 	// Exists is false while the site has no Deployment yet.
 	Exists bool
-	// Stale is true when the site's Deployment is not what the spec renders
-	// now (later also: its sidecar's executable hash differs).
+	// Stale is true when the site's Deployment is not what the spec renders now.
 	Stale bool
+	// SidecarHash is the SHA-256 of the binary the site's sidecar runs, as
+	// its last report said; "" when unknown.
+	SidecarHash string
+	// UpgradeBusy is true while an in-place upgrade of the site's sidecar
+	// is in flight, or shortly after one ended (its new process reports
+	// its hash at its next tick).
+	UpgradeBusy bool
 	// PodReady is true when the site's Deployment is rolled out: its one Pod
 	// runs the Deployment's current template and is available.
 	PodReady bool
@@ -61,6 +67,11 @@ type RolloutInput struct {
 	// Method and Strategy are spec.updates; empty means the defaults.
 	Method   v1alpha1.PrimaryUpdateMethod
 	Strategy v1alpha1.PrimaryUpdateStrategy
+	// SidecarHash is the SHA-256 of the sidecar binary the operator ships;
+	// "" when unknown (no site is then stale by its binary).
+	SidecarHash string
+	// InPlace is spec.updates.inPlaceSidecarUpdates.
+	InPlace bool
 	// MaxLag is the lag at or below which a replica counts as caught up.
 	MaxLag time.Duration
 	// PeerCheckInterval is the group's: a replica is back only when its
@@ -90,6 +101,9 @@ const (
 	RolloutUpdate RolloutAction = "Update"
 	// RolloutSwitchover: start a planned failover from the active site to Target.
 	RolloutSwitchover RolloutAction = "Switchover"
+	// RolloutUpgradeInPlace: stream the shipped sidecar binary to Site's
+	// sidecar, which swaps it in and re-executes itself; mysqld keeps running.
+	RolloutUpgradeInPlace RolloutAction = "UpgradeInPlace"
 	// RolloutWaitForUser: supervised, every other site is updated; a person
 	// moves the primary role.
 	RolloutWaitForUser RolloutAction = "WaitForUser"
@@ -133,26 +147,48 @@ const SwitchoverRetry = time.Minute
 //     cooldown is over and not sooner than SwitchoverRetry after the
 //     update's last switchover failed.
 //
+// A site whose sidecar reports another executable hash than the binary
+// the operator ships is stale by its binary. With InPlace, such a site
+// whose Deployment is current has its sidecar upgraded in place
+// (RolloutUpgradeInPlace), before any Deployment is applied, one site at a
+// time, replicas first, each only once every site is back and no upgrade
+// is busy: mysqld is not restarted, so the active site needs no switchover.
+// Without InPlace a restart would bring back the same image, so such a
+// site is only named in the message. A site stale by its Deployment is
+// restarted by the steps above, which may bring the new binary itself.
+//
 // Sites fenced by an administrator or diverged are never updated, never
 // waited for, and named in the message.
 func PlanRollout(in RolloutInput) RolloutStep {
-	var stale, skipped []string
+	var stale, skipped, binary []string
 	var todo []RolloutSite
 	for _, s := range in.Sites {
+		bin := binaryStale(in, s)
 		switch {
 		case s.View.AdminFenced || s.View.Diverged:
-			if s.Stale {
+			if s.Stale || (bin && in.InPlace) {
 				skipped = append(skipped, s.View.Name)
 			}
 		default:
 			todo = append(todo, s)
-			if s.Stale {
+			switch {
+			case s.Stale || (bin && in.InPlace):
 				stale = append(stale, s.View.Name)
+			case bin:
+				binary = append(binary, s.View.Name)
 			}
 		}
 	}
 	step := planRollout(in, todo, stale)
 	step.Skipped = skipped
+	if len(binary) > 0 {
+		msg := fmt.Sprintf("sidecar binary differs from the operator's: %s (set spec.updates.inPlaceSidecarUpdates, "+
+			"or change the sidecar image)", strings.Join(binary, ", "))
+		if step.Message != "" {
+			msg = step.Message + "; " + msg
+		}
+		step.Message = msg
+	}
 	switch {
 	case len(skipped) == 0:
 	case step.Action == RolloutIdle:
@@ -178,6 +214,9 @@ func planRollout(in RolloutInput, todo []RolloutSite, stale []string) RolloutSte
 		// failover runs (Updating would make it refuse that request).
 		step := waitStep(fmt.Sprintf("waiting: %s %s", why, left))
 		step.Phase = in.Phase
+		return step
+	}
+	if step, ok := planInPlace(in, todo, left); ok {
 		return step
 	}
 	if r, ok := nextReplica(in, todo); ok {
@@ -249,6 +288,42 @@ func rolloutBusy(in RolloutInput) string {
 		return "no active site"
 	}
 	return ""
+}
+
+// binaryStale: the site's sidecar runs another binary than the operator ships.
+func binaryStale(in RolloutInput, s RolloutSite) bool {
+	return in.SidecarHash != "" && s.SidecarHash != "" && s.SidecarHash != in.SidecarHash
+}
+
+// planInPlace is the in-place upgrade's step, false when no site's sidecar
+// is to be upgraded in place: one whose Deployment is current and whose
+// binary is stale. Replicas go first; an upgrade in flight, or a site not
+// back, makes the update wait.
+func planInPlace(in RolloutInput, todo []RolloutSite, left string) (RolloutStep, bool) {
+	if !in.InPlace {
+		return RolloutStep{}, false
+	}
+	var next *RolloutSite
+	for i, s := range todo {
+		if s.UpgradeBusy {
+			return waitStep(fmt.Sprintf("upgrading the sidecar of %s in place %s", s.View.Name, left)), true
+		}
+		if s.Stale || !binaryStale(in, s) {
+			continue
+		}
+		if next == nil || (next.View.Name == in.ActiveSite && s.View.Name != in.ActiveSite) {
+			next = &todo[i]
+		}
+	}
+	if next == nil {
+		return RolloutStep{}, false
+	}
+	if down := notBack(in, todo, ""); down != "" {
+		return waitStep(fmt.Sprintf("updating: waiting for %s before upgrading the sidecar of %s in place %s",
+			down, next.View.Name, left)), true
+	}
+	return RolloutStep{Action: RolloutUpgradeInPlace, Site: next.View.Name, Phase: v1alpha1.GroupPhaseUpdating,
+		Message: fmt.Sprintf("upgrading the sidecar of %s in place %s", next.View.Name, left)}, true
 }
 
 // nextReplica is the stale site to update next, other than the active

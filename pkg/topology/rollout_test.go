@@ -39,6 +39,12 @@ func TestPlanRollout(t *testing.T) {
 			MaxLag: 30 * time.Second, PeerCheckInterval: 2 * time.Second, Now: now}
 	}
 	with := func(i RolloutInput, f func(*RolloutInput)) RolloutInput { f(&i); return i }
+	// Executable hashes: the operator ships "new"; oldBin runs another binary.
+	oldBin := func(s RolloutSite) RolloutSite { s.SidecarHash = "old"; return s }
+	newBin := func(s RolloutSite) RolloutSite { s.SidecarHash = "new"; return s }
+	busy := func(s RolloutSite) RolloutSite { s.UpgradeBusy = true; return s }
+	inPlace := func(i RolloutInput) RolloutInput { i.SidecarHash, i.InPlace = "new", true; return i }
+	noInPlace := func(i RolloutInput) RolloutInput { i.SidecarHash = "new"; return i }
 	tests := []struct {
 		name    string
 		in      RolloutInput
@@ -165,6 +171,35 @@ func TestPlanRollout(t *testing.T) {
 		{"the active site's sidecar is not waited for (it is writable already)",
 			in(silent(stale(back("iad"))), stale(back("pdx"))),
 			RolloutUpdate, "pdx", "", v1alpha1.GroupPhaseUpdating, ""},
+		{"in place: a replica's stale binary first", inPlace(in(oldBin(back("iad")), oldBin(back("pdx")))),
+			RolloutUpgradeInPlace, "pdx", "", v1alpha1.GroupPhaseUpdating, "upgrading the sidecar of pdx in place (2 of 2 left)"},
+		{"in place: the primary's sidecar needs no switchover", inPlace(in(oldBin(back("iad")), newBin(back("pdx")))),
+			RolloutUpgradeInPlace, "iad", "", v1alpha1.GroupPhaseUpdating, "upgrading the sidecar of iad in place (1 of 2 left)"},
+		{"in place: one at a time while an upgrade is busy", inPlace(in(oldBin(back("iad")), busy(oldBin(back("pdx"))))),
+			RolloutWait, "", "", v1alpha1.GroupPhaseUpdating, "upgrading the sidecar of pdx in place"},
+		{"in place: waits for a site that is not back", inPlace(in(oldBin(back("iad")), newBin(down(back("pdx"))))),
+			RolloutWait, "", "", v1alpha1.GroupPhaseUpdating, "waiting for pdx to be Ready and caught up before upgrading the sidecar of iad"},
+		{"in place: every binary current: idle", inPlace(in(newBin(back("iad")), newBin(back("pdx")))),
+			RolloutIdle, "", "", "", ""},
+		{"in place: an unknown hash is not stale", inPlace(in(back("iad"), back("pdx"))),
+			RolloutIdle, "", "", "", ""},
+		{"in place: nothing known of the shipped binary, nothing stale",
+			with(in(oldBin(back("iad")), oldBin(back("pdx"))), func(i *RolloutInput) { i.InPlace = true }),
+			RolloutIdle, "", "", "", ""},
+		{"in place: a stale Deployment is restarted, not upgraded in place",
+			inPlace(in(oldBin(back("iad")), stale(oldBin(back("pdx"))))),
+			RolloutUpgradeInPlace, "iad", "", v1alpha1.GroupPhaseUpdating, ""},
+		{"in place: then the stale Deployment", inPlace(in(newBin(back("iad")), stale(oldBin(back("pdx"))))),
+			RolloutUpdate, "pdx", "", v1alpha1.GroupPhaseUpdating, "updating pdx"},
+		{"in place: an emergency failover holds it",
+			with(inPlace(in(oldBin(back("iad")), back("pdx"))), func(i *RolloutInput) { i.EmergencyInFlight = true }),
+			RolloutWait, "", "", v1alpha1.GroupPhaseNone, "emergency failover"},
+		{"in place: a fenced site is skipped and named", inPlace(in(newBin(back("iad")), fenced(oldBin(back("pdx"))))),
+			RolloutIdle, "", "", "", "not updated (fenced or diverged): pdx"},
+		{"no in place: a stale binary is only named", noInPlace(in(oldBin(back("iad")), newBin(back("pdx")))),
+			RolloutIdle, "", "", "", "sidecar binary differs from the operator's: iad"},
+		{"no in place: a stale binary never restarts the primary", noInPlace(in(oldBin(back("iad")), oldBin(back("pdx")))),
+			RolloutIdle, "", "", "", "iad, pdx"},
 		{"a site without a Deployment yet is not back", in(stale(back("iad")), func() RolloutSite { s := back("pdx"); s.Exists = false; return s }(), stale(back("fra"))),
 			RolloutWait, "", "", v1alpha1.GroupPhaseUpdating, "waiting for pdx"},
 	}

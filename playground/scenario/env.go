@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -60,7 +61,8 @@ func Start(ctx context.Context, o Options) (*Env, error) {
 	}
 	e := &Env{C: c, Root: root, Log: o.Log}
 	err = install.Install(ctx, c, install.Chart{Root: root,
-		Set: []string{`nodeSelector.topology\.kubernetes\.io/zone=` + controlSite}})
+		Set: []string{`nodeSelector.topology\.kubernetes\.io/zone=` + controlSite,
+			"sidecarBinary=" + filepath.Join(root, "bin", "sidecar")}})
 	if err != nil {
 		_ = c.Down()
 		return nil, err

@@ -83,3 +83,4 @@ func TestScenarioLaggingReplicaLossRequired(t *testing.T) { run(t, "lagging-repl
 func TestScenarioPrimaryKilledSalvage(t *testing.T)       { run(t, "primary-killed-salvage") }
 func TestScenarioRollingUpdate(t *testing.T)              { run(t, "rolling-update") }
 func TestScenarioOperatorUpgrade(t *testing.T)            { run(t, "operator-upgrade") }
+func TestScenarioInPlaceUpgrade(t *testing.T)             { run(t, "in-place-upgrade") }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -125,10 +126,12 @@ func demoUp(ctx context.Context, o demoOpts, root string) (*localcluster.Cluster
 
 // demoInstall runs steps 3 to 6.
 func demoInstall(ctx context.Context, c *localcluster.Cluster, o demoOpts, root string, st stepper) error {
-	ch := install.Chart{Root: root}
-	helm := "helm install bloodraven charts/bloodraven -n bloodraven-system --create-namespace"
+	// The operator ships bin/sidecar: its hash is what sidecars are compared
+	// with, and what in-place upgrades send (docs/upgrades.md).
+	ch := install.Chart{Root: root, Set: []string{"sidecarBinary=" + filepath.Join(root, "bin", "sidecar")}}
+	helm := "helm install bloodraven charts/bloodraven -n bloodraven-system --create-namespace --set sidecarBinary=$PWD/bin/sidecar"
 	if o.opsNode != "" {
-		ch.Set = []string{`nodeSelector.topology\.kubernetes\.io/zone=` + o.opsNode}
+		ch.Set = append(ch.Set, `nodeSelector.topology\.kubernetes\.io/zone=`+o.opsNode)
 		helm += ` --set 'nodeSelector.topology\.kubernetes\.io/zone=` + o.opsNode + `'`
 	}
 	if err := install.Install(ctx, c, ch); err != nil {
