@@ -67,8 +67,29 @@ func claim(st *v1alpha1.MysqlFailoverGroupStatus, site string) Claimed {
 	return c
 }
 
+// WithdrawClaim withdraws claim c, whose statement was never sent, and
+// persists that exclusively, like the claim: a withdrawal written over
+// another writer could erase that writer's own claim of the same site,
+// whose statement's outcome may be unknown. If the write is refused, the
+// mark is put back in g's status, so no later write of the pass clears it;
+// that only costs time.
+func WithdrawClaim(ctx context.Context, per Persister, g *v1alpha1.MysqlFailoverGroup, c Claimed) error {
+	return withdrawWith(&g.Status, c, func() error { return per.PersistStatusExclusive(ctx, g) })
+}
+
+// withdrawWith withdraws c in st and writes it with write; on an error the
+// claim's mark is put back.
+func withdrawWith(st *v1alpha1.MysqlFailoverGroupStatus, c Claimed, write func() error) error {
+	Withdraw(st, c)
+	if err := write(); err != nil {
+		claim(st, c.site)
+		return fmt.Errorf("%w: withdraw the claim on %s: %w", ErrClaim, c.site, err)
+	}
+	return nil
+}
+
 // Withdraw puts back what claim c replaced, for a claim whose statement was
-// never sent. The caller persists status.
+// never sent. The caller persists status exclusively (WithdrawClaim).
 func Withdraw(st *v1alpha1.MysqlFailoverGroupStatus, c Claimed) {
 	if c.site == "" {
 		return

@@ -286,9 +286,10 @@ func (m *Planned) claim(ctx context.Context, p Pass, site string) (Claimed, erro
 // withdraw withdraws claim c, whose statement was never sent, and persists
 // that (claim.go): err is why the statement was not sent.
 func (m *Planned) withdraw(ctx context.Context, p Pass, c Claimed, err error) error {
-	Withdraw(&p.Group.Status, c)
-	if perr := m.persist(ctx, p); perr != nil {
-		return fmt.Errorf("%w (withdrawing the claim: %w)", err, perr)
+	if werr := withdrawWith(&p.Group.Status, c, func() error {
+		return m.persistWith(ctx, p, m.env.Persister.PersistStatusExclusive)
+	}); werr != nil {
+		return fmt.Errorf("%w (%w)", err, werr)
 	}
 	return err
 }

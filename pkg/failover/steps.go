@@ -87,9 +87,10 @@ func (e *Emergency) promote(ctx context.Context, p Pass, it *v1alpha1.FailoverIn
 	// Its lease fence armed and its semi-sync source set before it can
 	// write (semisync.go); if not, nothing made it writable (claim.go).
 	if err := PrepareWritable(ctx, p, e.env.DB, e.env.Notifier, e.env.Clock.Now(), it.To); err != nil {
-		Withdraw(st, c)
-		if perr := e.persist(ctx, p); perr != nil {
-			return "", fmt.Errorf("%w (withdrawing the claim: %w)", err, perr)
+		if werr := withdrawWith(st, c, func() error {
+			return e.persistWith(ctx, p, e.env.Persister.PersistStatusExclusive)
+		}); werr != nil {
+			return "", fmt.Errorf("%w (%w)", err, werr)
 		}
 		return "", err
 	}

@@ -30,7 +30,7 @@ func (l *Loop) markAcknowledgers(g *v1alpha1.MysqlFailoverGroup, sites []topolog
 		l.ackBound = nil
 		return
 	}
-	active := g.Status.ActiveSite
+	active := ackSource(&g.Status)
 	read := func(site string) bool { o, ok := l.obs[site]; return ok && o.err == nil && !o.at.IsZero() }
 	if l.ackBound == nil {
 		l.ackBound = map[string]gtid.Set{}
@@ -59,6 +59,18 @@ func (l *Loop) markAcknowledgers(g *v1alpha1.MysqlFailoverGroup, sites []topolog
 			s.AckBound, s.AckBoundKnown = b, true
 		}
 	}
+}
+
+// ackSource is the site whose acknowledged commits are at stake: the
+// active site, or, while an emergency failover has not made its target
+// writable yet, the site it fails over from (status.activeSite already
+// names the target, a replica with no clients of its own).
+func ackSource(st *v1alpha1.MysqlFailoverGroupStatus) string {
+	if f := st.Failover; f != nil && (f.Step == v1alpha1.StepIntent || f.Step == v1alpha1.StepFencing ||
+		f.Step == v1alpha1.StepPromoting) {
+		return f.From
+	}
+	return st.ActiveSite
 }
 
 // clientsAccounted reports whether the active site, read this pass, has no

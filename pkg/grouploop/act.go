@@ -136,7 +136,12 @@ func (l *Loop) reassert(ctx context.Context, p failover.Pass, site string) error
 	// write (failover.PrepareWritable); if not, nothing made it writable,
 	// and the claim is withdrawn (persisted with the pass's status).
 	if err := failover.PrepareWritable(ctx, p, l.conns, l.env.Notifier, l.env.Clock.Now(), site); err != nil {
-		failover.Withdraw(&g.Status, c)
+		wctx, wcancel := context.WithTimeout(ctx, p.Settings.CallTimeout)
+		werr := failover.WithdrawClaim(wctx, l.patcher, g, c)
+		wcancel()
+		if werr != nil {
+			return fmt.Errorf("re-assert %s: %w (%w)", site, err, werr)
+		}
 		return fmt.Errorf("re-assert %s: %w", site, err)
 	}
 	cctx, cancel := context.WithTimeout(ctx, p.Settings.CallTimeout)

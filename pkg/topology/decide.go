@@ -177,7 +177,11 @@ func decideFailover(in Input, a SiteView) Decision {
 		d.Divergent = c.Divergent
 		return d
 	}
-	if unread := unreadAcknowledgers(in, a.Name, c.Site); len(unread) > 0 {
+	from := a.Name // the site whose acknowledged commits are at stake
+	if in.InFlight != nil {
+		from = in.InFlight.From // a is the in-flight target, lost before its promotion
+	}
+	if unread := unreadAcknowledgers(in, from, c.Site); len(unread) > 0 {
 		return acknowledgersBlock(KindFailover, c.Site, unread)
 	}
 	return gatePromotion(in, c.Site, KindFailover, v1alpha1.ReasonPrimaryUnreachable)

@@ -7,7 +7,7 @@ import (
 	"github.com/shipstream/bloodraven/pkg/failover"
 )
 
-// TestReviewWithdrawKeepsNewLeadersClaim: a paused operator (old) claims b,
+// TestWithdrawKeepsNewLeadersClaim: a paused operator (old) claims b,
 // then stalls in PrepareWritable. The new leader reads the group (b marked
 // by old's claim), claims b itself (exclusive, lands: nothing changed but
 // the resourceVersion) and sends the promote, whose outcome is unknown: the
@@ -17,7 +17,7 @@ import (
 // is written on top, clearing b's mark, so the new leader may promote
 // another site while b may be writable. The withdrawal must not land over
 // another writer (PersistStatusExclusive: a conflict only costs time).
-func TestReviewWithdrawKeepsNewLeadersClaim(t *testing.T) {
+func TestWithdrawKeepsNewLeadersClaim(t *testing.T) {
 	cl := fakeStatusClient(t, testGroup("orders", "a", 5))
 	old := &statusPatcher{c: cl, reader: cl}
 	og := readGroup(t, cl)
@@ -39,9 +39,15 @@ func TestReviewWithdrawKeepsNewLeadersClaim(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	failover.Withdraw(&og.Status, c)
-	_ = old.PersistStatus(t.Context(), og) // what Emergency/Planned.withdraw do
+	if err := failover.WithdrawClaim(t.Context(), old, og, c); err == nil {
+		t.Fatal("the paused operator's withdrawal landed over the new leader's writes")
+	}
 	if !failover.MaybeWritable(&readGroup(t, cl).Status, "b") {
 		t.Fatal("the paused operator's withdrawal erased the new leader's claim on b")
+	}
+	// Put back in the paused operator's copy too: no later write of its
+	// pass clears the mark.
+	if !failover.MaybeWritable(&og.Status, "b") {
+		t.Fatal("the refused withdrawal left b's mark cleared in the paused operator's status")
 	}
 }

@@ -11,10 +11,10 @@ import (
 	"github.com/shipstream/bloodraven/pkg/topology"
 )
 
-// reviewInFlight is a group under required durability whose emergency
+// inFlightRequired is a group under required durability whose emergency
 // failover a->c is in flight before promotion: status.activeSite is
 // already c (Emergency.begin), b's record says its replica part was on.
-func reviewInFlight(to string) *v1alpha1.MysqlFailoverGroup {
+func inFlightRequired(to string) *v1alpha1.MysqlFailoverGroup {
 	g := &v1alpha1.MysqlFailoverGroup{}
 	g.Spec.MySQL.SemiSync.Enabled = true
 	g.Spec.MySQL.SemiSync.DataDurability = v1alpha1.DurabilityRequired
@@ -26,17 +26,17 @@ func reviewInFlight(to string) *v1alpha1.MysqlFailoverGroup {
 	return g
 }
 
-// TestReviewAckBoundFromInFlightTarget: during an emergency failover the
+// TestAckBoundNotFromTheInFlightTarget: during an emergency failover the
 // active site markAcknowledgers reads is the not-yet-promoted target c, a
 // replica with no semi-sync clients, so clientsAccounted always holds and
 // every unread site is "bounded" by c's own executed set, which c holds by
 // definition: the AcknowledgerUnreachable block can never fire for the
 // in-flight promotion. b acknowledged a's commits (part on when last read)
 // and may hold commits c lacks; it must stay unbounded.
-func TestReviewAckBoundFromInFlightTarget(t *testing.T) {
+func TestAckBoundNotFromTheInFlightTarget(t *testing.T) {
 	const x = "00000000-0000-0000-0000-00000000000a"
 	aEP := mysql.Endpoint{Host: "a.example", Port: 3306}
-	g := reviewInFlight("c")
+	g := inFlightRequired("c")
 	l := &Loop{conns: newConns(nil, nil)}
 	l.conns.sites = map[string]*siteConn{"a": {access: SiteAccess{Endpoint: aEP}}}
 	failed := observation{at: time.Unix(1, 0), err: errors.New("probe: timed out")}
@@ -54,12 +54,12 @@ func TestReviewAckBoundFromInFlightTarget(t *testing.T) {
 	}
 }
 
-// TestReviewInFlightTargetNotMarked: the in-flight target b, which was the
+// TestInFlightTargetMarked: the in-flight target b, which was the
 // replica acknowledging a's commits, stops answering before its promotion.
 // markAcknowledgers skips it because it is status.activeSite, so it is
 // never MayAcknowledge and a retarget to c goes on without what b holds.
-func TestReviewInFlightTargetNotMarked(t *testing.T) {
-	g := reviewInFlight("b")
+func TestInFlightTargetMarked(t *testing.T) {
+	g := inFlightRequired("b")
 	l := &Loop{conns: newConns(nil, nil)}
 	failed := observation{at: time.Unix(1, 0), err: errors.New("probe: timed out")}
 	l.obs = map[string]observation{"a": failed, "b": failed, "c": {at: time.Unix(1, 0)}}

@@ -6,7 +6,7 @@ import (
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
 )
 
-// TestReviewRetargetSkipsInFlightTargetAcknowledger: a failover a->b is in
+// TestRetargetWaitsForTheInFlightTargetAcknowledger: a failover a->b is in
 // flight (status.activeSite is already b) and b, the replica that
 // acknowledged a's commits under dataDurability required, stops answering
 // before it is promoted (confirmed unable to write, e.g. its sidecar reports
@@ -15,7 +15,7 @@ import (
 // unreadAcknowledgers: the failover is retargeted to c, which lacks what b
 // acknowledged. The source is the in-flight intent's From (a), and b may
 // hold acknowledged commits: the promotion must wait (or b be bounded).
-func TestReviewRetargetSkipsInFlightTargetAcknowledger(t *testing.T) {
+func TestRetargetWaitsForTheInFlightTargetAcknowledger(t *testing.T) {
 	lostA := confirmed(down("a"))
 	b := with(confirmed(down("b")), func(v *SiteView) { v.MayAcknowledge = true })
 	in := inFlightAt(group("b", lostA, b, ro("c", "A:1-8")), "a", "b", v1alpha1.StepFencing)
