@@ -28,13 +28,23 @@ import (
 // The boot reason is left to the caller's own read when the last state is
 // unknown (no read yet, or the last one failed): at boot every mysqld is
 // read first, so a replica's read-only clients are not killed for nothing.
-// A state last seen read-only or down is also left to the read: the
-// sidecar never unfences, and only the operator, after hearing this sidecar,
-// makes it writable again.
+// A state last seen down is also left to the read, and so is one last seen
+// read-only, unless the view held names this site active and the lease ran
+// out: the sidecar never unfences, but the operator, having heard this
+// sidecar adopt the view naming it, may have made mysqld writable after
+// the last read and before the freeze (a promotion that lands just then:
+// simulation seed 9569), and nothing else would stop its clients' first
+// writes. That fence is made once after the lease ran out (none since its
+// deadline), not on every tick of a site cut off for long.
 func (r *Runner) enforceWake(ctx context.Context, now time.Time) bool {
 	r.mu.Lock()
 	last := r.st.db
 	d := r.loop.Check(now, last)
+	v, held := r.loop.View()
+	if deadline := r.loop.LeaseDeadline(); !d.Fence && last == DBReadOnly && held && v.ActiveSite == r.cfg.Site &&
+		!now.Before(deadline) && r.st.lastFence.Before(deadline) {
+		d = Decision{Fence: true, Reason: ReasonLease}
+	}
 	r.mu.Unlock()
 	if !d.Fence || (d.Reason == ReasonBoot && last == DBUnknown) {
 		return false

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -84,16 +85,24 @@ func (o *hangingOperator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // periodic or refresh tick, or the lease timer) must fence a mysqld last
 // seen writable before it reads mysqld or gathers views, because both can
 // take seconds and pooled clients keep writing meanwhile.
+//
+// The mysqld last seen read-only counts too (seed 9569): the operator made
+// it writable right after the sidecar's last read, having heard the
+// sidecar, and the whole site froze before the next read.
 func TestWakeAfterPauseFencesFirst(t *testing.T) {
-	for _, tc := range []struct {
+	type wake struct {
 		name string
 		wake func(r *Runner, ctx context.Context)
-	}{
-		{"tick (periodic or refresh)", func(r *Runner, ctx context.Context) { r.Tick(ctx) }},
-		{"lease timer", func(r *Runner, ctx context.Context) { r.check(ctx) }},
-	} {
+	}
+	var cases []wake
+	for _, seen := range []string{"seen writable", "seen read-only, then unfenced by the operator"} {
+		cases = append(cases, wake{seen + "/tick (periodic or refresh)", func(r *Runner, ctx context.Context) { r.Tick(ctx) }},
+			wake{seen + "/lease timer", func(r *Runner, ctx context.Context) { r.check(ctx) }})
+	}
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			db := &pausedDB{writable: true}
+			seenReadOnly := strings.HasPrefix(tc.name, "seen read-only")
+			db := &pausedDB{writable: !seenReadOnly}
 			op := &hangingOperator{}
 			srv := httptest.NewServer(op)
 			defer srv.Close()
@@ -105,9 +114,14 @@ func TestWakeAfterPauseFencesFirst(t *testing.T) {
 				t.Fatal(err)
 			}
 			ctx := context.Background()
-			r.Tick(ctx) // hears the operator: lease renewed, mysqld seen writable
-			if ev, n := db.first(); ev != "status" || n != 1 || !db.writable {
+			r.Tick(ctx) // hears the operator: lease renewed, mysqld read
+			if ev, n := db.first(); ev != "status" || n != 1 || db.writable == seenReadOnly {
 				t.Fatalf("first tick: events start %q (%d), writable %v", ev, n, db.writable)
+			}
+			if seenReadOnly {
+				db.mu.Lock()
+				db.writable = true // the operator's promotion, after the sidecar's read
+				db.mu.Unlock()
 			}
 			// The pause: nothing runs while the lease runs out. On thaw,
 			// mysqld and the operator are slow to answer.
