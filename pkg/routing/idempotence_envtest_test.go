@@ -150,20 +150,24 @@ func TestExistingSecretsAreNeverOverwritten(t *testing.T) {
 	if !strings.Contains(string(init.Data["init.sql"]), `ALTER USER 'shop'@'%' IDENTIFIED BY 's3cr3t\'pw';`) {
 		t.Errorf("init SQL does not use the user's application Secret:\n%s", init.Data["init.sql"])
 	}
-	checkSidecarSecret(t, g)
+	checkSidecarSecret(t, g, "my-app-creds")
 }
 
-// checkSidecarSecret: the sidecar's DSN and system users come from the Secrets.
-func checkSidecarSecret(t *testing.T, g *v1alpha1.MysqlFailoverGroup) {
+// checkSidecarSecret: the sidecar's DSN and system users come from the
+// Secrets, and the login its readiness check makes from the application's
+// Secret, appSecret.
+func checkSidecarSecret(t *testing.T, g *v1alpha1.MysqlFailoverGroup, appSecret string) {
 	t.Helper()
 	var d appsv1.Deployment
 	get(t, g.Namespace, routing.SiteName(g.Name, "a"), &d)
 	sc := container(t, d.Spec.Template.Spec, routing.ContainerSidecar)
 	want := map[string]string{
-		routing.EnvMySQLUser:       routing.SecretName(g.Name, routing.AccountOperator) + "/username",
-		routing.EnvMySQLPassword:   routing.SecretName(g.Name, routing.AccountOperator) + "/password",
-		routing.EnvReplicationUser: routing.SecretName(g.Name, routing.AccountReplication) + "/username",
-		routing.EnvMonitorUser:     routing.SecretName(g.Name, routing.AccountMonitor) + "/username",
+		routing.EnvMySQLUser:        routing.SecretName(g.Name, routing.AccountOperator) + "/username",
+		routing.EnvMySQLPassword:    routing.SecretName(g.Name, routing.AccountOperator) + "/password",
+		routing.EnvReplicationUser:  routing.SecretName(g.Name, routing.AccountReplication) + "/username",
+		routing.EnvMonitorUser:      routing.SecretName(g.Name, routing.AccountMonitor) + "/username",
+		routing.EnvAppLoginUser:     appSecret + "/username",
+		routing.EnvAppLoginPassword: appSecret + "/password",
 	}
 	got := map[string]string{}
 	for _, e := range sc.Env {
