@@ -12,7 +12,6 @@ import (
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
 	"github.com/shipstream/bloodraven/pkg/failover"
-	"github.com/shipstream/bloodraven/pkg/gtid"
 	"github.com/shipstream/bloodraven/pkg/routing"
 	"github.com/shipstream/bloodraven/pkg/topology"
 )
@@ -57,9 +56,6 @@ type Loop struct {
 	// Semi-sync (semisync.go): whether the active site's commits waited at
 	// the last probe. The part last applied to each site is in conns.
 	semiWaiting bool
-	// ackBound bounds what each unread site may have acknowledged under
-	// required durability (acknowledgers.go).
-	ackBound map[string]gtid.Set
 	// maintained is set by the pass's act when it maintained a healthy or
 	// degraded group and did nothing else: the ordered update may act
 	// (rollout.go). untainted is the generation at which each site's nodes

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
-	"github.com/shipstream/bloodraven/pkg/gtid"
 )
 
 // Under dataDurability required a commit is acknowledged once a replica
@@ -13,10 +12,7 @@ import (
 // one replica only. SelectCandidate compares the sites it can read; a
 // replica it cannot read that may have acknowledged (MayAcknowledge) may
 // hold commits the target lacks, and promoting the target would lose them
-// silently. So the promotion waits until that site answers, unless what
-// it may have acknowledged is bounded (AckBound: the source was seen with
-// every semi-sync client accounted for by other sites, so the site stopped
-// acknowledging before that) and the target holds the bound.
+// silently. So the promotion waits until that site answers.
 //
 // A person who prefers availability sets dataDurability: preferred; the
 // caller then sets no MayAcknowledge, and the promotion goes on.
@@ -25,12 +21,8 @@ import (
 // commits are at stake) and target, that may hold acknowledged commits
 // target lacks and cannot be read now.
 func unreadAcknowledgers(in Input, from, target string) []string {
-	t, _ := in.Site(target)
 	return names(in.Sites, func(s SiteView) bool {
-		if !s.MayAcknowledge || s.Name == from || s.Name == target || (s.reachable() && !s.Stale) {
-			return false
-		}
-		return !s.AckBoundKnown || !gtid.Lacks(t.Executed, s.AckBound).IsEmpty()
+		return s.MayAcknowledge && s.Name != from && s.Name != target && (!s.reachable() || s.Stale)
 	})
 }
 

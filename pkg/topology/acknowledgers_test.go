@@ -8,14 +8,10 @@ import (
 
 // TestDecideUnreadAcknowledger: under dataDurability required a site that
 // may hold acknowledged commits (MayAcknowledge) and cannot be read keeps
-// the failover's target read-only, unless what it may have acknowledged
-// is bounded and the target holds the bound.
+// the failover's target read-only until it answers.
 func TestDecideUnreadAcknowledger(t *testing.T) {
 	lostA := confirmed(down("a"))
 	acks := func(s SiteView) SiteView { return with(s, func(v *SiteView) { v.MayAcknowledge = true }) }
-	bound := func(s SiteView, b string) SiteView {
-		return with(s, func(v *SiteView) { v.AckBound, v.AckBoundKnown = set(b), true })
-	}
 	blockedBy := func(target string) want {
 		return want{kind: KindFailoverBlocked, reason: v1alpha1.ReasonAcknowledgerUnread, target: target, wanted: KindFailover}
 	}
@@ -35,19 +31,12 @@ func TestDecideUnreadAcknowledger(t *testing.T) {
 			group("a", lostA, acks(ro("b", "A:1-10")), ro("c", "A:1-10")), promote("b")},
 		{"an unreachable site never acknowledging does not block",
 			group("a", lostA, confirmed(down("b")), ro("c", "A:1-8")), promote("c")},
-		{"bounded, and the target holds the bound: promoted",
-			group("a", lostA, bound(acks(confirmed(down("b"))), "A:1-8"), ro("c", "A:1-9")), promote("c")},
-		{"bounded, the target lacks part of the bound: blocked",
-			group("a", lostA, bound(acks(confirmed(down("b"))), "A:1-10"), ro("c", "A:1-9")), blockedBy("c")},
 		{"the acknowledger answers from a stale probe: blocked",
 			group("a", lostA, acks(with(ro("b", "A:1-5"), func(v *SiteView) { v.Stale = true })), ro("c", "A:1-8")), blockedBy("c")},
 		{"the old primary's own mark does not count",
 			group("a", acks(lostA), ro("c", "A:1-8")), promote("c")},
 		{"failover in flight: its promotion waits for the acknowledger too",
 			inFlight(group("c", lostA, acks(confirmed(down("b"))), ro("c", "A:1-8")), "a", "c"), blockedBy("c")},
-		{"failover in flight: bounded and held, the promotion goes on",
-			inFlight(group("c", lostA, bound(acks(confirmed(down("b"))), "A:1-8"), ro("c", "A:1-8")), "a", "c"),
-			want{kind: KindFailover, reason: v1alpha1.ReasonFailoverRunning, target: "c"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { assertDecision(t, c.in, c.want) })

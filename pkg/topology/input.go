@@ -82,12 +82,8 @@ type SiteView struct {
 	// MayAcknowledge is set only under dataDurability required: the site
 	// may hold commits of the active site that it acknowledged and no other
 	// site holds (its semi-sync replica part was on when last read, or it
-	// answers with it on). AckBound, when known, bounds what it may have
-	// acknowledged: the active site's executed set when its semi-sync
-	// clients were last all accounted for by other sites (acknowledgers.go).
+	// answers with it on; acknowledgers.go).
 	MayAcknowledge bool
-	AckBound       gtid.Set
-	AckBoundKnown  bool
 }
 
 // FailoverRecord is one completed failover of the group's history.
