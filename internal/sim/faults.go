@@ -8,7 +8,7 @@ func (w *World) restore() {
 		if !s.pod && w.step >= s.podBackAt {
 			s.pod, s.startedAt, s.sidecarStarts = true, w.now(), 0
 			w.boot(s)
-			w.startSidecar(s, 0)
+			w.startSidecar(s, carried{})
 			w.logf("pod %s rescheduled: mysqld boots fenced, sidecar without a view", s.name)
 		}
 		if (s.frozenUntil > 0 && w.step == s.frozenUntil) || (s.sidecarFrozenUntil > 0 && w.step == s.sidecarFrozenUntil) {
@@ -125,13 +125,13 @@ func (w *World) fire(f Fault) {
 		w.fireReal(f, s, until)
 	case FaultRestartSide:
 		if s.pod {
-			// The new process keeps only the floor file.
-			var floor int64
+			// The new process keeps only the state directory's files.
+			var kept carried
 			if s.sidecar != nil {
-				floor = s.sidecar.generation()
+				kept = carried{floor: s.sidecar.generation(), active: s.sidecar.r.MayBeActive()}
 			}
 			s.sidecarStarts++
-			w.startSidecar(s, floor)
+			w.startSidecar(s, kept)
 		}
 	}
 }

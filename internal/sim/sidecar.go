@@ -37,14 +37,22 @@ type simSidecar struct {
 	logs []sideLog
 }
 
-// startSidecar starts site s's sidecar process at the world's now; floor
-// is the generation an earlier process of the container kept in its floor
-// file (0 in a new Pod). The process runs its boot check at once.
-func (w *World) startSidecar(s *site, floor int64) {
+// carried is what an earlier process of the container kept in its state
+// directory: its floor file and active record (zero in a new Pod).
+type carried struct {
+	floor  int64
+	active bool
+}
+
+// startSidecar starts site s's sidecar process at the world's now with
+// what an earlier process of the container kept. The process runs its
+// boot check at once.
+func (w *World) startSidecar(s *site, kept carried) {
 	sc := &simSidecar{w: w, s: s}
 	sc.clk = newSideClock(s, w.now())
 	cfg := sidecar.Config{Settings: sidecar.Settings{Namespace: simGroup, Group: simGroup, Site: s.name,
-		LeaseTimeout: w.cfg.LeaseTimeout, PeerCheckInterval: w.cfg.PeerCheckInterval, Keys: simSigs, Floor: floor},
+		LeaseTimeout: w.cfg.LeaseTimeout, PeerCheckInterval: w.cfg.PeerCheckInterval, Keys: simSigs, Floor: kept.floor},
+		MayBeActive: kept.active,
 		OperatorURL: "http://operator." + simGroup, Logger: slog.New(sc), Clock: sc.clk,
 		ProcessProbe: simProcess{w: w, s: s}, Gatherer: simGatherer{sc: sc}}
 	for _, p := range w.sites {
@@ -75,7 +83,7 @@ func (w *World) stepSidecar(s *site) {
 		s.sidecar = nil
 		return
 	case s.sidecar == nil && w.step >= s.sidecarAt:
-		w.startSidecar(s, 0)
+		w.startSidecar(s, carried{})
 	}
 	sc := s.sidecar
 	if sc == nil {

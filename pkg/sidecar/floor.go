@@ -33,15 +33,20 @@ func readFloor(dir string) (int64, error) {
 	return n, nil
 }
 
-// writeFloor replaces the floor in dir atomically: a temporary file, synced,
-// renamed over the old one, and the directory synced.
+// writeFloor replaces the floor in dir atomically.
 func writeFloor(dir string, gen int64) error {
-	tmp, err := os.CreateTemp(dir, FloorFile+".tmp-*")
+	return writeStateFile(dir, FloorFile, strconv.FormatInt(gen, 10)+"\n")
+}
+
+// writeStateFile replaces file name in dir atomically: a temporary file,
+// synced, renamed over the old one, and the directory synced.
+func writeStateFile(dir, name, content string) error {
+	tmp, err := os.CreateTemp(dir, name+".tmp-*")
 	if err != nil {
-		return fmt.Errorf("write floor: %w", err)
+		return fmt.Errorf("write %s: %w", name, err)
 	}
 	defer func() { _ = os.Remove(tmp.Name()) }() // a no-op after the rename
-	_, err = tmp.WriteString(strconv.FormatInt(gen, 10) + "\n")
+	_, err = tmp.WriteString(content)
 	if err == nil {
 		err = tmp.Sync()
 	}
@@ -49,10 +54,10 @@ func writeFloor(dir string, gen int64) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp.Name(), filepath.Join(dir, FloorFile))
+		err = os.Rename(tmp.Name(), filepath.Join(dir, name))
 	}
 	if err != nil {
-		return fmt.Errorf("write floor: %w", err)
+		return fmt.Errorf("write %s: %w", name, err)
 	}
 	if d, err := os.Open(dir); err == nil {
 		_ = d.Sync()

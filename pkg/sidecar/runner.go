@@ -57,9 +57,13 @@ type Config struct {
 	// ViewKeysFile is the PEM file of the public view keys to accept,
 	// re-read at every tick. When set, it replaces Settings.Keys.
 	ViewKeysFile string
-	// StateDir, when set, holds the FloorFile: the highest generation seen,
-	// kept across restarts of the process (the Pod's run directory).
+	// StateDir, when set, holds the FloorFile, the highest generation seen,
+	// and the ActiveFile (mayactive.go), kept across restarts of the
+	// process (the Pod's run directory).
 	StateDir string
+	// MayBeActive is an earlier process's active record, for a simulation's
+	// restart; StateDir's ActiveFile is read as well.
+	MayBeActive bool
 	// ExecutableHash is the SHA-256 (hex) of this process's binary, sent in
 	// every report and shown on /status; empty when unknown.
 	ExecutableHash string
@@ -191,12 +195,14 @@ type Runner struct {
 	// term is the termination, run once (terminate.go).
 	term termination
 
-	mu   sync.Mutex // guards everything below
-	live liveState
-	esc  escState
-	hold holdState
-	loop *Loop
-	st   runnerState
+	mu sync.Mutex // guards everything below
+	// mayActive is the active record (mayactive.go).
+	mayActive bool
+	live      liveState
+	esc       escState
+	hold      holdState
+	loop      *Loop
+	st        runnerState
 }
 
 // NewRunner prepares a sidecar that boots at now. Nothing runs before Run.
@@ -218,13 +224,18 @@ func NewRunner(cfg Config, db MySQL, now time.Time) (*Runner, error) {
 			cfg.Logger.Error("generation floor unreadable; starting without it", "dir", cfg.StateDir, "error", err)
 		}
 		cfg.Floor = max(cfg.Floor, floor)
+		active, err := readActive(cfg.StateDir)
+		if err != nil {
+			cfg.Logger.Error("active record unreadable; fencing before the first read", "dir", cfg.StateDir, "error", err)
+		}
+		cfg.MayBeActive = cfg.MayBeActive || active
 	}
 	loop, err := NewLoop(cfg.Settings, now)
 	if err != nil {
 		return nil, err
 	}
 	r := &Runner{cfg: cfg, db: db, log: cfg.Logger, loop: loop, st: newRunnerState(cfg), refresh: make(chan struct{}, 1),
-		boot: newBootID(), keys: keys, floor: cfg.Floor, term: termination{done: make(chan struct{})}}
+		boot: newBootID(), keys: keys, floor: cfg.Floor, mayActive: cfg.MayBeActive, term: termination{done: make(chan struct{})}}
 	r.reloadKeys()
 	r.restoreHandover(now)
 	r.fetch = cfg.Gatherer
@@ -296,6 +307,9 @@ func (r *Runner) Tick(ctx context.Context) {
 			r.mu.Lock()
 			d := r.loop.Offer(start, peer, rep, db)
 			view, _ := r.loop.View()
+			if d.Adopted {
+				r.noteActive(DBUnknown)
+			}
 			r.mu.Unlock()
 			if !d.Adopted {
 				return
@@ -325,6 +339,7 @@ func (r *Runner) Tick(ctx context.Context) {
 	}
 	view, _ := r.loop.View()
 	source := r.loop.Source()
+	r.noteActive(DBUnknown)
 	r.mu.Unlock()
 	r.keepFloor(view.Generation)
 	// The early adoption was logged when it happened; record logs Tick's own.
@@ -378,6 +393,7 @@ func (r *Runner) readDB(ctx context.Context) DBState {
 	prev := r.st.db
 	r.st.db, r.st.dbErr, r.st.dbAt = state, err, r.cfg.Clock.Now()
 	r.noteRead(state, pid, st.Replica != nil)
+	r.noteActive(state)
 	r.mu.Unlock()
 	if state != prev {
 		r.log.Info("mysqld state", "state", state.String(), "was", prev.String(), "error", err)
@@ -417,6 +433,9 @@ func (r *Runner) fenceOnce(ctx context.Context, reason string, deadline time.Tim
 	}
 	r.mu.Lock()
 	r.st.noteFence(r.cfg.Clock.Now(), reason, err)
+	if err == nil {
+		r.noteActive(DBReadOnly)
+	}
 	r.mu.Unlock()
 	if err != nil {
 		r.metrics.fenceErrors.Inc()

@@ -26,8 +26,9 @@ import (
 // so. It reports whether it fenced.
 //
 // The boot reason is left to the caller's own read when the last state is
-// unknown (no read yet, or the last one failed): at boot every mysqld is
-// read first, so a replica's read-only clients are not killed for nothing.
+// unknown (no read yet, or the last one failed), so a replica's read-only
+// clients are not killed for nothing, unless the active record says the
+// operator may have made mysqld writable (mayactive.go).
 // A state last seen down is also left to the read, and so is one last seen
 // read-only, unless the view held names this site active and the lease ran
 // out: the sidecar never unfences, but the operator, having heard this
@@ -38,7 +39,7 @@ import (
 // deadline), not on every tick of a site cut off for long.
 func (r *Runner) enforceWake(ctx context.Context, now time.Time) bool {
 	r.mu.Lock()
-	last := r.st.db
+	last, mayActive := r.st.db, r.mayActive
 	d := r.loop.Check(now, last)
 	v, held := r.loop.View()
 	if deadline := r.loop.LeaseDeadline(); !d.Fence && last == DBReadOnly && held && v.ActiveSite == r.cfg.Site &&
@@ -46,7 +47,7 @@ func (r *Runner) enforceWake(ctx context.Context, now time.Time) bool {
 		d = Decision{Fence: true, Reason: ReasonLease}
 	}
 	r.mu.Unlock()
-	if !d.Fence || (d.Reason == ReasonBoot && last == DBUnknown) {
+	if !d.Fence || (d.Reason == ReasonBoot && last == DBUnknown && !mayActive) {
 		return false
 	}
 	r.log.Warn("fencing before anything else on wake-up", "reason", d.Reason, "lastSeen", last.String())
