@@ -66,7 +66,7 @@ var flagSpecs = []flagSpec{
 	{"health-listen", "HEALTH_LISTEN", "", "address of the plain-HTTP port of /healthz, /readyz, /status and /metrics (empty: on -listen, only without -tls-dir)"},
 	{"tls-dir", "TLS_DIR", "", "folder with tls.crt, tls.key and ca.crt (the site's certificate Secret): turns on the authenticated transport"},
 	{"view-keys", "VIEW_KEYS", "/etc/bloodraven/view-keys/keys.pem", "PEM file of the public keys whose signed views are accepted; re-read every tick"},
-	{"state-dir", "STATE_DIR", "/var/run/mysqld", "directory that outlives a restart of this container, for the highest generation seen (empty: none)"},
+	{"state-dir", "STATE_DIR", "/var/run/mysqld", "directory that outlives a restart of this container, for the highest generation seen and the active record (empty: none, with a warning)"},
 	{"log-format", "LOG_FORMAT", "text", "text or json"},
 	{"log-level", "LOG_LEVEL", "info", "debug, info, warn or error"},
 	{"clone-donor", "CLONE_DONOR", "false", "serve GET /peer/clone: a mariadb-backup stream of the local mysqld, as the -mysql-dsn account, to the operator or another site of the group only (needs -tls-dir)"},

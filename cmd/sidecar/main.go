@@ -48,6 +48,9 @@ func run(args []string) error {
 		return err
 	}
 	o.sidecar.Logger = logger
+	if o.sidecar.StateDir == "" {
+		logger.Warn("no -state-dir: a restarted sidecar forgets the highest generation it saw and whether mysqld may be the primary")
+	}
 	selfUpgradeState(&o.sidecar, logger)
 	if o.tlsDir != "" {
 		src, err := pki.NewFileSource(o.tlsDir)

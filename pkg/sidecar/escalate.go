@@ -168,10 +168,14 @@ func (r *Runner) escalateAt(asked time.Time) time.Time {
 // escalate stops mysqld when the fence for reason failed with fenceErr and
 // mysqld may still write. It escalates a view fence, and any fence once
 // the lease has run out; a boot fence with the lease still running is only
-// retried, since the operator does not count on it.
+// retried, since the operator does not count on it, unless the process
+// booted with the active record set (mayactive.go).
 func (r *Runner) escalate(ctx context.Context, reason string, fenceErr error) error {
 	r.mu.Lock()
 	leaseOver := r.loop.LeaseRemaining(r.cfg.Clock.Now()) <= 0
+	// Booted with the active record set, this process cannot know when its
+	// predecessor's lease ran out: a boot fence escalates as if it had.
+	leaseOver = leaseOver || (reason == ReasonBoot && r.bootActive && r.loop.awaitingOperator)
 	r.mu.Unlock()
 	if reason != ReasonView && !leaseOver {
 		return fenceErr

@@ -35,19 +35,20 @@ func readFloor(dir string) (int64, error) {
 
 // writeFloor replaces the floor in dir atomically.
 func writeFloor(dir string, gen int64) error {
-	return writeStateFile(dir, FloorFile, strconv.FormatInt(gen, 10)+"\n")
+	return writeStateFile(dir, FloorFile, strconv.FormatInt(gen, 10)+"\n", true)
 }
 
 // writeStateFile replaces file name in dir atomically: a temporary file,
-// synced, renamed over the old one, and the directory synced.
-func writeStateFile(dir, name, content string) error {
+// renamed over the old one; with sync, the file and the directory are
+// synced too.
+func writeStateFile(dir, name, content string, sync bool) error {
 	tmp, err := os.CreateTemp(dir, name+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", name, err)
 	}
 	defer func() { _ = os.Remove(tmp.Name()) }() // a no-op after the rename
 	_, err = tmp.WriteString(content)
-	if err == nil {
+	if err == nil && sync {
 		err = tmp.Sync()
 	}
 	if cerr := tmp.Close(); err == nil {
@@ -58,6 +59,9 @@ func writeStateFile(dir, name, content string) error {
 	}
 	if err != nil {
 		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if !sync {
+		return nil
 	}
 	if d, err := os.Open(dir); err == nil {
 		_ = d.Sync()

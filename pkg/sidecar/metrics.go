@@ -22,6 +22,7 @@ const (
 	MetricMySQLDStops    = "bloodraven_sidecar_mysqld_stops_total"
 	MetricRejectedViews  = "bloodraven_sidecar_rejected_views_total"
 	MetricLeaseFenceArms = "bloodraven_sidecar_lease_fence_arms_total"
+	MetricStateErrors    = "bloodraven_sidecar_state_write_errors_total"
 )
 
 // Values of LabelReason on MetricRejectedViews: why a view was refused.
@@ -87,11 +88,13 @@ var fenceReasons = []string{ReasonView, ReasonLease, ReasonBoot, ReasonStop}
 
 // metrics are one sidecar's series, on a registry of their own.
 type metrics struct {
-	reg           *prometheus.Registry
-	selfFences    *prometheus.CounterVec
-	fenceErrors   prometheus.Counter
-	contactErrors *prometheus.CounterVec
-	rejectedViews *prometheus.CounterVec
+	reg         *prometheus.Registry
+	selfFences  *prometheus.CounterVec
+	fenceErrors prometheus.Counter
+	// stateWriteErrors counts failed writes of the active record.
+	stateWriteErrors prometheus.Counter
+	contactErrors    *prometheus.CounterVec
+	rejectedViews    *prometheus.CounterVec
 	// refreshRequests counts POST /peer/refresh; refreshTicks the ticks they caused.
 	refreshRequests, refreshTicks prometheus.Counter
 	// mysqldStops counts fences that escalated to stopping mysqld.
@@ -109,6 +112,8 @@ func newMetrics(targets []string, lease, generation, writable func() float64) *m
 			Help: "Fences this sidecar put on its mysqld, by reason."}, []string{LabelReason}),
 		fenceErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: MetricFenceErrors,
 			Help: "Fence attempts that failed or could not be verified."}),
+		stateWriteErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: MetricStateErrors,
+			Help: "Failed writes of the active record in the state directory; each is tried again."}),
 		contactErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricContactErrors,
 			Help: "Failed or ignored contacts with the operator and each peer, by kind."}, []string{LabelTarget, LabelKind}),
 		rejectedViews: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricRejectedViews,
@@ -123,7 +128,7 @@ func newMetrics(targets []string, lease, generation, writable func() float64) *m
 			Help: "Times the sidecar pushed mysqld's lease fence (an event that fences it) to its lease's end, by result."},
 			[]string{LabelResult}),
 	}
-	m.reg.MustRegister(m.selfFences, m.fenceErrors, m.contactErrors, m.rejectedViews, m.refreshRequests, m.refreshTicks,
+	m.reg.MustRegister(m.selfFences, m.fenceErrors, m.stateWriteErrors, m.contactErrors, m.rejectedViews, m.refreshRequests, m.refreshTicks,
 		m.mysqldStops, m.leaseFenceArms,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: MetricLeaseRemaining,
 			Help: "Time until the lease runs out; at or below zero a writable mysqld is fenced."}, lease),

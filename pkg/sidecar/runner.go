@@ -196,13 +196,18 @@ type Runner struct {
 	term termination
 
 	mu sync.Mutex // guards everything below
-	// mayActive is the active record (mayactive.go).
-	mayActive bool
-	live      liveState
-	esc       escState
-	hold      holdState
-	loop      *Loop
-	st        runnerState
+	// mayActive is the active record (mayactive.go); activeOnDisk what
+	// this process last wrote to its file. bootActive is the record this
+	// process booted with, which the boot rules go by: its own writable
+	// reads must not make it fence before hearing the operator.
+	mayActive    bool
+	bootActive   bool
+	activeOnDisk activeContent
+	live         liveState
+	esc          escState
+	hold         holdState
+	loop         *Loop
+	st           runnerState
 }
 
 // NewRunner prepares a sidecar that boots at now. Nothing runs before Run.
@@ -235,7 +240,7 @@ func NewRunner(cfg Config, db MySQL, now time.Time) (*Runner, error) {
 		return nil, err
 	}
 	r := &Runner{cfg: cfg, db: db, log: cfg.Logger, loop: loop, st: newRunnerState(cfg), refresh: make(chan struct{}, 1),
-		boot: newBootID(), keys: keys, floor: cfg.Floor, mayActive: cfg.MayBeActive, term: termination{done: make(chan struct{})}}
+		boot: newBootID(), keys: keys, floor: cfg.Floor, mayActive: cfg.MayBeActive, bootActive: cfg.MayBeActive, term: termination{done: make(chan struct{})}}
 	r.reloadKeys()
 	r.restoreHandover(now)
 	r.fetch = cfg.Gatherer
@@ -252,6 +257,10 @@ func NewRunner(cfg Config, db MySQL, now time.Time) (*Runner, error) {
 		targets = append(targets, targetName(p.Name))
 	}
 	r.metrics = newMetrics(targets, r.leaseSeconds, r.generation, r.writable)
+	// A handed-over view or last state counts at once (mayactive.go).
+	r.mu.Lock()
+	r.noteActive(r.st.db)
+	r.mu.Unlock()
 	return r, nil
 }
 
@@ -300,6 +309,9 @@ func (r *Runner) Tick(ctx context.Context) {
 	echoGen := r.loop.opView.Generation
 	r.mu.Unlock()
 	db := r.readDB(ctx)
+	if r.bootFenceFirst(ctx, start, db) {
+		db = DBReadOnly
+	}
 	rep.DB, rep.Generation = db, r.generationInt()
 	var early Decision
 	op, peers := r.fetch.Gather(ctx, rep,

@@ -39,7 +39,7 @@ import (
 // deadline), not on every tick of a site cut off for long.
 func (r *Runner) enforceWake(ctx context.Context, now time.Time) bool {
 	r.mu.Lock()
-	last, mayActive := r.st.db, r.mayActive
+	last, mayActive := r.st.db, r.bootActive
 	d := r.loop.Check(now, last)
 	v, held := r.loop.View()
 	if deadline := r.loop.LeaseDeadline(); !d.Fence && last == DBReadOnly && held && v.ActiveSite == r.cfg.Site &&
@@ -84,4 +84,21 @@ func (r *Runner) fencedSince(t time.Time) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.st.db == DBReadOnly && !r.st.lastFence.Before(t)
+}
+
+// bootFenceFirst fences, before the tick gathers anything, a mysqld read
+// writable (or unreadable) while the boot rule holds and the active record
+// is set: the boot check's own fence failed (a frozen mysqld), and a
+// gather can take RequestTimeout while pooled clients write to a mysqld
+// that thawed during the read. It reports whether it fenced.
+func (r *Runner) bootFenceFirst(ctx context.Context, start time.Time, db DBState) bool {
+	r.mu.Lock()
+	d := r.loop.Check(start, db)
+	mayActive := r.bootActive
+	r.mu.Unlock()
+	if !d.Fence || d.Reason != ReasonBoot || !mayActive {
+		return false
+	}
+	r.log.Warn("fencing before gathering: booted with the active record set", "lastSeen", db.String())
+	return r.fence(ctx, d.Reason) == nil
 }
