@@ -21,12 +21,20 @@ type process struct {
 }
 
 func startProcess(name, logPath string, argv []string) (*process, error) {
+	return startProcessEnv(name, logPath, argv, nil)
+}
+
+// startProcessEnv is startProcess with env added to the test's environment.
+func startProcessEnv(name, logPath string, argv, env []string) (*process, error) {
 	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = f, f
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		_ = f.Close()
