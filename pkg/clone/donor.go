@@ -65,7 +65,7 @@ type Donor struct {
 }
 
 // args are mariadb-backup's arguments, --defaults-file first.
-func (d *Donor) args() []string {
+func (d *Donor) args(infoDir string) []string {
 	var a []string
 	if d.DefaultsFile != "" {
 		a = append(a, "--defaults-file="+d.DefaultsFile)
@@ -77,6 +77,9 @@ func (d *Donor) args() []string {
 		tmp = os.TempDir()
 	}
 	a = append(a, "--backup", "--stream=xbstream", "--target-dir="+tmp)
+	if infoDir != "" {
+		a = append(a, "--extra-lsndir="+infoDir)
+	}
 	if d.Socket != "" {
 		a = append(a, "--socket="+d.Socket)
 	} else {
@@ -110,6 +113,25 @@ func (d *Donor) logger() *slog.Logger {
 // failure (the backup's, w's, or the deadline) the backup is stopped and the
 // error wraps ErrBackupFailed.
 func (d *Donor) Stream(ctx context.Context, w io.Writer) (int64, error) {
+	return d.stream(ctx, w, "")
+}
+
+// StreamBackup is Stream for a backup to keep (pkg/backup): mariadb-backup also
+// writes its xtrabackup_info into infoDir, whose binlog_pos line names the
+// binlog coordinates and GTID position the backup is consistent with. It
+// refuses with ErrBusy while a clone streams: one mariadb-backup at a time.
+func (d *Donor) StreamBackup(ctx context.Context, w io.Writer, infoDir string) (int64, error) {
+	if infoDir == "" {
+		return 0, fmt.Errorf("%w: a backup needs a folder for its info", ErrInvalidConfig)
+	}
+	if !d.busy.CompareAndSwap(false, true) {
+		return 0, ErrBusy
+	}
+	defer d.busy.Store(false)
+	return d.stream(ctx, w, infoDir)
+}
+
+func (d *Donor) stream(ctx context.Context, w io.Writer, infoDir string) (int64, error) {
 	if err := d.validate(); err != nil {
 		return 0, err
 	}
@@ -124,7 +146,7 @@ func (d *Donor) Stream(ctx context.Context, w io.Writer) (int64, error) {
 	if bin == "" {
 		bin = "mariadb-backup"
 	}
-	cmd := exec.CommandContext(ctx, bin, d.args()...)
+	cmd := exec.CommandContext(ctx, bin, d.args(infoDir)...)
 	cmd.WaitDelay = 5 * time.Second
 	stderr := &tailBuffer{max: 4 << 10}
 	cmd.Stderr = stderr

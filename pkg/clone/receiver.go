@@ -42,6 +42,9 @@ const (
 type Receiver struct {
 	// URL is the donor's clone endpoint (its sidecar's peer URL plus PathClone).
 	URL string
+	// Source, when set, replaces URL and Client: Fetch unpacks what it
+	// opens (a backup in an object store, pkg/backup).
+	Source Source
 	// Client makes the request: over the group's mutual TLS in a cluster.
 	// It must carry no overall timeout shorter than a clone (use ctx).
 	Client *http.Client
@@ -135,8 +138,8 @@ func (r *Receiver) Fetch(ctx context.Context) (err error) {
 	if r.Done() != StepNone {
 		return nil
 	}
-	if r.URL == "" || r.Dir == "" || r.Client == nil {
-		return fmt.Errorf("%w: receiver needs URL, Client and Dir", ErrInvalidConfig)
+	if r.Dir == "" || (r.Source == nil && (r.URL == "" || r.Client == nil)) {
+		return fmt.Errorf("%w: receiver needs Dir, and a Source or a URL and Client", ErrInvalidConfig)
 	}
 	if err := os.RemoveAll(r.staging()); err != nil {
 		return fmt.Errorf("clone: clear staging: %w", err)
@@ -150,11 +153,15 @@ func (r *Receiver) Fetch(ctx context.Context) (err error) {
 		}
 	}()
 	start := time.Now()
-	n, err := r.pull(ctx)
+	pull, from := r.pull, r.URL
+	if r.Source != nil {
+		pull, from = r.pullSource, r.Source.String()
+	}
+	n, err := pull(ctx)
 	if err != nil {
 		return err
 	}
-	r.logger().Info("clone fetched", "bytes", n, "elapsed", time.Since(start), "from", r.URL)
+	r.logger().Info("clone fetched", "bytes", n, "elapsed", time.Since(start), "from", from)
 	return r.mark(fetchedMarker, nil)
 }
 
@@ -199,6 +206,33 @@ func (r *Receiver) pull(ctx context.Context) (int64, error) {
 			got = "no result trailer"
 		}
 		return counted.n, fmt.Errorf("%w after %d bytes: donor says %s", ErrStreamIncomplete, counted.n, got)
+	}
+	return counted.n, nil
+}
+
+// Source is a stream of a backup other than a donor's endpoint. Its reader
+// must end with an error, not io.EOF, when what it read is not the whole
+// backup it stands for (cut short, or failing a checksum).
+type Source interface {
+	Open(ctx context.Context) (io.ReadCloser, error)
+	String() string
+}
+
+// pullSource unpacks what Source yields into the staging folder.
+func (r *Receiver) pullSource(ctx context.Context) (int64, error) {
+	rc, err := r.Source.Open(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("clone: open %s: %w", r.Source, err)
+	}
+	defer func() { _ = rc.Close() }()
+	counted := &countingReader{r: rc}
+	cmd := exec.CommandContext(ctx, r.bin("mbstream", r.Mbstream), "-x", "-C", r.staging())
+	cmd.WaitDelay = 5 * time.Second
+	stderr := &tailBuffer{max: 4 << 10}
+	cmd.Stderr = stderr
+	if err := runFed(cmd, counted); err != nil {
+		return counted.n, fmt.Errorf("%w: %s after %d bytes: %w: %s", ErrExtract, r.Source, counted.n, err,
+			strings.TrimSpace(string(stderr.bytes())))
 	}
 	return counted.n, nil
 }

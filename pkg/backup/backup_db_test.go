@@ -1,0 +1,300 @@
+//go:build db
+
+package backup_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	_ "github.com/go-sql-driver/mysql"
+
+	"github.com/shipstream/bloodraven/internal/testbed"
+	"github.com/shipstream/bloodraven/pkg/backup"
+	"github.com/shipstream/bloodraven/pkg/clone"
+	"github.com/shipstream/bloodraven/pkg/objstore"
+)
+
+func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// bed is a source and a target MariaDB, not replicating, and a real S3
+// gateway.
+type bed struct {
+	c     *testbed.MariaDBCluster
+	gw    *testbed.ObjectStore
+	store *objstore.Store
+	donor *clone.Donor
+}
+
+func newBed(t *testing.T) *bed {
+	t.Helper()
+	for _, bin := range []string{"mariadb-backup", "mbstream"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			t.Fatalf("%s is needed (make deps installs it): %v", bin, err)
+		}
+	}
+	b := &bed{c: testbed.StartMariaDB(t, 2, testbed.WithoutReplication()), gw: testbed.StartObjectStore(t)}
+	s, err := objstore.New(objstore.Config{Endpoint: b.gw.Endpoint, Bucket: "backups", Prefix: "shop", PathStyle: true,
+		AccessKey: b.gw.AccessKey, SecretKey: b.gw.SecretKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.EnsureBucket(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	b.store = s
+	b.donor = &clone.Donor{DefaultsFile: b.c.ConfigFile(0), Socket: b.c.Socket(0), User: "root", TempDir: t.TempDir(),
+		Logger: quiet()}
+	return b
+}
+
+func (b *bed) root(t *testing.T, i int) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("mysql", b.c.RootDSN(i))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+func exec1(t *testing.T, db *sql.DB, q string, args ...any) {
+	t.Helper()
+	if _, err := db.Exec(q, args...); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+}
+
+func checksum(t *testing.T, db *sql.DB, table string) int64 {
+	t.Helper()
+	var name string
+	var sum sql.NullInt64
+	if err := db.QueryRow("CHECKSUM TABLE "+table).Scan(&name, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if !sum.Valid {
+		t.Fatalf("no checksum for %s (missing table?)", table)
+	}
+	return sum.Int64
+}
+
+// wipe stops server i and empties its datadir, where a restore goes.
+func (b *bed) wipe(t *testing.T, i int) {
+	t.Helper()
+	b.c.Stop(i)
+	if err := os.RemoveAll(b.c.DataDir(i)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(b.c.DataDir(i), 0o750); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (b *bed) receiver(t *testing.T, i int) *clone.Receiver {
+	return &clone.Receiver{Dir: filepath.Join(t.TempDir(), "restore"), DataDir: b.c.DataDir(i),
+		DefaultsFile: b.c.ConfigFile(i), Logger: quiet()}
+}
+
+func seed(t *testing.T, db *sql.DB, rows int) {
+	t.Helper()
+	exec1(t, db, "CREATE DATABASE IF NOT EXISTS shop")
+	exec1(t, db, "CREATE TABLE IF NOT EXISTS shop.orders (id INT AUTO_INCREMENT PRIMARY KEY, note VARCHAR(200)) ENGINE=InnoDB")
+	for i := 0; i < rows; i++ {
+		exec1(t, db, "INSERT INTO shop.orders (note) VALUES (?)", strings.Repeat("x", i%150))
+	}
+}
+
+// TestBackupRestoreChecksum takes a backup into the gateway while a writer
+// commits, restores it into another server, and checks that the restored
+// table's CHECKSUM TABLE equals the source's at the manifest's position:
+// the rows are exactly those committed up to the recorded GTID.
+func TestBackupRestoreChecksum(t *testing.T) {
+	b := newBed(t)
+	src := b.root(t, 0)
+	seed(t, src, 500)
+	var before string
+	if err := src.QueryRow("SELECT @@gtid_binlog_pos").Scan(&before); err != nil {
+		t.Fatal(err)
+	}
+	// A writer runs through the backup: each row is one GTID.
+	stop := make(chan struct{})
+	var wrote atomic.Int64
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := src.Exec("INSERT INTO shop.orders (note) VALUES ('during')"); err == nil {
+				wrote.Add(1)
+			}
+		}
+	}()
+	m, err := backup.Take(context.Background(), b.donor, b.store, backup.Request{ID: "b1", Namespace: "shop",
+		Group: "orders", Site: "iad"})
+	close(stop)
+	wg.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.GTIDPosition == "" || m.Size <= 0 || m.RawSize <= m.Size/10 {
+		t.Fatalf("manifest %+v", m)
+	}
+	t.Logf("backup: raw %d bytes, stored %d, position %s, %d rows written during it", m.RawSize, m.Size,
+		m.GTIDPosition, wrote.Load())
+	// The source's rows up to the manifest's position: the first
+	// 500 + (seqno(position) - seqno(before)) ids.
+	upTo := 500 + seqno(t, m.GTIDPosition) - seqno(t, before)
+	exec1(t, src, "CREATE TABLE shop.expected LIKE shop.orders")
+	exec1(t, src, "INSERT INTO shop.expected SELECT * FROM shop.orders WHERE id <= ?", upTo)
+	want := checksum(t, src, "shop.expected")
+
+	b.wipe(t, 1)
+	got, err := backup.Restore(context.Background(), b.store, "orders", "b1", b.receiver(t, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.GTIDPosition != m.GTIDPosition {
+		t.Fatalf("restored manifest %+v", got)
+	}
+	if err := b.c.Start(1); err != nil {
+		t.Fatal(err)
+	}
+	dst := b.root(t, 1)
+	var n int64
+	if err := dst.QueryRow("SELECT COUNT(*) FROM shop.orders").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != upTo {
+		t.Fatalf("restored %d rows, want %d (those up to %s)", n, upTo, m.GTIDPosition)
+	}
+	if sum := checksum(t, dst, "shop.orders"); sum != want {
+		t.Fatalf("restored CHECKSUM TABLE %d, source's at the position %d", sum, want)
+	}
+}
+
+// seqno is the sequence number of domain 0 in a MariaDB GTID position.
+func seqno(t *testing.T, pos string) int64 {
+	t.Helper()
+	for _, g := range strings.Split(pos, ",") {
+		p := strings.Split(g, "-")
+		if len(p) == 3 && p[0] == "0" {
+			n, err := strconv.ParseInt(p[2], 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Fatalf("no domain 0 in %q", pos)
+	return 0
+}
+
+// TestRestoreRefusesCorruptOrIncomplete: a flipped byte in the stored data,
+// or a backup whose manifest never landed, is refused, and the datadir is
+// left empty.
+func TestRestoreRefusesCorruptOrIncomplete(t *testing.T) {
+	b := newBed(t)
+	seed(t, b.root(t, 0), 50)
+	ctx := context.Background()
+	if _, err := backup.Take(ctx, b.donor, b.store, backup.Request{ID: "b1", Group: "orders", Site: "iad"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := backup.Take(ctx, b.donor, b.store, backup.Request{ID: "b1", Group: "orders", Site: "iad"}); !errors.Is(err, backup.ErrInvalid) {
+		t.Fatalf("a second backup under the same id: %v", err)
+	}
+	b.wipe(t, 1)
+	if _, err := backup.Restore(ctx, b.store, "orders", "nope", b.receiver(t, 1)); !errors.Is(err, backup.ErrNoManifest) {
+		t.Fatalf("restore of a missing backup: %v", err)
+	}
+	// Another whole backup's data under b1's manifest: valid zstd and
+	// xbstream, so only the manifest's checksum can tell.
+	seed(t, b.root(t, 0), 5)
+	if _, err := backup.Take(ctx, b.donor, b.store, backup.Request{ID: "b2", Group: "orders", Site: "iad"}); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(b.gw.Dir, "backups", "shop", backup.KeysFor("orders", "b1").Data)
+	saved, err := os.ReadFile(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := os.ReadFile(filepath.Join(b.gw.Dir, "backups", "shop", backup.KeysFor("orders", "b2").Data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(data, other, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := backup.Restore(ctx, b.store, "orders", "b1", b.receiver(t, 1)); !errors.Is(err, backup.ErrCorrupt) {
+		t.Fatalf("restore of another backup's data under b1's manifest: %v", err)
+	}
+	raw := saved
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw[len(raw)/2] ^= 0x40
+	if err := os.WriteFile(data, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = backup.Restore(ctx, b.store, "orders", "b1", b.receiver(t, 1))
+	if err == nil {
+		t.Fatal("a corrupt backup was restored")
+	}
+	t.Logf("refused: %v", err)
+	entries, _ := os.ReadDir(b.c.DataDir(1))
+	if len(entries) != 0 {
+		t.Fatalf("the datadir holds %d entries after a refused restore", len(entries))
+	}
+}
+
+// failingWriter-backed source: a stream cut mid-way leaves no backup.
+type cutStream struct{ d *clone.Donor }
+
+func (c cutStream) StreamBackup(ctx context.Context, w io.Writer, infoDir string) (int64, error) {
+	return c.d.StreamBackup(ctx, &cutWriter{w: w, left: 64 << 10}, infoDir)
+}
+
+type cutWriter struct {
+	w    io.Writer
+	left int
+}
+
+func (c *cutWriter) Write(p []byte) (int, error) {
+	if len(p) > c.left {
+		return 0, fmt.Errorf("cut after the first bytes")
+	}
+	c.left -= len(p)
+	return c.w.Write(p)
+}
+
+func TestCutStreamLeavesNoBackup(t *testing.T) {
+	b := newBed(t)
+	seed(t, b.root(t, 0), 50)
+	ctx := context.Background()
+	_, err := backup.Take(ctx, cutStream{b.donor}, b.store, backup.Request{ID: "b2", Group: "orders", Site: "iad"})
+	if err == nil {
+		t.Fatal("a cut stream made a backup")
+	}
+	objs, lerr := b.store.List(ctx, "orders/")
+	if lerr != nil {
+		t.Fatal(lerr)
+	}
+	if len(objs) != 0 {
+		t.Fatalf("a cut stream left %+v", objs)
+	}
+}

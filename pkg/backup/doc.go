@@ -1,0 +1,23 @@
+// Package backup takes physical base backups of a site's mysqld into an
+// S3-compatible object store and restores them into an empty datadir.
+//
+// A base backup is two objects under <group>/base/<id>/ (Keys):
+//   - data.xbstream.zst: the `mariadb-backup --stream=xbstream` output of
+//     the source's mysqld (the clone donor's stream, pkg/clone), compressed
+//     with zstd on its way up;
+//   - manifest.json: what the backup is (Manifest): who, when, the GTID
+//     position and binlog coordinates it is consistent with, and the size
+//     and SHA-256 of the data object.
+//
+// The manifest is written last, so a backup exists only once it is whole:
+// an upload cut short leaves no manifest, and Restore refuses a backup
+// without one. Restore streams the object back through the checksum and
+// the decompressor into pkg/clone's Receiver (its Source hook), which
+// unpacks, prepares and installs the files; a stream whose size or
+// checksum differs from the manifest's fails the fetch, and a prepared
+// backup whose GTID position is not the manifest's fails the restore. A
+// restore never starts a mysqld on data it could not verify.
+//
+// Scheduling, retention, binlog archiving and point-in-time replay are
+// not here yet (WISHLIST.md).
+package backup

@@ -1,0 +1,119 @@
+package backup
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shipstream/bloodraven/pkg/objstore"
+)
+
+// ManifestVersion is the format of the manifests this package writes.
+const ManifestVersion = 1
+
+// Manifest describes one base backup (doc.go).
+type Manifest struct {
+	Version   int    `json:"version"`
+	ID        string `json:"id"`
+	Namespace string `json:"namespace"`
+	Group     string `json:"group"`
+	Site      string `json:"site"`
+	// Method is how the data was taken: "mariadb-backup".
+	Method    string    `json:"method"`
+	StartTime time.Time `json:"startTime"`
+	StopTime  time.Time `json:"stopTime"`
+	// GTIDPosition is the MariaDB GTID position the data is consistent
+	// with ("" when the source had written no GTID yet).
+	GTIDPosition string `json:"gtidPosition"`
+	BinlogFile   string `json:"binlogFile"`
+	BinlogOffset int64  `json:"binlogOffset"`
+	// Data is the key of the data object, relative to the store's prefix.
+	Data        string `json:"data"`
+	Compression string `json:"compression"`
+	// Size and SHA256 are the stored (compressed) bytes' count and hash;
+	// RawSize the xbstream's size before compression.
+	Size    int64  `json:"size"`
+	SHA256  string `json:"sha256"`
+	RawSize int64  `json:"rawSize"`
+}
+
+// Keys are where a base backup's objects live.
+type Keys struct{ Dir, Data, Manifest string }
+
+// KeysFor names the objects of backup id of group.
+func KeysFor(group, id string) Keys {
+	dir := objstore.Join(group, "base", id)
+	return Keys{Dir: dir, Data: objstore.Join(dir, "data.xbstream.zst"), Manifest: objstore.Join(dir, "manifest.json")}
+}
+
+// validName is a group, site or backup id: DNS-label-like, so keys stay plain.
+var validName = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$`)
+
+// Validate checks a manifest read back from the store.
+func (m Manifest) Validate() error {
+	switch {
+	case m.Version != ManifestVersion:
+		return fmt.Errorf("%w: manifest version %d, want %d", ErrInvalid, m.Version, ManifestVersion)
+	case !validName.MatchString(m.Group) || !validName.MatchString(m.ID):
+		return fmt.Errorf("%w: manifest group %q id %q", ErrInvalid, m.Group, m.ID)
+	case m.Data != KeysFor(m.Group, m.ID).Data:
+		return fmt.Errorf("%w: manifest data key %q is not its backup's", ErrInvalid, m.Data)
+	case m.Compression != "zstd":
+		return fmt.Errorf("%w: compression %q", ErrInvalid, m.Compression)
+	case m.Size <= 0 || len(m.SHA256) != 64:
+		return fmt.Errorf("%w: manifest size %d sha256 %q", ErrInvalid, m.Size, m.SHA256)
+	case m.StopTime.Before(m.StartTime):
+		return fmt.Errorf("%w: stopped %s before it started %s", ErrInvalid, m.StopTime, m.StartTime)
+	}
+	return nil
+}
+
+// decodeManifest parses and validates a manifest.
+func decodeManifest(b []byte) (Manifest, error) {
+	var m Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return Manifest{}, fmt.Errorf("%w: manifest: %w", ErrInvalid, err)
+	}
+	return m, m.Validate()
+}
+
+// binlogPos is xtrabackup_info's binlog_pos line as MariaDB's
+// mariadb-backup writes it.
+var binlogPos = regexp.MustCompile(`^binlog_pos = filename '([^']*)', position '(\d+)'(?:, GTID of the last change '([^']*)')?`)
+
+// Coordinates is where in the source's binlog a backup is consistent.
+type Coordinates struct {
+	File     string
+	Offset   int64
+	Position string // the GTID position
+}
+
+// ParseInfo reads the binlog coordinates from xtrabackup_info's text.
+func ParseInfo(text string) (Coordinates, error) {
+	for _, line := range strings.Split(text, "\n") {
+		m := binlogPos.FindStringSubmatch(strings.TrimSpace(line))
+		if m == nil {
+			continue
+		}
+		off, err := strconv.ParseInt(m[2], 10, 64)
+		if err != nil {
+			return Coordinates{}, fmt.Errorf("%w: offset %q: %w", ErrNoPosition, m[2], err)
+		}
+		return Coordinates{File: m[1], Offset: off, Position: strings.ReplaceAll(m[3], " ", "")}, nil
+	}
+	return Coordinates{}, ErrNoPosition
+}
+
+// readInfo reads the coordinates from the xtrabackup_info in dir.
+func readInfo(dir string) (Coordinates, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "xtrabackup_info"))
+	if err != nil {
+		return Coordinates{}, fmt.Errorf("%w: %w", ErrNoPosition, err)
+	}
+	return ParseInfo(string(b))
+}
