@@ -37,14 +37,25 @@ type bed struct {
 	donor *clone.Donor
 }
 
-func newBed(t *testing.T) *bed {
+func requireTools(t *testing.T) {
 	t.Helper()
-	for _, bin := range []string{"mariadb-backup", "mbstream"} {
+	for _, bin := range []string{"mariadb-backup", "mbstream", "mariadb-binlog", "mariadb"} {
 		if _, err := exec.LookPath(bin); err != nil {
 			t.Fatalf("%s is needed (make deps installs it): %v", bin, err)
 		}
 	}
-	b := &bed{c: testbed.StartMariaDB(t, 2, testbed.WithoutReplication()), gw: testbed.StartObjectStore(t)}
+}
+
+func newBed(t *testing.T) *bed {
+	t.Helper()
+	requireTools(t)
+	return newBedOn(t, testbed.StartMariaDB(t, 2, testbed.WithoutReplication()))
+}
+
+// newBedOn is a bed on servers already started; server 0 is the source.
+func newBedOn(t *testing.T, c *testbed.MariaDBCluster) *bed {
+	t.Helper()
+	b := &bed{c: c, gw: testbed.StartObjectStore(t)}
 	s, err := objstore.New(objstore.Config{Endpoint: b.gw.Endpoint, Bucket: "backups", Prefix: "shop", PathStyle: true,
 		AccessKey: b.gw.AccessKey, SecretKey: b.gw.SecretKey})
 	if err != nil {

@@ -18,6 +18,11 @@
 // backup whose GTID position is not the manifest's fails the restore. A
 // restore never starts a mysqld on data it could not verify.
 //
-// Scheduling, retention, binlog archiving and point-in-time replay are
-// not here yet (WISHLIST.md).
+// Archiver copies a site's sealed binlogs next to the base backups, each
+// with a record of its GTID range and times. PlanRestore chooses, through
+// topology.PlanPITR, the archived files that carry a base backup to a
+// target time, across sites and failovers, and refuses a target outside
+// the archive before anything is restored; Replay applies them with
+// mariadb-binlog and checks, file by file, that the server reached what
+// each gave. Scheduling and retention are not here yet (docs/backups.md).
 package backup

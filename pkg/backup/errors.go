@@ -15,6 +15,9 @@ var (
 	// ErrPositionMismatch: the restored data is consistent with another
 	// GTID position than the manifest records.
 	ErrPositionMismatch = errors.New("backup: restored position differs from the manifest")
+	// ErrReplayShort: after replaying an archived binlog, the restored
+	// server lacks a transaction the file gave it.
+	ErrReplayShort = errors.New("backup: replay fell short")
 	// ErrNoPosition: mariadb-backup's info names no binlog position.
 	ErrNoPosition = errors.New("backup: no binlog position in the backup's info")
 )

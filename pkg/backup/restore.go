@@ -89,7 +89,7 @@ func (s *objectSource) Open(ctx context.Context) (io.ReadCloser, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &verifier{r: rc, h: sha256.New(), want: s.m}
+	v := &verifier{r: rc, h: sha256.New(), size: s.m.Size, sha: s.m.SHA256}
 	dec, err := zstd.NewReader(v)
 	if err != nil {
 		_ = rc.Close()
@@ -99,25 +99,27 @@ func (s *objectSource) Open(ctx context.Context) (io.ReadCloser, error) {
 }
 
 // verifier hashes and counts the stored bytes and, at their end, returns
-// ErrCorrupt instead of io.EOF when they differ from the manifest's.
+// ErrCorrupt instead of io.EOF when they differ from the recorded size
+// and SHA-256.
 type verifier struct {
 	r    io.Reader
 	h    hash.Hash
 	n    int64
-	want Manifest
+	size int64
+	sha  string
 }
 
 func (v *verifier) Read(p []byte) (int, error) {
 	n, err := v.r.Read(p)
 	v.h.Write(p[:n])
 	v.n += int64(n)
-	if v.n > v.want.Size {
-		return n, fmt.Errorf("%w: more than %d bytes", ErrCorrupt, v.want.Size)
+	if v.n > v.size {
+		return n, fmt.Errorf("%w: more than %d bytes", ErrCorrupt, v.size)
 	}
 	if errors.Is(err, io.EOF) {
-		if got := hex.EncodeToString(v.h.Sum(nil)); v.n != v.want.Size || got != v.want.SHA256 {
-			return n, fmt.Errorf("%w: %d bytes, sha256 %s; manifest %d bytes, %s", ErrCorrupt, v.n, got,
-				v.want.Size, v.want.SHA256)
+		if got := hex.EncodeToString(v.h.Sum(nil)); v.n != v.size || got != v.sha {
+			return n, fmt.Errorf("%w: %d bytes, sha256 %s; recorded %d bytes, %s", ErrCorrupt, v.n, got,
+				v.size, v.sha)
 		}
 	}
 	return n, err

@@ -21,6 +21,12 @@ var (
 	// ErrCloneActive means the clone target is the active site, which is
 	// never overwritten.
 	ErrCloneActive = errors.New("topology: the active site is never cloned over")
+	// ErrOutsideWindow means a point-in-time target is before the base
+	// backup or after the last archived event (PlanPITR).
+	ErrOutsideWindow = errors.New("topology: target outside the recoverable window")
+	// ErrArchiveGap means the binlog archive misses a file between the
+	// base backup and the target (PlanPITR).
+	ErrArchiveGap = errors.New("topology: binlog archive has a gap")
 	// ErrBadRole means a SiteView's Role is not a v1alpha1.SiteRole.
 	ErrBadRole = errors.New("topology: bad site role")
 )

@@ -1,0 +1,229 @@
+package backup
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/shipstream/bloodraven/pkg/gtid"
+	"github.com/shipstream/bloodraven/pkg/objstore"
+	"github.com/shipstream/bloodraven/pkg/topology"
+)
+
+// ArchivedFile is the record of one archived binlog, stored next to it.
+type ArchivedFile struct {
+	Site   string    `json:"site"`
+	File   string    `json:"file"`
+	Start  string    `json:"start"` // GTID position before its first event
+	End    string    `json:"end"`   // after its last
+	First  time.Time `json:"first"` // its first and last transactions' times
+	Last   time.Time `json:"last"`
+	Size   int64     `json:"size"`
+	SHA256 string    `json:"sha256"`
+	// Data is the key of the file's copy, relative to the store's prefix.
+	Data string `json:"data"`
+}
+
+// binlogDir is where group's archived binlogs live.
+func binlogDir(group string) string { return objstore.Join(group, "binlog") }
+
+// archiveKey names one file's copy. The start position is part of it: a
+// site whose data was replaced begins its binlog names again.
+func archiveKey(group, site, file, start string) string {
+	if start == "" {
+		start = "empty"
+	}
+	return objstore.Join(binlogDir(group), site, file+"@"+start)
+}
+
+// Archiver copies a site's sealed binlogs into the store. Only the active,
+// writable site's sidecar should run it (the caller decides).
+type Archiver struct {
+	Store       *objstore.Store
+	Group, Site string
+	// DB reaches the site's mysqld (SHOW BINARY LOGS).
+	DB *sql.DB
+	// Dir is the folder of the binlog files.
+	Dir string
+	// Tool is mariadb-binlog (default from PATH).
+	Tool   string
+	Logger *slog.Logger
+}
+
+// ArchiveSealed copies every sealed binlog (all but the one being written)
+// that is not archived yet, the file first and its record last, and
+// returns how many it copied.
+func (a *Archiver) ArchiveSealed(ctx context.Context) (int, error) {
+	names, err := a.sealed(ctx)
+	if err != nil {
+		return 0, err
+	}
+	done, err := a.archived(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, name := range names {
+		rec, err := a.describe(ctx, name)
+		if err != nil {
+			return n, err
+		}
+		if done[rec.Data] {
+			continue
+		}
+		if err := a.upload(ctx, name, rec); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+// sealed lists the binlogs mysqld no longer writes, oldest first.
+func (a *Archiver) sealed(ctx context.Context) ([]string, error) {
+	rows, err := a.DB.QueryContext(ctx, "SHOW BINARY LOGS")
+	if err != nil {
+		return nil, fmt.Errorf("archive: SHOW BINARY LOGS: %w", err)
+	}
+	defer func() { _ = rows.Close() }()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, fmt.Errorf("archive: %w", err)
+	}
+	var names []string
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		var name string
+		vals[0] = &name
+		for i := 1; i < len(cols); i++ {
+			vals[i] = new(sql.RawBytes)
+		}
+		if err := rows.Scan(vals...); err != nil {
+			return nil, fmt.Errorf("archive: SHOW BINARY LOGS: %w", err)
+		}
+		names = append(names, name)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("archive: SHOW BINARY LOGS: %w", err)
+	}
+	if len(names) == 0 {
+		return nil, nil
+	}
+	return names[:len(names)-1], nil
+}
+
+// archived is the set of data keys whose record is stored.
+func (a *Archiver) archived(ctx context.Context) (map[string]bool, error) {
+	objs, err := a.Store.List(ctx, objstore.Join(binlogDir(a.Group), a.Site)+"/")
+	if err != nil {
+		return nil, fmt.Errorf("archive: %w", err)
+	}
+	done := map[string]bool{}
+	for _, o := range objs {
+		if k, ok := strings.CutSuffix(o.Key, ".json"); ok {
+			done[k] = true
+		}
+	}
+	return done, nil
+}
+
+func (a *Archiver) describe(ctx context.Context, name string) (ArchivedFile, error) {
+	path := filepath.Join(a.Dir, filepath.Base(name))
+	d, err := describeBinlog(ctx, a.Tool, path)
+	if err != nil {
+		return ArchivedFile{}, fmt.Errorf("archive %s: %w", name, err)
+	}
+	start := d.Start.String()
+	return ArchivedFile{Site: a.Site, File: name, Start: start, End: d.End.String(), First: d.First, Last: d.Last,
+		Data: archiveKey(a.Group, a.Site, name, start)}, nil
+}
+
+// upload stores the file, then its record with the size and hash stored.
+func (a *Archiver) upload(ctx context.Context, name string, rec ArchivedFile) error {
+	f, err := os.Open(filepath.Join(a.Dir, filepath.Base(name)))
+	if err != nil {
+		return fmt.Errorf("archive %s: %w", name, err)
+	}
+	defer func() { _ = f.Close() }()
+	h := &hashCount{h: sha256.New()}
+	n, err := a.Store.Put(ctx, rec.Data, io.TeeReader(f, h), "application/octet-stream")
+	if err != nil {
+		return fmt.Errorf("archive %s: %w", name, err)
+	}
+	rec.Size, rec.SHA256 = n, hex.EncodeToString(h.h.Sum(nil))
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("archive %s: %w", name, err)
+	}
+	if _, err := a.Store.Put(ctx, rec.Data+".json", bytes.NewReader(b), "application/json"); err != nil {
+		return fmt.Errorf("archive %s: record: %w", name, err)
+	}
+	if a.Logger != nil {
+		a.Logger.Info("binlog archived", "file", name, "bytes", n, "end", rec.End)
+	}
+	return nil
+}
+
+// ListArchive reads the records of group's archived binlogs, every site's.
+// A file whose record is missing (its upload did not finish) is not listed.
+func ListArchive(ctx context.Context, store *objstore.Store, group string) ([]ArchivedFile, error) {
+	objs, err := store.List(ctx, binlogDir(group)+"/")
+	if err != nil {
+		return nil, fmt.Errorf("archive: %w", err)
+	}
+	var out []ArchivedFile
+	for _, o := range objs {
+		if !strings.HasSuffix(o.Key, ".json") {
+			continue
+		}
+		rec, err := readRecord(ctx, store, strings.TrimSuffix(o.Key, ".json"))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rec)
+	}
+	return out, nil
+}
+
+// decodeRecord reads the record of the file stored under key.
+func decodeRecord(r io.Reader, key string) (ArchivedFile, error) {
+	b, err := io.ReadAll(io.LimitReader(r, maxManifest))
+	if err != nil {
+		return ArchivedFile{}, fmt.Errorf("archive record %s: %w", key, err)
+	}
+	var rec ArchivedFile
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return ArchivedFile{}, fmt.Errorf("%w: archive record %s: %w", ErrInvalid, key, err)
+	}
+	if rec.Data != key || rec.Size <= 0 || len(rec.SHA256) != 64 {
+		return ArchivedFile{}, fmt.Errorf("%w: archive record %s names %q, size %d", ErrInvalid, key, rec.Data, rec.Size)
+	}
+	return rec, nil
+}
+
+// planInput turns records into PlanPITR's input.
+func planInput(recs []ArchivedFile) ([]topology.ArchivedBinlog, error) {
+	out := make([]topology.ArchivedBinlog, 0, len(recs))
+	for _, r := range recs {
+		start, err := gtid.ParsePos(r.Start)
+		if err != nil {
+			return nil, fmt.Errorf("%w: archive record %s: start: %w", ErrInvalid, r.Data, err)
+		}
+		end, err := gtid.ParsePos(r.End)
+		if err != nil {
+			return nil, fmt.Errorf("%w: archive record %s: end: %w", ErrInvalid, r.Data, err)
+		}
+		out = append(out, topology.ArchivedBinlog{Site: r.Site, File: r.Data, Start: start, End: end, First: r.First, Last: r.Last})
+	}
+	return out, nil
+}

@@ -1,0 +1,185 @@
+//go:build db
+
+package backup_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/shipstream/bloodraven/internal/testbed"
+	"github.com/shipstream/bloodraven/pkg/backup"
+	"github.com/shipstream/bloodraven/pkg/topology"
+)
+
+func (b *bed) archiver(t *testing.T) *backup.Archiver {
+	return &backup.Archiver{Store: b.store, Group: "orders", Site: "iad", DB: b.root(t, 0), Dir: b.c.DataDir(0),
+		Logger: quiet()}
+}
+
+// insert adds one row and returns its id.
+func insert(t *testing.T, db *sql.DB, note string) int64 {
+	t.Helper()
+	res, err := db.Exec("INSERT INTO shop.orders (note) VALUES (?)", note)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// TestPITRBetweenTwoWrites restores a base backup and replays the archived
+// binlogs to a time between two known writes: every row up to the first is
+// there, none after it. A target past the archive is refused before
+// anything is restored.
+func TestPITRBetweenTwoWrites(t *testing.T) {
+	b := newBed(t)
+	src := b.root(t, 0)
+	ctx := context.Background()
+	seed(t, src, 100)
+	m, err := backup.Take(ctx, b.donor, b.store, backup.Request{ID: "b1", Group: "orders", Site: "iad"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 200; i++ {
+		insert(t, src, "after the backup")
+	}
+	exec1(t, src, "FLUSH BINARY LOGS") // a file boundary between the writes
+	a := insert(t, src, "before the target")
+	target := time.Now().UTC().Truncate(time.Second).Add(2 * time.Second)
+	time.Sleep(time.Until(target.Add(1100 * time.Millisecond)))
+	after := insert(t, src, "after the target")
+	for i := 0; i < 50; i++ {
+		insert(t, src, "later")
+	}
+	exec1(t, src, "FLUSH BINARY LOGS")
+	arch := b.archiver(t)
+	n, err := arch.ArchiveSealed(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 2 {
+		t.Fatalf("archived %d files, want the two sealed since the backup at least", n)
+	}
+	if again, err := arch.ArchiveSealed(ctx); err != nil || again != 0 {
+		t.Fatalf("archiving again copied %d files (%v); want none", again, err)
+	}
+
+	if _, _, err := backup.PlanRestore(ctx, b.store, "orders", "b1", time.Now().Add(time.Hour)); !errors.Is(err, topology.ErrOutsideWindow) {
+		t.Fatalf("a target after the archive: %v", err)
+	}
+	if _, _, err := backup.PlanRestore(ctx, b.store, "orders", "b1", m.StartTime.Add(-time.Hour)); !errors.Is(err, topology.ErrOutsideWindow) {
+		t.Fatalf("a target before the backup: %v", err)
+	}
+	_, plan, err := backup.PlanRestore(ctx, b.store, "orders", "b1", target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.wipe(t, 1)
+	if _, err := backup.Restore(ctx, b.store, "orders", "b1", b.receiver(t, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.c.Start(1); err != nil {
+		t.Fatal(err)
+	}
+	dst := b.root(t, 1)
+	pos, err := backup.Replay(ctx, b.store, plan, m.GTIDPosition, target, dst,
+		backup.Client{Socket: b.c.Socket(1), User: "root"}, "", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n1, maxID int64
+	if err := dst.QueryRow("SELECT COUNT(*), MAX(id) FROM shop.orders").Scan(&n1, &maxID); err != nil {
+		t.Fatal(err)
+	}
+	if maxID != a || n1 != a {
+		t.Fatalf("restored %d rows up to id %d; want exactly ids 1..%d (the write after the target is %d); at %s",
+			n1, maxID, a, after, pos)
+	}
+	var note string
+	if err := dst.QueryRow("SELECT note FROM shop.orders WHERE id = ?", a).Scan(&note); err != nil || note != "before the target" {
+		t.Fatalf("row %d: %q, %v", a, note, err)
+	}
+}
+
+// TestPITRAcrossAFailover: the backup is taken on iad, iad's binlogs are
+// archived, then pdx (its replica) becomes the primary and writes, and its
+// binlogs, which repeat what it replicated, are archived too. A restore to
+// a time between two of pdx's writes has every row up to the first, from
+// both primaries, and none after.
+func TestPITRAcrossAFailover(t *testing.T) {
+	requireTools(t)
+	c := testbed.StartMariaDB(t, 3)
+	b := newBedOn(t, c)
+	iad, pdx := b.root(t, 0), b.root(t, 1)
+	ctx := context.Background()
+	seed(t, iad, 100)
+	m, err := backup.Take(ctx, b.donor, b.store, backup.Request{ID: "b1", Group: "orders", Site: "iad"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 100; i++ {
+		insert(t, iad, "iad after the backup")
+	}
+	var iadPos string
+	if err := iad.QueryRow("SELECT @@gtid_binlog_pos").Scan(&iadPos); err != nil {
+		t.Fatal(err)
+	}
+	var ok int
+	if err := pdx.QueryRow("SELECT MASTER_GTID_WAIT(?, 30)", iadPos).Scan(&ok); err != nil || ok != 0 {
+		t.Fatalf("pdx did not catch up with %s: %d %v", iadPos, ok, err)
+	}
+	exec1(t, iad, "FLUSH BINARY LOGS")
+	if _, err := b.archiver(t).ArchiveSealed(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The failover: pdx stops replicating and takes the writes.
+	exec1(t, pdx, "STOP SLAVE")
+	exec1(t, pdx, "RESET SLAVE ALL")
+	exec1(t, iad, "SET GLOBAL read_only = ON")
+	for i := 0; i < 50; i++ {
+		insert(t, pdx, "pdx after the failover")
+	}
+	a := insert(t, pdx, "before the target")
+	target := time.Now().UTC().Truncate(time.Second).Add(2 * time.Second)
+	time.Sleep(time.Until(target.Add(1100 * time.Millisecond)))
+	after := insert(t, pdx, "after the target")
+	exec1(t, pdx, "FLUSH BINARY LOGS")
+	pdxArch := &backup.Archiver{Store: b.store, Group: "orders", Site: "pdx", DB: pdx, Dir: c.DataDir(1), Logger: quiet()}
+	if _, err := pdxArch.ArchiveSealed(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, plan, err := backup.PlanRestore(ctx, b.store, "orders", "b1", target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Files) == 0 || plan.Files[len(plan.Files)-1].Site != "pdx" {
+		t.Fatalf("the plan does not end on pdx's binlog: %+v", plan.Files)
+	}
+	b.wipe(t, 2)
+	if _, err := backup.Restore(ctx, b.store, "orders", "b1", b.receiver(t, 2)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(2); err != nil {
+		t.Fatal(err)
+	}
+	dst := b.root(t, 2)
+	pos, err := backup.Replay(ctx, b.store, plan, m.GTIDPosition, target, dst,
+		backup.Client{Socket: c.Socket(2), User: "root"}, "", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n, maxID int64
+	if err := dst.QueryRow("SELECT COUNT(*), MAX(id) FROM shop.orders").Scan(&n, &maxID); err != nil {
+		t.Fatal(err)
+	}
+	if maxID != a || n != a {
+		t.Fatalf("restored %d rows up to id %d; want ids 1..%d (the write after the target is %d); at %s; plan %v",
+			n, maxID, a, after, pos, plan.Files)
+	}
+}

@@ -1,0 +1,166 @@
+package backup
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/shipstream/bloodraven/pkg/gtid"
+	"github.com/shipstream/bloodraven/pkg/objstore"
+	"github.com/shipstream/bloodraven/pkg/topology"
+)
+
+// Client is how Replay applies events to the restored mysqld: the mariadb
+// command-line client as an account allowed to replay binlogs.
+type Client struct {
+	// Binary defaults to mariadb from PATH.
+	Binary         string
+	Socket         string
+	User, Password string
+}
+
+// PlanRestore reads backup id's manifest and the archive, and plans the
+// replay to target (whole seconds: binlog events carry no finer time). A
+// target outside the window, or an archive with a gap before it, is
+// refused here, before anything is restored.
+func PlanRestore(ctx context.Context, store *objstore.Store, group, id string, target time.Time) (Manifest, topology.PITRPlan, error) {
+	m, err := Read(ctx, store, group, id)
+	if err != nil {
+		return Manifest{}, topology.PITRPlan{}, err
+	}
+	base, err := gtid.ParsePos(m.GTIDPosition)
+	if err != nil {
+		return m, topology.PITRPlan{}, fmt.Errorf("%w: manifest position %q: %w", ErrInvalid, m.GTIDPosition, err)
+	}
+	recs, err := ListArchive(ctx, store, group)
+	if err != nil {
+		return m, topology.PITRPlan{}, err
+	}
+	files, err := planInput(recs)
+	if err != nil {
+		return m, topology.PITRPlan{}, err
+	}
+	plan, err := topology.PlanPITR(files, base, m.StopTime, target.Truncate(time.Second))
+	if err != nil {
+		return m, plan, fmt.Errorf("restore %s/%s to %s: %w", group, id, target.UTC().Format(time.RFC3339), err)
+	}
+	return m, plan, nil
+}
+
+// Replay applies plan's files to the restored mysqld db, from base (the
+// backup's position) to target, and returns the position reached. Each
+// file is checked against its record before it is read, and after each
+// file db must have reached the last GTID the file gave before target:
+// a replay that falls short fails loudly (ErrReplayShort).
+func Replay(ctx context.Context, store *objstore.Store, plan topology.PITRPlan, base string, target time.Time,
+	db *sql.DB, cl Client, tool, tmpDir string) (gtid.Pos, error) {
+	state, err := gtid.ParsePos(base)
+	if err != nil {
+		return nil, fmt.Errorf("%w: base position %q: %w", ErrInvalid, base, err)
+	}
+	stop := target.UTC().Truncate(time.Second).Format("2006-01-02 15:04:05")
+	for _, f := range plan.Files {
+		path, err := fetchArchived(ctx, store, f.File, tmpDir)
+		if err != nil {
+			return state, err
+		}
+		s, err := applyBinlog(ctx, tool, path, state, stop, cl)
+		_ = os.Remove(path)
+		if err != nil {
+			return state, fmt.Errorf("replay %s: %w", f.File, err)
+		}
+		if s.events == 0 {
+			continue
+		}
+		var got string
+		if err := db.QueryRowContext(ctx, "SELECT @@gtid_binlog_pos").Scan(&got); err != nil {
+			return state, fmt.Errorf("replay %s: %w", f.File, err)
+		}
+		reached, err := gtid.ParsePos(got)
+		if err != nil || !reached.HasReached(s.last) {
+			return state, fmt.Errorf("%w: after %s the server is at %q, the file gave up to %s", ErrReplayShort,
+				f.File, got, s.last)
+		}
+		state = topology.MaxPos(state, s.last)
+	}
+	return state, nil
+}
+
+// fetchArchived downloads one archived file, checked against its record.
+func fetchArchived(ctx context.Context, store *objstore.Store, key, dir string) (string, error) {
+	rec, err := readRecord(ctx, store, key)
+	if err != nil {
+		return "", err
+	}
+	rc, err := store.Get(ctx, key)
+	if err != nil {
+		return "", fmt.Errorf("replay: %w", err)
+	}
+	defer func() { _ = rc.Close() }()
+	path := filepath.Join(dir, "replay-"+filepath.Base(strings.ReplaceAll(key, "@", "-")))
+	f, err := os.Create(path)
+	if err != nil {
+		return "", fmt.Errorf("replay: %w", err)
+	}
+	_, err = io.Copy(f, &verifier{r: rc, h: sha256.New(), size: rec.Size, sha: rec.SHA256})
+	err = errors.Join(err, f.Close())
+	if err != nil {
+		_ = os.Remove(path)
+		return "", fmt.Errorf("replay %s: %w", key, err)
+	}
+	return path, nil
+}
+
+// applyBinlog pipes mariadb-binlog's text for one file, from state and
+// stopping at stop, into the client, and returns what it saw pass.
+func applyBinlog(ctx context.Context, tool, path string, state gtid.Pos, stop string, cl Client) (*scan, error) {
+	bin := cl.Binary
+	if bin == "" {
+		bin = "mariadb"
+	}
+	args := []string{"--socket=" + cl.Socket, "--user=" + cl.User, "--batch"}
+	client := exec.CommandContext(ctx, bin, args...)
+	client.Env = append(os.Environ(), "MYSQL_PWD="+cl.Password)
+	var cerr strings.Builder
+	client.Stderr = &cerr
+	stdin, err := client.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := client.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", bin, err)
+	}
+	s := &scan{}
+	targs := []string{"--stop-datetime=" + stop}
+	if len(state) > 0 {
+		targs = append(targs, "--start-position="+state.String())
+	}
+	toolErr := binlogTool(ctx, tool, path, io.MultiWriter(s, stdin), targs...)
+	closeErr := stdin.Close()
+	waitErr := client.Wait()
+	if waitErr != nil {
+		return s, fmt.Errorf("%s: %w: %s", bin, waitErr, strings.TrimSpace(cerr.String()))
+	}
+	if err := errors.Join(toolErr, closeErr, s.err); err != nil {
+		return s, err
+	}
+	return s, nil
+}
+
+// readRecord reads the record stored next to an archived file.
+func readRecord(ctx context.Context, store *objstore.Store, key string) (ArchivedFile, error) {
+	rc, err := store.Get(ctx, key+".json")
+	if err != nil {
+		return ArchivedFile{}, fmt.Errorf("replay: record of %s: %w", key, err)
+	}
+	defer func() { _ = rc.Close() }()
+	return decodeRecord(rc, key)
+}
