@@ -20,7 +20,7 @@ var (
 // addKnownTypes registers the kinds and the meta types of this group version.
 // It keeps this package free of controller-runtime: apis depends on apimachinery only.
 func addKnownTypes(s *runtime.Scheme) error {
-	s.AddKnownTypes(GroupVersion, &MysqlFailoverGroup{}, &MysqlFailoverGroupList{})
+	s.AddKnownTypes(GroupVersion, &MysqlFailoverGroup{}, &MysqlFailoverGroupList{}, &MysqlBackup{}, &MysqlBackupList{})
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil
 }

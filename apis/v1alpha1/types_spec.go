@@ -116,6 +116,11 @@ type MysqlFailoverGroupSpec struct {
 	// +optional
 	Recovery RecoverySpec `json:"recovery"`
 
+	// Backup, when set, takes scheduled backups into an object store and
+	// archives binlogs for point-in-time restore (docs/backups.md).
+	// +optional
+	Backup *BackupSpec `json:"backup,omitempty"`
+
 	// Instance says how long mysqld gets to start and to stop, and bounds
 	// the old primary's drain in a planned failover (docs/upgrades.md).
 	// +kubebuilder:default={}

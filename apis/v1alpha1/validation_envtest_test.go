@@ -214,6 +214,32 @@ func TestInvalidSpecsAreRejectedWithReadableMessages(t *testing.T) {
 		{"dns without hostname", func(_, o map[string]any) { set(o, "dns", map[string]any{"ttl": 30}) }, "spec.dns.hostname: Required value"},
 		{"negative maxCloneRate", func(_, o map[string]any) { set(o, "recovery.maxCloneRate", "-10Mi") }, "recovery.maxCloneRate must be zero (unlimited) or a positive"},
 		{"zero cloneTimeout", func(_, o map[string]any) { set(o, "recovery.cloneTimeout", "0s") }, "recovery.cloneTimeout must be a positive duration"},
+		{"backup endpoint with a path", func(_, o map[string]any) { set(o, "backup", backupSpec("endpoint", "https://s3.example.com/bucket")) },
+			"backup.objectStore.endpoint must be http(s)://host[:port] with no path"},
+		{"backup bucket with capitals", func(_, o map[string]any) { set(o, "backup", backupSpec("bucket", "My_Bucket")) },
+			"backup.objectStore.bucket must be an S3 bucket name"},
+		{"backup prefix climbing out", func(_, o map[string]any) { set(o, "backup", backupSpec("prefix", "a/../b")) },
+			"backup.objectStore.prefix must be a relative key prefix"},
+		{"backup without credentials", func(_, o map[string]any) {
+			b := backupSpec("bucket", "backups")
+			delete(b["objectStore"].(map[string]any), "credentialsSecret")
+			set(o, "backup", b)
+		}, "credentialsSecret: Required value"},
+		{"backup schedule not cron", func(_, o map[string]any) {
+			b := backupSpec("bucket", "backups")
+			b["schedules"] = []any{map[string]any{"name": "nightly", "schedule": "every night"}}
+			set(o, "backup", b)
+		}, "backup schedule must be five cron fields"},
+		{"backup schedules with one name", func(_, o map[string]any) {
+			b := backupSpec("bucket", "backups")
+			b["schedules"] = []any{map[string]any{"name": "n", "schedule": "0 3 * * *"}, map[string]any{"name": "n", "schedule": "@hourly"}}
+			set(o, "backup", b)
+		}, "backup schedule names must be unique"},
+		{"backup maxAge in minutes", func(_, o map[string]any) {
+			b := backupSpec("bucket", "backups")
+			b["retentionPolicy"] = map[string]any{"maxAge": "90m"}
+			set(o, "backup", b)
+		}, "backup.retentionPolicy.maxAge must be hours or days"},
 		{"seventeen sites", func(s, _ map[string]any) {
 			var sites []any
 			for i := 0; i < 17; i++ {
@@ -234,6 +260,47 @@ func TestInvalidSpecsAreRejectedWithReadableMessages(t *testing.T) {
 				t.Fatalf("rejected with\n  %v\nwant a message containing %q", err, c.want)
 			}
 		})
+	}
+}
+
+// backupSpec is a valid spec.backup with one object-store field changed.
+func backupSpec(field, value string) map[string]any {
+	store := map[string]any{"endpoint": "https://s3.example.com", "bucket": "backups", "credentialsSecret": "s3"}
+	store[field] = value
+	return map[string]any{"objectStore": store}
+}
+
+// TestBackupSpecDefaultedAndMysqlBackupImmutable: a valid spec.backup is
+// accepted with its defaults, and a MysqlBackup's spec cannot change.
+func TestBackupSpecDefaultedAndMysqlBackupImmutable(t *testing.T) {
+	obj := minimal("with-backup")
+	b := backupSpec("bucket", "backups")
+	b["schedules"] = []any{map[string]any{"name": "nightly", "schedule": "0 3 * * *"}, map[string]any{"name": "hourly", "schedule": "@hourly"}}
+	set(obj, "backup", b)
+	if err := create(t, obj); err != nil {
+		t.Fatalf("valid backup spec rejected: %v", err)
+	}
+	ctx := context.Background()
+	var g v1alpha1.MysqlFailoverGroup
+	if err := cp.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "with-backup"}, &g); err != nil {
+		t.Fatal(err)
+	}
+	bs := g.Spec.Backup
+	if bs == nil || bs.ObjectStore.Region != "us-east-1" || bs.Schedules[0].TimeZone != "Etc/UTC" ||
+		bs.RetentionPolicy.MinKeep != 1 || bs.RetentionPolicy.MaxFailedKeep == nil || *bs.RetentionPolicy.MaxFailedKeep != 10 || bs.PITR.Enabled {
+		t.Fatalf("defaults: %+v", bs)
+	}
+	mb := &v1alpha1.MysqlBackup{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "b1"},
+		Spec: v1alpha1.MysqlBackupSpec{Group: "with-backup"}}
+	if err := cp.Client.Create(ctx, mb); err != nil {
+		t.Fatal(err)
+	}
+	if mb.Spec.Method != v1alpha1.BackupMethodPhysical {
+		t.Fatalf("method defaulted to %q", mb.Spec.Method)
+	}
+	mb.Spec.Site = "pdx"
+	if err := cp.Client.Update(ctx, mb); err == nil || !strings.Contains(err.Error(), "a MysqlBackup's spec cannot change") {
+		t.Fatalf("changing a MysqlBackup's spec: %v", err)
 	}
 }
 

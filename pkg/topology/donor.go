@@ -42,6 +42,12 @@ func CloneDonor(in Input, target string) (Donor, error) {
 	case in.PlannedInFlight:
 		return Donor{}, fmt.Errorf("%w: planned failover in flight", ErrNoDonor)
 	}
+	return pickDonor(in, target)
+}
+
+// pickDonor is the first fit replica other than target, else the active
+// site (CloneDonor's rules).
+func pickDonor(in Input, target string) (Donor, error) {
 	active, _ := in.Site(in.ActiveSite)
 	diverged := map[string]bool{}
 	if active.State == v1alpha1.StateWritable {

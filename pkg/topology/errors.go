@@ -21,6 +21,11 @@ var (
 	// ErrCloneActive means the clone target is the active site, which is
 	// never overwritten.
 	ErrCloneActive = errors.New("topology: the active site is never cloned over")
+	// ErrBackupDeferred means a backup waits: a failover owns the
+	// topology (BackupSource).
+	ErrBackupDeferred = errors.New("topology: backup deferred")
+	// ErrRetention means a retention policy cannot be read.
+	ErrRetention = errors.New("topology: invalid retention policy")
 	// ErrOutsideWindow means a point-in-time target is before the base
 	// backup or after the last archived event (PlanPITR).
 	ErrOutsideWindow = errors.New("topology: target outside the recoverable window")

@@ -34,6 +34,13 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 - apiGroups: ["bloodraven.shipstream.io"]
   resources: ["mysqlfailovergroups/status"]
   verbs: ["get", "update", "patch"]
+# MysqlBackups: asked for by people and CronJobs, run and pruned by the operator.
+- apiGroups: ["bloodraven.shipstream.io"]
+  resources: ["mysqlbackups"]
+  verbs: ["get", "list", "watch", "create", "delete"]
+- apiGroups: ["bloodraven.shipstream.io"]
+  resources: ["mysqlbackups/status"]
+  verbs: ["get", "update", "patch"]
 - apiGroups: ["apps"]
   resources: ["deployments"]
   verbs: ["get", "list", "watch", "create", "update", "patch"]
