@@ -99,6 +99,25 @@ const (
 	// EventSiteUntainted: a site that is writable again lost the
 	// lost-primary taint a failover put on its nodes.
 	EventSiteUntainted = "SiteUntainted"
+	// EventSidecarBinaryStale (Warning, once per change): a site's sidecar
+	// runs another binary than the operator ships and the ordered update
+	// does not upgrade it in place; the message names the ways out.
+	EventSidecarBinaryStale = "SidecarBinaryStale"
+)
+
+// The SidecarBinaryStale condition: true while a site's sidecar runs
+// another binary than the operator ships and the ordered update does not
+// upgrade it in place (spec.updates.inPlaceSidecarUpdates off, or the
+// site fenced or diverged). Absent while the operator ships no sidecar
+// binary (--sidecar-binary), since it then knows no hash to compare.
+const (
+	ConditionSidecarBinaryStale = "SidecarBinaryStale"
+	// ReasonSidecarBinaryDiffers: the condition is true; the message names
+	// the sites and the ways out.
+	ReasonSidecarBinaryDiffers = "SidecarBinaryDiffers"
+	// ReasonSidecarBinaryCurrent: no reporting sidecar runs another binary,
+	// or each one that does is upgraded in place.
+	ReasonSidecarBinaryCurrent = "SidecarBinaryCurrent"
 )
 
 // AnnotationTemplateHash is set on each site's Deployment: the SHA-256 of

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
@@ -42,6 +44,7 @@ func (l *Loop) rollout(ctx context.Context, p failover.Pass, mayAct bool) {
 		return
 	}
 	step := topology.PlanRollout(l.rolloutInput(p, loads))
+	l.recordBinaryStale(g, step)
 	acts := step.Action == topology.RolloutUpdate || step.Action == topology.RolloutSwitchover ||
 		step.Action == topology.RolloutUpgradeInPlace
 	if acts && !mayAct {
@@ -161,4 +164,26 @@ func (l *Loop) mayRestart(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// recordBinaryStale sets the SidecarBinaryStale condition from the step,
+// with a Warning Event when its message changes. Without a shipped binary
+// there is no hash to compare, and no condition.
+func (l *Loop) recordBinaryStale(g *v1alpha1.MysqlFailoverGroup, step topology.RolloutStep) {
+	st := &g.Status
+	if l.env.Upgrader == nil || l.env.Upgrader.Hash() == "" {
+		meta.RemoveStatusCondition(&st.Conditions, v1alpha1.ConditionSidecarBinaryStale)
+		return
+	}
+	c := metav1.Condition{Type: v1alpha1.ConditionSidecarBinaryStale, Status: metav1.ConditionFalse,
+		Reason: v1alpha1.ReasonSidecarBinaryCurrent, ObservedGeneration: g.Generation,
+		Message:            "every sidecar that reported runs the operator's binary, or is upgraded in place",
+		LastTransitionTime: stamp(l.env.Clock.Now())}
+	if len(step.BinaryStale) > 0 {
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, v1alpha1.ReasonSidecarBinaryDiffers, step.BinaryMessage
+		l.env.Notifier.EventOnChange(g, failover.EventWarning, v1alpha1.EventSidecarBinaryStale, step.BinaryMessage)
+	} else {
+		l.env.Notifier.clearOnChange(g, v1alpha1.EventSidecarBinaryStale)
+	}
+	meta.SetStatusCondition(&st.Conditions, c)
 }

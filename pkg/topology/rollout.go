@@ -125,6 +125,13 @@ type RolloutStep struct {
 	// Skipped lists the stale sites that are not updated: fenced by an
 	// administrator or diverged.
 	Skipped []string
+	// BinaryStale lists the sites whose sidecar reports another executable
+	// hash than the binary the operator ships and that the update does not
+	// upgrade in place (inPlaceSidecarUpdates off, or the site skipped);
+	// BinaryMessage says so and names the ways out, for the group's
+	// SidecarBinaryStale condition and Event. Empty when there are none.
+	BinaryStale   []string
+	BinaryMessage string
 }
 
 // SwitchoverRetry is how long the update waits before it asks again for a
@@ -154,16 +161,22 @@ const SwitchoverRetry = time.Minute
 // time, replicas first, each only once every site is back and no upgrade
 // is busy: mysqld is not restarted, so the active site needs no switchover.
 // Without InPlace a restart would bring back the same image, so such a
-// site is only named in the message. A site stale by its Deployment is
-// restarted by the steps above, which may bring the new binary itself.
+// site is not restarted for it: it is named in the message and in
+// BinaryStale (the SidecarBinaryStale condition), and the update does not
+// enter Updating for it, so it holds no planned failover back. A site
+// stale by its Deployment is restarted by the steps above, which may
+// bring the new binary itself.
 //
 // Sites fenced by an administrator or diverged are never updated, never
 // waited for, and named in the message.
 func PlanRollout(in RolloutInput) RolloutStep {
-	var stale, skipped, binary []string
+	var stale, skipped, binary, notInPlace []string
 	var todo []RolloutSite
 	for _, s := range in.Sites {
 		bin := binaryStale(in, s)
+		if bin && (!in.InPlace || s.View.AdminFenced || s.View.Diverged) {
+			notInPlace = append(notInPlace, s.View.Name)
+		}
 		switch {
 		case s.View.AdminFenced || s.View.Diverged:
 			if s.Stale || (bin && in.InPlace) {
@@ -181,6 +194,7 @@ func PlanRollout(in RolloutInput) RolloutStep {
 	}
 	step := planRollout(in, todo, stale)
 	step.Skipped = skipped
+	step.BinaryStale, step.BinaryMessage = notInPlace, binaryMessage(in, notInPlace)
 	if len(binary) > 0 {
 		msg := fmt.Sprintf("sidecar binary differs from the operator's: %s (set spec.updates.inPlaceSidecarUpdates, "+
 			"or change the sidecar image)", strings.Join(binary, ", "))
@@ -288,6 +302,26 @@ func rolloutBusy(in RolloutInput) string {
 		return "no active site"
 	}
 	return ""
+}
+
+// binaryMessage says that sites' sidecars run another binary than the
+// operator ships, why the update leaves them, and the ways out; "" for none.
+func binaryMessage(in RolloutInput, sites []string) string {
+	if len(sites) == 0 {
+		return ""
+	}
+	who := "sidecar of " + sites[0] + " runs"
+	if len(sites) > 1 {
+		who = "sidecars of " + strings.Join(sites, ", ") + " run"
+	}
+	if in.InPlace {
+		return fmt.Sprintf("the %s another binary than the operator ships; a fenced or diverged site is not "+
+			"upgraded in place until it is neither", who)
+	}
+	return fmt.Sprintf("the %s another binary than the operator ships; restarting the Pod would bring back the same "+
+		"image, so the ordered update leaves it: set spec.updates.inPlaceSidecarUpdates: true to upgrade it in "+
+		"place without restarting mysqld, or set spec.sidecar.image to the sidecar image of the operator's release "+
+		"(an ordered update then restarts the sites one at a time)", who)
 }
 
 // binaryStale: the site's sidecar runs another binary than the operator ships.
