@@ -31,4 +31,3 @@ func TestStatusExecutableHashes(t *testing.T) {
 		return site(g, "b").SidecarExecutableHash == hashB2 && site(g, "a").SidecarExecutableHash == hashA
 	})
 }
-

@@ -37,6 +37,9 @@ type deploymentSim struct {
 	hold map[string]chan struct{}
 	stop chan struct{}
 	done chan struct{}
+	// restarting counts the restarts under way: close waits for them, so
+	// that none logs after its test ended.
+	restarting sync.WaitGroup
 }
 
 func (e *env) simulateDeployments() *deploymentSim {
@@ -54,6 +57,12 @@ func (s *deploymentSim) close() {
 		close(s.stop)
 	}
 	<-s.done
+	idle := make(chan struct{})
+	go func() { s.restarting.Wait(); close(idle) }()
+	select {
+	case <-idle:
+	case <-time.After(15 * time.Second): // a site held and never released
+	}
 }
 
 func (s *deploymentSim) run() {
@@ -97,7 +106,9 @@ func (s *deploymentSim) observe(d *appsv1.Deployment) {
 	s.restarts = append(s.restarts, site)
 	hold := s.hold[site]
 	s.mu.Unlock()
+	s.restarting.Add(1)
 	go func() {
+		defer s.restarting.Done()
 		i := s.e.index(site)
 		s.e.db.Stop(i)
 		time.Sleep(300 * time.Millisecond)

@@ -3,6 +3,7 @@ package grouploop
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -45,6 +46,7 @@ func (l *Loop) rollout(ctx context.Context, p failover.Pass, mayAct bool) {
 	}
 	step := topology.PlanRollout(l.rolloutInput(p, loads))
 	l.recordBinaryStale(g, step)
+	l.recordStalled(g, step)
 	acts := step.Action == topology.RolloutUpdate || step.Action == topology.RolloutSwitchover ||
 		step.Action == topology.RolloutUpgradeInPlace
 	if acts && !mayAct {
@@ -82,7 +84,16 @@ func (l *Loop) rollout(ctx context.Context, p failover.Pass, mayAct bool) {
 	if step.Message != st.Message || step.Phase != st.Phase {
 		l.log.Info("ordered update", "phase", step.Phase, "message", step.Message)
 	}
-	st.Phase, st.Message = step.Phase, step.Message
+	setRolloutStatus(st, step)
+}
+
+// setRolloutStatus writes the step's phase, message and progress time.
+func setRolloutStatus(st *v1alpha1.MysqlFailoverGroupStatus, step topology.RolloutStep) {
+	st.Phase, st.Message, st.UpdateProgressTime = step.Phase, step.Message, nil
+	if !step.ProgressAt.IsZero() {
+		t := stamp(step.ProgressAt)
+		st.UpdateProgressTime = &t
+	}
 }
 
 // rolloutInput is the pass as PlanRollout reads it.
@@ -100,6 +111,10 @@ func (l *Loop) rolloutInput(p failover.Pass, loads map[string]routing.Workload) 
 		in.CooldownEnds = lf.Time.Add(g.Spec.FailoverCooldown.Duration)
 	}
 	in.SwitchoverFailedAt, in.SwitchoverFailure = failover.UpdateSwitchoverFailed(st)
+	if t := start.UpdateProgressTime; t != nil {
+		in.ProgressAt = t.Time
+	}
+	in.ProgressDeadline = failover.UpdateDeadline(g)
 	if u := l.env.Upgrader; u != nil {
 		in.SidecarHash, in.InPlace = u.Hash(), g.Spec.Updates.InPlaceSidecarUpdates
 	}
@@ -127,7 +142,7 @@ func (l *Loop) updateSite(ctx context.Context, p failover.Pass, w siteWorkloads,
 	// finds its write refused once the new leader has written the group;
 	// if its write lands first, the new leader's own write here is refused.
 	// Either way two processes never each restart a site off one snapshot.
-	g.Status.Phase, g.Status.Message = step.Phase, step.Message
+	setRolloutStatus(&g.Status, step)
 	if err := l.patcher.PersistStatusExclusive(cctx, g); err != nil {
 		return fmt.Errorf("ordered update: order the restart of %s: %w", step.Site, err)
 	}
@@ -186,4 +201,25 @@ func (l *Loop) recordBinaryStale(g *v1alpha1.MysqlFailoverGroup, step topology.R
 		l.env.Notifier.clearOnChange(g, v1alpha1.EventSidecarBinaryStale)
 	}
 	meta.SetStatusCondition(&st.Conditions, c)
+}
+
+// recordStalled sets the UpdateStalled condition from the step, with a
+// Warning Event once per stall (per progress time: what the update waits
+// for may change while it stays stalled).
+func (l *Loop) recordStalled(g *v1alpha1.MysqlFailoverGroup, step topology.RolloutStep) {
+	c := metav1.Condition{Type: v1alpha1.ConditionUpdateStalled, Status: metav1.ConditionFalse,
+		Reason: v1alpha1.ReasonUpdateProgressing, ObservedGeneration: g.Generation,
+		Message:            "no ordered update is in progress, or it took a step within its progress deadline",
+		LastTransitionTime: stamp(l.env.Clock.Now())}
+	if step.Stalled {
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, v1alpha1.ReasonProgressDeadlineExceeded, step.StalledMessage
+		if !l.stalledSince.Equal(step.ProgressAt) {
+			l.env.Notifier.Event(g, failover.EventWarning, v1alpha1.EventUpdateStalled, step.StalledMessage)
+			l.log.Info("ordered update stalled", "message", step.StalledMessage)
+		}
+		l.stalledSince = step.ProgressAt
+	} else {
+		l.stalledSince = time.Time{}
+	}
+	meta.SetStatusCondition(&g.Status.Conditions, c)
 }

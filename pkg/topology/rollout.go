@@ -84,6 +84,11 @@ type RolloutInput struct {
 	// started failed; zero when it did not. SwitchoverFailure says why.
 	SwitchoverFailedAt time.Time
 	SwitchoverFailure  string
+	// ProgressAt is status.updateProgressTime: when the update began or
+	// last took a step; zero when unknown. ProgressDeadline is
+	// RolloutDeadline's answer for the group.
+	ProgressAt       time.Time
+	ProgressDeadline time.Duration
 	// Now is the time of the pass.
 	Now time.Time
 }
@@ -132,6 +137,14 @@ type RolloutStep struct {
 	// SidecarBinaryStale condition and Event. Empty when there are none.
 	BinaryStale   []string
 	BinaryMessage string
+	// ProgressAt is what status.updateProgressTime becomes: zero while no
+	// update is in progress (rollout_progress.go).
+	ProgressAt time.Time
+	// Stalled is true when the update waited longer than its progress
+	// deadline; StalledMessage says what for, for the UpdateStalled
+	// condition and Event.
+	Stalled        bool
+	StalledMessage string
 }
 
 // SwitchoverRetry is how long the update waits before it asks again for a
@@ -169,6 +182,10 @@ const SwitchoverRetry = time.Minute
 //
 // Sites fenced by an administrator or diverged are never updated, never
 // waited for, and named in the message.
+//
+// An update that has taken no step for longer than ProgressDeadline is
+// Stalled (rollout_progress.go): it stays Updating, says so in the
+// message, and no longer holds planned failovers back.
 func PlanRollout(in RolloutInput) RolloutStep {
 	var stale, skipped, binary, notInPlace []string
 	var todo []RolloutSite
@@ -193,6 +210,7 @@ func PlanRollout(in RolloutInput) RolloutStep {
 		}
 	}
 	step := planRollout(in, todo, stale)
+	rolloutProgress(in, &step)
 	step.Skipped = skipped
 	step.BinaryStale, step.BinaryMessage = notInPlace, binaryMessage(in, notInPlace)
 	if len(binary) > 0 {
