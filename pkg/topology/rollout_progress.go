@@ -47,13 +47,15 @@ func UpdateStalled(phase v1alpha1.GroupPhase, progressAt time.Time, deadline tim
 // restarts at each step it takes; waiting for a person (WaitForUser) is
 // not being stuck. It does not restart while a failover holds the update
 // back, so that a planned failover admitted during a stalled update does
-// not make the next one wait a whole deadline again.
+// not make the next one wait a whole deadline again, nor when the update
+// retries a switchover that failed: a switchover failing every minute is
+// no progress.
 func rolloutProgress(in RolloutInput, step *RolloutStep) {
 	switch {
 	case step.Phase == v1alpha1.GroupPhaseNone || step.Action == RolloutIdle:
 		step.ProgressAt = time.Time{}
 		return
-	case step.Action != RolloutWait:
+	case step.Action != RolloutWait && !retriedSwitchover(in, step):
 		step.ProgressAt = in.Now
 		return
 	case in.ProgressAt.IsZero() || in.Phase == v1alpha1.GroupPhaseNone:
@@ -69,4 +71,10 @@ func rolloutProgress(in RolloutInput, step *RolloutStep) {
 	step.StalledMessage = fmt.Sprintf("the update has taken no step since %s (progress deadline %s): %s; "+
 		"planned failovers are no longer held back by it", since, in.ProgressDeadline, step.Message)
 	step.Message = fmt.Sprintf("stalled, no step since %s: %s", since, step.Message)
+}
+
+// retriedSwitchover: the step starts a switchover after the update's last
+// one failed.
+func retriedSwitchover(in RolloutInput, step *RolloutStep) bool {
+	return step.Action == RolloutSwitchover && !in.SwitchoverFailedAt.IsZero()
 }

@@ -61,6 +61,16 @@ func TestPlanRolloutStalled(t *testing.T) {
 				i.SwitchoverFailedAt, i.SwitchoverFailure = now.Add(-10*time.Second), "lag timeout"
 			}),
 			RolloutWait, now.Add(-11 * time.Minute), true, "failed (lag timeout)"},
+		{"retrying a failed switchover is no progress: the clock keeps running",
+			with(updating(11*time.Minute, stale(back("iad")), back("pdx")), func(i *RolloutInput) {
+				i.SwitchoverFailedAt, i.SwitchoverFailure = now.Add(-2*SwitchoverRetry), "lag timeout"
+			}),
+			RolloutSwitchover, now.Add(-11 * time.Minute), true, "switching the primary iad over to pdx"},
+		{"retrying a failed switchover within the deadline: not stalled yet",
+			with(updating(3*time.Minute, stale(back("iad")), back("pdx")), func(i *RolloutInput) {
+				i.SwitchoverFailedAt, i.SwitchoverFailure = now.Add(-2*SwitchoverRetry), "lag timeout"
+			}),
+			RolloutSwitchover, now.Add(-3 * time.Minute), false, ""},
 		{"a step restarts the clock, however long the wait before",
 			updating(time.Hour, stale(back("iad")), back("pdx"), stale(back("fra"))),
 			RolloutUpdate, now, false, ""},
