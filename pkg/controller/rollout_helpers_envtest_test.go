@@ -116,9 +116,21 @@ func (s *deploymentSim) observe(d *appsv1.Deployment) {
 			<-hold
 		}
 		s.start(site)
+		// A newer generation applied while this one restarted (the
+		// update rolling back a hand edit that is still rolling out)
+		// reports the rollout itself: this one must not report an
+		// older generation after it.
+		s.mu.Lock()
+		current := s.seen[site] == d.Generation
+		s.mu.Unlock()
+		if !current {
+			return
+		}
 		s.rolledOut(d.Name, d.Generation)
 		s.mu.Lock()
-		s.down[site] = false
+		if s.seen[site] == d.Generation {
+			s.down[site] = false
+		}
 		s.mu.Unlock()
 	}()
 }

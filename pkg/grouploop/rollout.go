@@ -3,6 +3,7 @@ package grouploop
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -47,6 +48,7 @@ func (l *Loop) rollout(ctx context.Context, p failover.Pass, mayAct bool) {
 	step := topology.PlanRollout(l.rolloutInput(p, loads))
 	l.recordBinaryStale(g, step)
 	l.recordStalled(g, step)
+	l.recordDrift(g, step)
 	acts := step.Action == topology.RolloutUpdate || step.Action == topology.RolloutSwitchover ||
 		step.Action == topology.RolloutUpgradeInPlace
 	if acts && !mayAct {
@@ -120,7 +122,10 @@ func (l *Loop) rolloutInput(p failover.Pass, loads map[string]routing.Workload) 
 	}
 	for _, v := range p.Input.Sites {
 		w := loads[v.Name]
-		rs := topology.RolloutSite{View: v, Exists: w.Exists, Stale: w.Stale, PodReady: w.Ready,
+		if w.DriftErr != nil {
+			l.log.Error(w.DriftErr, "ordered update: drift check", "site", v.Name)
+		}
+		rs := topology.RolloutSite{View: v, Exists: w.Exists, Stale: w.Stale, Drifted: w.Drifted, PodReady: w.Ready,
 			SidecarAskedAt: l.sidecarAskedAt(v.Name), SidecarHash: l.reportedHash(v.Name)}
 		if u := l.env.Upgrader; u != nil {
 			// Settled as soon as the new process reports the shipped hash.
@@ -222,4 +227,16 @@ func (l *Loop) recordStalled(g *v1alpha1.MysqlFailoverGroup, step topology.Rollo
 		l.stalledSince = time.Time{}
 	}
 	meta.SetStatusCondition(&g.Status.Conditions, c)
+}
+
+// recordDrift records a Warning Event, once per change of the list, naming
+// the sites whose Deployment was edited by hand and is rolled back.
+func (l *Loop) recordDrift(g *v1alpha1.MysqlFailoverGroup, step topology.RolloutStep) {
+	if len(step.Drifted) == 0 {
+		l.env.Notifier.clearOnChange(g, v1alpha1.EventSiteDrifted)
+		return
+	}
+	msg := fmt.Sprintf("the Deployment of %s was changed outside the operator (its spec is not what the group renders); "+
+		"the ordered update rolls it back, one site at a time", strings.Join(step.Drifted, ", "))
+	l.env.Notifier.EventOnChange(g, failover.EventWarning, v1alpha1.EventSiteDrifted, msg)
 }

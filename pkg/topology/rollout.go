@@ -2,6 +2,7 @@ package topology
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,6 +25,10 @@ type RolloutSite struct {
 	Exists bool
 	// Stale is true when the site's Deployment is not what the spec renders now.
 	Stale bool
+	// Drifted is true when the Deployment's template hash says it is what
+	// the spec renders but its spec is not (someone edited it): it is
+	// rolled back as if it were stale.
+	Drifted bool
 	// SidecarHash is the SHA-256 of the binary the site's sidecar runs, as
 	// its last report said; "" when unknown.
 	SidecarHash string
@@ -137,6 +142,9 @@ type RolloutStep struct {
 	// SidecarBinaryStale condition and Event. Empty when there are none.
 	BinaryStale   []string
 	BinaryMessage string
+	// Drifted lists the sites the update rolls back because their
+	// Deployment was edited (not the skipped ones), for the SiteDrifted Event.
+	Drifted []string
 	// ProgressAt is what status.updateProgressTime becomes: zero while no
 	// update is in progress (rollout_progress.go).
 	ProgressAt time.Time
@@ -183,13 +191,22 @@ const SwitchoverRetry = time.Minute
 // Sites fenced by an administrator or diverged are never updated, never
 // waited for, and named in the message.
 //
+// A Drifted site (its Deployment edited by hand) is stale: the update
+// rolls it back in the same order, and names it in Drifted and the message.
+//
 // An update that has taken no step for longer than ProgressDeadline is
 // Stalled (rollout_progress.go): it stays Updating, says so in the
 // message, and no longer holds planned failovers back.
 func PlanRollout(in RolloutInput) RolloutStep {
-	var stale, skipped, binary, notInPlace []string
+	var stale, skipped, binary, notInPlace, drifted []string
 	var todo []RolloutSite
-	for _, s := range in.Sites {
+	in.Sites = slices.Clone(in.Sites)
+	for i, s := range in.Sites {
+		if s.Drifted && !s.View.AdminFenced && !s.View.Diverged {
+			drifted = append(drifted, s.View.Name)
+		}
+		s.Stale = s.Stale || s.Drifted // a hand edit is rolled back like any change
+		in.Sites[i] = s
 		bin := binaryStale(in, s)
 		if bin && (!in.InPlace || s.View.AdminFenced || s.View.Diverged) {
 			notInPlace = append(notInPlace, s.View.Name)
@@ -211,7 +228,10 @@ func PlanRollout(in RolloutInput) RolloutStep {
 	}
 	step := planRollout(in, todo, stale)
 	rolloutProgress(in, &step)
-	step.Skipped = skipped
+	step.Skipped, step.Drifted = skipped, drifted
+	if len(drifted) > 0 && step.Action != RolloutIdle {
+		step.Message += fmt.Sprintf("; changed outside the operator, rolled back in order: %s", strings.Join(drifted, ", "))
+	}
 	step.BinaryStale, step.BinaryMessage = notInPlace, binaryMessage(in, notInPlace)
 	if len(binary) > 0 {
 		msg := fmt.Sprintf("sidecar binary differs from the operator's: %s (set spec.updates.inPlaceSidecarUpdates, "+
