@@ -101,6 +101,12 @@ type MysqlFailoverGroupStatus struct {
 	// +optional
 	Message string `json:"message,omitempty"`
 
+	// UpdateProgressTime is when the ordered update began or last took a
+	// step; unset while no update is in progress. The update is stalled
+	// once it is older than spec.updates.progressDeadline.
+	// +optional
+	UpdateProgressTime *metav1.Time `json:"updateProgressTime,omitempty"`
+
 	// ReportsAuthenticatedAt is when every site's sidecar had reported with
 	// its client certificate. From then on the operator refuses reports
 	// that come without one (the end of the upgrade window, see

@@ -1,5 +1,7 @@
 package v1alpha1
 
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 // PrimaryUpdateMethod says how the active site gets a new Pod template.
 // +kubebuilder:validation:Enum=switchover;restart
 type PrimaryUpdateMethod string
@@ -50,7 +52,23 @@ type UpdatesSpec struct {
 	// differs is only reported.
 	// +optional
 	InPlaceSidecarUpdates bool `json:"inPlaceSidecarUpdates,omitempty"`
+
+	// ProgressDeadline is how long the update may go without taking a
+	// step (restarting a site, starting its switchover, upgrading a
+	// sidecar in place) before it counts as stalled: the condition
+	// UpdateStalled turns true with a Warning Event, and planned failovers
+	// are no longer refused because of the update. Omitted, 10m. It is
+	// never shorter than instance.startDelay plus instance.stopDelay, the
+	// time a restart may legitimately take.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+([.][0-9]+)?(ms|s|m|h))+$') && duration(self) >= duration('10s') && duration(self) <= duration('24h')",message="updates.progressDeadline must be a duration from 10s to 24h, such as 10m"
+	// +optional
+	ProgressDeadline *metav1.Duration `json:"progressDeadline,omitempty"`
 }
+
+// DefaultProgressDeadline is spec.updates.progressDeadline when omitted.
+const DefaultProgressDeadline = "10m"
 
 // GroupPhase is what the group as a whole is doing beyond serving:
 // empty while nothing is rolled out.
@@ -99,6 +117,46 @@ const (
 	// EventSiteUntainted: a site that is writable again lost the
 	// lost-primary taint a failover put on its nodes.
 	EventSiteUntainted = "SiteUntainted"
+	// EventSidecarBinaryStale (Warning, once per change): a site's sidecar
+	// runs another binary than the operator ships and the ordered update
+	// does not upgrade it in place; the message names the ways out.
+	EventSidecarBinaryStale = "SidecarBinaryStale"
+	// EventUpdateStalled (Warning, once per change): the ordered update
+	// took no step for longer than spec.updates.progressDeadline.
+	EventUpdateStalled = "UpdateStalled"
+	// EventSiteDrifted (Warning, once per change): a site's Deployment no
+	// longer is what the spec renders although its template hash says it
+	// is (someone edited it); the ordered update rolls it back.
+	EventSiteDrifted = "SiteDrifted"
+)
+
+// The UpdateStalled condition: true while the ordered update has taken no
+// step for longer than its progress deadline (a restarted site that never
+// comes back, a switchover that keeps failing, no replica to switch to).
+// A stalled update no longer makes planned failovers wait.
+const (
+	ConditionUpdateStalled = "UpdateStalled"
+	// ReasonProgressDeadlineExceeded: the condition is true; the message
+	// says what the update waits for and since when.
+	ReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
+	// ReasonUpdateProgressing: an update is in progress and took a step
+	// within the deadline, or none is in progress.
+	ReasonUpdateProgressing = "UpdateProgressing"
+)
+
+// The SidecarBinaryStale condition: true while a site's sidecar runs
+// another binary than the operator ships and the ordered update does not
+// upgrade it in place (spec.updates.inPlaceSidecarUpdates off, or the
+// site fenced or diverged). Absent while the operator ships no sidecar
+// binary (--sidecar-binary), since it then knows no hash to compare.
+const (
+	ConditionSidecarBinaryStale = "SidecarBinaryStale"
+	// ReasonSidecarBinaryDiffers: the condition is true; the message names
+	// the sites and the ways out.
+	ReasonSidecarBinaryDiffers = "SidecarBinaryDiffers"
+	// ReasonSidecarBinaryCurrent: no reporting sidecar runs another binary,
+	// or each one that does is upgraded in place.
+	ReasonSidecarBinaryCurrent = "SidecarBinaryCurrent"
 )
 
 // AnnotationTemplateHash is set on each site's Deployment: the SHA-256 of

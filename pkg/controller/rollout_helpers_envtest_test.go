@@ -37,6 +37,9 @@ type deploymentSim struct {
 	hold map[string]chan struct{}
 	stop chan struct{}
 	done chan struct{}
+	// restarting counts the restarts under way: close waits for them, so
+	// that none logs after its test ended.
+	restarting sync.WaitGroup
 }
 
 func (e *env) simulateDeployments() *deploymentSim {
@@ -54,6 +57,12 @@ func (s *deploymentSim) close() {
 		close(s.stop)
 	}
 	<-s.done
+	idle := make(chan struct{})
+	go func() { s.restarting.Wait(); close(idle) }()
+	select {
+	case <-idle:
+	case <-time.After(15 * time.Second): // a site held and never released
+	}
 }
 
 func (s *deploymentSim) run() {
@@ -97,7 +106,9 @@ func (s *deploymentSim) observe(d *appsv1.Deployment) {
 	s.restarts = append(s.restarts, site)
 	hold := s.hold[site]
 	s.mu.Unlock()
+	s.restarting.Add(1)
 	go func() {
+		defer s.restarting.Done()
 		i := s.e.index(site)
 		s.e.db.Stop(i)
 		time.Sleep(300 * time.Millisecond)
@@ -105,9 +116,21 @@ func (s *deploymentSim) observe(d *appsv1.Deployment) {
 			<-hold
 		}
 		s.start(site)
+		// A newer generation applied while this one restarted (the
+		// update rolling back a hand edit that is still rolling out)
+		// reports the rollout itself: this one must not report an
+		// older generation after it.
+		s.mu.Lock()
+		current := s.seen[site] == d.Generation
+		s.mu.Unlock()
+		if !current {
+			return
+		}
 		s.rolledOut(d.Name, d.Generation)
 		s.mu.Lock()
-		s.down[site] = false
+		if s.seen[site] == d.Generation {
+			s.down[site] = false
+		}
 		s.mu.Unlock()
 	}()
 }

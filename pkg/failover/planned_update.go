@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/topology"
 )
 
 // The ordered update (docs/upgrades.md) moves the primary role off a stale
@@ -37,8 +38,49 @@ func UpdateSwitchoverFailed(st *v1alpha1.MysqlFailoverGroupStatus) (time.Time, s
 }
 
 // updateRefuses is the interlock: while the ordered update is Updating, a
-// planned failover it did not start itself is refused. WaitingForUser
-// asks for one, so it is let through then.
-func updateRefuses(st *v1alpha1.MysqlFailoverGroupStatus, b *v1alpha1.PlannedFailoverStatus) bool {
-	return st.Phase == v1alpha1.GroupPhaseUpdating && b.Origin != v1alpha1.OriginUpdate
+// planned failover it did not start itself is refused, with the time from
+// which it no longer is (zero when that time is unknown). WaitingForUser
+// asks for one, so it is let through then, and so is any once the update
+// is stalled (topology.UpdateStalled): a stuck update must not hold planned
+// failovers back forever.
+func updateRefuses(g *v1alpha1.MysqlFailoverGroup, b *v1alpha1.PlannedFailoverStatus, now time.Time) (bool, time.Time) {
+	st := &g.Status
+	if st.Phase != v1alpha1.GroupPhaseUpdating || b.Origin == v1alpha1.OriginUpdate {
+		return false, time.Time{}
+	}
+	if st.UpdateProgressTime == nil {
+		return true, time.Time{}
+	}
+	deadline := UpdateDeadline(g)
+	if topology.UpdateStalled(st.Phase, st.UpdateProgressTime.Time, deadline, now) {
+		return false, time.Time{}
+	}
+	return true, st.UpdateProgressTime.Add(deadline)
+}
+
+// updateVerdict is the interlock's refusal, with the time from which the
+// update no longer refuses when it is known; false when it lets b through.
+func updateVerdict(g *v1alpha1.MysqlFailoverGroup, b *v1alpha1.PlannedFailoverStatus, now time.Time) (verdict, bool) {
+	refuse, until := updateRefuses(g, b, now)
+	if !refuse {
+		return verdict{}, false
+	}
+	v := verdict{reason: v1alpha1.ReasonConcurrentOperation,
+		msg: fmt.Sprintf("an ordered update is in progress (%s); ask again once it ends", g.Status.Message)}
+	if !until.IsZero() {
+		v.retryAfter = until
+		v.msg += fmt.Sprintf(", or after %s if it has taken no step by then (spec.updates.progressDeadline)",
+			until.UTC().Format(time.RFC3339))
+	}
+	return v, true
+}
+
+// UpdateDeadline is the group's ordered update's progress deadline
+// (topology.RolloutDeadline of spec.updates and spec.instance).
+func UpdateDeadline(g *v1alpha1.MysqlFailoverGroup) time.Duration {
+	var configured time.Duration
+	if d := g.Spec.Updates.ProgressDeadline; d != nil {
+		configured = d.Duration
+	}
+	return topology.RolloutDeadline(configured, g.Spec.Instance.StartDelay.Duration, g.Spec.Instance.StopDelay.Duration)
 }

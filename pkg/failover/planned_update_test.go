@@ -2,7 +2,11 @@ package failover
 
 import (
 	"errors"
+	"strings"
 	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
 )
@@ -56,4 +60,68 @@ func TestPlannedUpdateFailureReported(t *testing.T) {
 		t.Fatalf("failure %s %q, want TargetUnhealthy", at, why)
 	}
 	w.assertNoFence(t)
+}
+
+// A stuck ordered update (a restarted site that never comes back) must not
+// refuse planned failovers forever: within its progress deadline a request
+// is refused with ConcurrentOperation and the time from which it no longer
+// is; past it the request runs through every other check.
+func TestPlannedDuringAStalledUpdate(t *testing.T) {
+	cases := []struct {
+		name    string
+		ago     time.Duration // since the update's last step; < 0: unknown
+		refused bool
+	}{
+		{"within the deadline: refused, saying until when", 9 * time.Minute, true},
+		{"no step recorded (an older operator): refused", -1, true},
+		{"stalled past the deadline: runs", 11 * time.Minute, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w := newPWorld(t)
+			st := &w.persisted.Status
+			st.Phase, st.Message = v1alpha1.GroupPhaseUpdating, "waiting for c to be Ready and caught up (1 of 2 left)"
+			var since time.Time
+			if c.ago >= 0 {
+				since = w.now.Add(-c.ago)
+				st.UpdateProgressTime = &metav1.Time{Time: since}
+			}
+			w.annotate("b")
+			w.run(40)
+			if !c.refused {
+				w.assertSwitched(t)
+				return
+			}
+			w.assertEnded(t, v1alpha1.PhaseFailed, v1alpha1.ReasonConcurrentOperation, v1alpha1.EventPlannedFailoverRejected)
+			w.assertNoFence(t)
+			b := w.block()
+			if c.ago < 0 {
+				if b.RetryAfter != nil {
+					t.Fatalf("retryAfter %s without a recorded step", b.RetryAfter)
+				}
+				return
+			}
+			until := since.Add(10 * time.Minute)
+			if b.RetryAfter == nil || !b.RetryAfter.Time.Equal(until.Truncate(time.Second)) ||
+				!strings.Contains(b.Message, "progressDeadline") {
+				t.Fatalf("block %+v, want retryAfter %s and the deadline named", b, until)
+			}
+		})
+	}
+}
+
+func TestUpdateDeadline(t *testing.T) {
+	g := &v1alpha1.MysqlFailoverGroup{}
+	if got := UpdateDeadline(g); got != 10*time.Minute {
+		t.Fatalf("default %s, want 10m", got)
+	}
+	g.Spec.Updates.ProgressDeadline = &metav1.Duration{Duration: 2 * time.Minute}
+	if got := UpdateDeadline(g); got != 2*time.Minute {
+		t.Fatalf("configured %s, want 2m", got)
+	}
+	g.Spec.Instance.StartDelay = metav1.Duration{Duration: 3 * time.Minute}
+	g.Spec.Instance.StopDelay = metav1.Duration{Duration: time.Minute}
+	if got := UpdateDeadline(g); got != 4*time.Minute {
+		t.Fatalf("with a long start and stop %s, want 4m", got)
+	}
 }

@@ -127,9 +127,9 @@ func validate(p Pass, b *v1alpha1.PlannedFailoverStatus, now time.Time) verdict 
 	case st.Failover != nil:
 		return verdict{reason: v1alpha1.ReasonConcurrentOperation,
 			msg: fmt.Sprintf("an emergency failover %s -> %s is in flight", st.Failover.From, st.Failover.To)}
-	case updateRefuses(st, b):
-		return verdict{reason: v1alpha1.ReasonConcurrentOperation,
-			msg: fmt.Sprintf("an ordered update is in progress (%s); ask again once it ends", st.Message)}
+	}
+	if v, refused := updateVerdict(g, b, now); refused {
+		return v
 	}
 	if last := st.LastFailover; last != nil {
 		if end := last.Time.Add(specOf(g).cooldown); now.Before(end) {

@@ -52,7 +52,8 @@ type Loop struct {
 	interval       time.Duration
 	observeStarted time.Time
 	observedAt     time.Time
-	lastWait       string // the emergency sequence's last logged wait
+	lastWait       string    // the emergency sequence's last logged wait
+	stalledSince   time.Time // the progress time of the stalled update last reported (rollout.go)
 	// Semi-sync (semisync.go): whether the active site's commits waited at
 	// the last probe. The part last applied to each site is in conns.
 	semiWaiting bool

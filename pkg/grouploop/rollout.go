@@ -3,7 +3,11 @@ package grouploop
 import (
 	"context"
 	"fmt"
+	"strings"
+	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
@@ -42,6 +46,9 @@ func (l *Loop) rollout(ctx context.Context, p failover.Pass, mayAct bool) {
 		return
 	}
 	step := topology.PlanRollout(l.rolloutInput(p, loads))
+	l.recordBinaryStale(g, step)
+	l.recordStalled(g, step)
+	l.recordDrift(g, step)
 	acts := step.Action == topology.RolloutUpdate || step.Action == topology.RolloutSwitchover ||
 		step.Action == topology.RolloutUpgradeInPlace
 	if acts && !mayAct {
@@ -79,7 +86,16 @@ func (l *Loop) rollout(ctx context.Context, p failover.Pass, mayAct bool) {
 	if step.Message != st.Message || step.Phase != st.Phase {
 		l.log.Info("ordered update", "phase", step.Phase, "message", step.Message)
 	}
-	st.Phase, st.Message = step.Phase, step.Message
+	setRolloutStatus(st, step)
+}
+
+// setRolloutStatus writes the step's phase, message and progress time.
+func setRolloutStatus(st *v1alpha1.MysqlFailoverGroupStatus, step topology.RolloutStep) {
+	st.Phase, st.Message, st.UpdateProgressTime = step.Phase, step.Message, nil
+	if !step.ProgressAt.IsZero() {
+		t := stamp(step.ProgressAt)
+		st.UpdateProgressTime = &t
+	}
 }
 
 // rolloutInput is the pass as PlanRollout reads it.
@@ -97,12 +113,19 @@ func (l *Loop) rolloutInput(p failover.Pass, loads map[string]routing.Workload) 
 		in.CooldownEnds = lf.Time.Add(g.Spec.FailoverCooldown.Duration)
 	}
 	in.SwitchoverFailedAt, in.SwitchoverFailure = failover.UpdateSwitchoverFailed(st)
+	if t := start.UpdateProgressTime; t != nil {
+		in.ProgressAt = t.Time
+	}
+	in.ProgressDeadline = failover.UpdateDeadline(g)
 	if u := l.env.Upgrader; u != nil {
 		in.SidecarHash, in.InPlace = u.Hash(), g.Spec.Updates.InPlaceSidecarUpdates
 	}
 	for _, v := range p.Input.Sites {
 		w := loads[v.Name]
-		rs := topology.RolloutSite{View: v, Exists: w.Exists, Stale: w.Stale, PodReady: w.Ready,
+		if w.DriftErr != nil {
+			l.log.Error(w.DriftErr, "ordered update: drift check", "site", v.Name)
+		}
+		rs := topology.RolloutSite{View: v, Exists: w.Exists, Stale: w.Stale, Drifted: w.Drifted, PodReady: w.Ready,
 			SidecarAskedAt: l.sidecarAskedAt(v.Name), SidecarHash: l.reportedHash(v.Name)}
 		if u := l.env.Upgrader; u != nil {
 			// Settled as soon as the new process reports the shipped hash.
@@ -124,7 +147,7 @@ func (l *Loop) updateSite(ctx context.Context, p failover.Pass, w siteWorkloads,
 	// finds its write refused once the new leader has written the group;
 	// if its write lands first, the new leader's own write here is refused.
 	// Either way two processes never each restart a site off one snapshot.
-	g.Status.Phase, g.Status.Message = step.Phase, step.Message
+	setRolloutStatus(&g.Status, step)
 	if err := l.patcher.PersistStatusExclusive(cctx, g); err != nil {
 		return fmt.Errorf("ordered update: order the restart of %s: %w", step.Site, err)
 	}
@@ -161,4 +184,59 @@ func (l *Loop) mayRestart(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// recordBinaryStale sets the SidecarBinaryStale condition from the step,
+// with a Warning Event when its message changes. Without a shipped binary
+// there is no hash to compare, and no condition.
+func (l *Loop) recordBinaryStale(g *v1alpha1.MysqlFailoverGroup, step topology.RolloutStep) {
+	st := &g.Status
+	if l.env.Upgrader == nil || l.env.Upgrader.Hash() == "" {
+		meta.RemoveStatusCondition(&st.Conditions, v1alpha1.ConditionSidecarBinaryStale)
+		return
+	}
+	c := metav1.Condition{Type: v1alpha1.ConditionSidecarBinaryStale, Status: metav1.ConditionFalse,
+		Reason: v1alpha1.ReasonSidecarBinaryCurrent, ObservedGeneration: g.Generation,
+		Message:            "every sidecar that reported runs the operator's binary, or is upgraded in place",
+		LastTransitionTime: stamp(l.env.Clock.Now())}
+	if len(step.BinaryStale) > 0 {
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, v1alpha1.ReasonSidecarBinaryDiffers, step.BinaryMessage
+		l.env.Notifier.EventOnChange(g, failover.EventWarning, v1alpha1.EventSidecarBinaryStale, step.BinaryMessage)
+	} else {
+		l.env.Notifier.clearOnChange(g, v1alpha1.EventSidecarBinaryStale)
+	}
+	meta.SetStatusCondition(&st.Conditions, c)
+}
+
+// recordStalled sets the UpdateStalled condition from the step, with a
+// Warning Event once per stall (per progress time: what the update waits
+// for may change while it stays stalled).
+func (l *Loop) recordStalled(g *v1alpha1.MysqlFailoverGroup, step topology.RolloutStep) {
+	c := metav1.Condition{Type: v1alpha1.ConditionUpdateStalled, Status: metav1.ConditionFalse,
+		Reason: v1alpha1.ReasonUpdateProgressing, ObservedGeneration: g.Generation,
+		Message:            "no ordered update is in progress, or it took a step within its progress deadline",
+		LastTransitionTime: stamp(l.env.Clock.Now())}
+	if step.Stalled {
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, v1alpha1.ReasonProgressDeadlineExceeded, step.StalledMessage
+		if !l.stalledSince.Equal(step.ProgressAt) {
+			l.env.Notifier.Event(g, failover.EventWarning, v1alpha1.EventUpdateStalled, step.StalledMessage)
+			l.log.Info("ordered update stalled", "message", step.StalledMessage)
+		}
+		l.stalledSince = step.ProgressAt
+	} else {
+		l.stalledSince = time.Time{}
+	}
+	meta.SetStatusCondition(&g.Status.Conditions, c)
+}
+
+// recordDrift records a Warning Event, once per change of the list, naming
+// the sites whose Deployment was edited by hand and is rolled back.
+func (l *Loop) recordDrift(g *v1alpha1.MysqlFailoverGroup, step topology.RolloutStep) {
+	if len(step.Drifted) == 0 {
+		l.env.Notifier.clearOnChange(g, v1alpha1.EventSiteDrifted)
+		return
+	}
+	msg := fmt.Sprintf("the Deployment of %s was changed outside the operator (its spec is not what the group renders); "+
+		"the ordered update rolls it back, one site at a time", strings.Join(step.Drifted, ", "))
+	l.env.Notifier.EventOnChange(g, failover.EventWarning, v1alpha1.EventSiteDrifted, msg)
 }

@@ -26,6 +26,12 @@ type Workload struct {
 	Exists bool
 	// Stale is true when the live Deployment is not what the spec renders now.
 	Stale bool
+	// Drifted is true when the live Deployment carries the current
+	// template hash but applying the rendering would change its spec: it
+	// was edited by hand (drift.go). DriftErr says why that could not be
+	// told; Drifted is then false.
+	Drifted  bool
+	DriftErr error
 	// Ready is true when the Deployment's rollout is complete and its Pod
 	// available: the controller saw the latest generation, and every Pod
 	// runs the current template and is available (kubectl rollout status).
@@ -63,7 +69,7 @@ func deploymentHash(d *appsv1.Deployment) (string, error) {
 
 // SiteWorkloads reads every site's Deployment through rd (the API server
 // itself, so that a pass never acts on a cache older than its own last
-// apply) and says which are stale and which are ready.
+// apply) and says which are stale, which drifted (drift.go) and which are ready.
 func (r *Router) SiteWorkloads(ctx context.Context, rd client.Reader, g *v1alpha1.MysqlFailoverGroup) (map[string]Workload, error) {
 	out := make(map[string]Workload, len(g.Spec.Sites))
 	for _, s := range g.Spec.Sites {
@@ -80,8 +86,12 @@ func (r *Router) SiteWorkloads(ctx context.Context, rd client.Reader, g *v1alpha
 		case err != nil:
 			return nil, fmt.Errorf("get deployment %s: %w", want.Name, err)
 		}
-		out[s.Name] = Workload{Exists: true, ResourceVersion: live.ResourceVersion, Ready: rolledOut(&live),
+		w := Workload{Exists: true, ResourceVersion: live.ResourceVersion, Ready: rolledOut(&live),
 			Stale: live.Annotations[v1alpha1.AnnotationTemplateHash] != want.Annotations[v1alpha1.AnnotationTemplateHash]}
+		if !w.Stale {
+			w.Drifted, w.DriftErr = r.drifted(ctx, g, want, &live)
+		}
+		out[s.Name] = w
 	}
 	return out, nil
 }
@@ -111,11 +121,34 @@ func (r *Router) ApplySiteWorkload(ctx context.Context, g *v1alpha1.MysqlFailove
 	if err != nil {
 		return err
 	}
+	if resourceVersion, err = r.prepareApply(ctx, d, resourceVersion); err != nil {
+		return fmt.Errorf("update site %s: %w", site, err)
+	}
 	d.ResourceVersion = resourceVersion
 	if err := r.apply(ctx, g, d, true); err != nil {
 		return fmt.Errorf("update site %s: %w", site, err)
 	}
 	return nil
+}
+
+// prepareApply removes what would make the apply of want invalid: rolling
+// parameters another manager set (drift.go). It returns the
+// resourceVersion the apply is to be based on.
+func (r *Router) prepareApply(ctx context.Context, want *appsv1.Deployment, resourceVersion string) (string, error) {
+	var live appsv1.Deployment
+	err := r.Client.Get(ctx, client.ObjectKeyFromObject(want), &live)
+	switch {
+	case apierrors.IsNotFound(err):
+		return resourceVersion, nil
+	case err != nil:
+		return "", fmt.Errorf("get deployment %s: %w", want.Name, err)
+	case !strategyDrifted(&live):
+		return resourceVersion, nil
+	}
+	if resourceVersion == "" {
+		resourceVersion = live.ResourceVersion
+	}
+	return r.restoreStrategy(ctx, &live, resourceVersion)
 }
 
 // convergeDeployment creates a site's Deployment when there is none, and

@@ -52,6 +52,7 @@ type Router struct {
 	Client client.Client
 	Scheme *runtime.Scheme
 	opts   Options
+	drift  driftCache // drift.go
 }
 
 // New returns a Router. The scheme must know core, apps, v1alpha1 and external-dns kinds.

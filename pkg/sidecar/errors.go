@@ -42,4 +42,9 @@ var (
 	ErrWriteHeld = errors.New("write hold held")
 	// ErrHashMismatch: an upgrade's body does not hash to the expected SHA-256.
 	ErrHashMismatch = errors.New("executable hash mismatch")
+	// ErrTerminating: the Pod's termination began; a re-exec would cut it.
+	ErrTerminating = errors.New("terminating")
+	// ErrFenceFailing: a run of fences keeps failing; its escalation budget
+	// lives in this process only, so a re-exec is refused.
+	ErrFenceFailing = errors.New("a fence keeps failing")
 )

@@ -33,6 +33,10 @@ import (
 //   - refuses to re-execute while it holds the write hold on a fenced
 //     mysqld (409): the hold is a session of this process, which exec
 //     would close, letting privileged accounts write;
+//   - refuses (409) while a run of fences keeps failing, whose escalation
+//     budget lives in this process only, and once the Pod's termination
+//     began (before reading the body): the new process would not know it
+//     began. The exec itself is decided under the termination's lock;
 //   - answers 202, then re-executes the new binary with the same arguments
 //     and the handover (handover.go). mysqld runs in its own container and
 //     is not touched.
@@ -55,6 +59,8 @@ const (
 	UpgradeTooLarge      = "too-large"
 	UpgradeWriteHeld     = "write-held"
 	UpgradeBusy          = "busy"
+	UpgradeTerminating   = "terminating"
+	UpgradeFenceFailing  = "fence-failing"
 	UpgradeFailed        = "failed"
 )
 
@@ -118,7 +124,8 @@ func (r *Runner) upgradeHandler() http.HandlerFunc {
 	counts := prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricUpgrades,
 		Help: "POST /sidecar/upgrade by result: reexec, current, or why it was refused."}, []string{"result"})
 	for _, res := range []string{UpgradeReexec, UpgradeCurrent, UpgradeNoTLS, UpgradeNoCertificate, UpgradeUntrusted,
-		UpgradeWrongIdentity, UpgradeBadHash, UpgradeTooLarge, UpgradeWriteHeld, UpgradeBusy, UpgradeFailed} {
+		UpgradeWrongIdentity, UpgradeBadHash, UpgradeTooLarge, UpgradeWriteHeld, UpgradeBusy, UpgradeTerminating,
+		UpgradeFenceFailing, UpgradeFailed} {
 		counts.WithLabelValues(res)
 	}
 	if err := r.metrics.reg.Register(counts); err != nil {
@@ -154,6 +161,10 @@ func (r *Runner) upgradeHandler() http.HandlerFunc {
 func (r *Runner) upgrade(w http.ResponseWriter, req *http.Request) (string, error) {
 	if err := r.operatorOnly(req); err != nil {
 		return "", err
+	}
+	if r.Terminating() {
+		return "", refuse(http.StatusConflict, UpgradeTerminating,
+			fmt.Errorf("%w: a re-exec would cut the smart-then-fast shutdown", ErrTerminating))
 	}
 	want := req.Header.Get(v1alpha1.HeaderExecutableHash)
 	var path string
@@ -265,14 +276,24 @@ func (r *Runner) lockForExec() error {
 		time.Sleep(20 * time.Millisecond)
 	}
 	r.mu.Lock()
-	held := r.hold.h != nil
+	held, failing := r.hold.h != nil, !r.esc.failingSince.IsZero()
 	r.mu.Unlock()
-	if held {
-		r.fenceMu.Unlock()
-		return refuse(http.StatusConflict, UpgradeWriteHeld,
+	var err error
+	switch {
+	case held:
+		err = refuse(http.StatusConflict, UpgradeWriteHeld,
 			fmt.Errorf("%w: a re-exec would release the global read lock on the fenced mysqld", ErrWriteHeld))
+	case failing:
+		err = refuse(http.StatusConflict, UpgradeFenceFailing,
+			fmt.Errorf("%w: a re-exec would restart its escalation budget", ErrFenceFailing))
+	case r.Terminating():
+		err = refuse(http.StatusConflict, UpgradeTerminating,
+			fmt.Errorf("%w: a re-exec would cut the smart-then-fast shutdown", ErrTerminating))
 	}
-	return nil
+	if err != nil {
+		r.fenceMu.Unlock()
+	}
+	return err
 }
 
 // reexec answers 202 and replaces the process with path, handing over the
@@ -288,9 +309,24 @@ func (r *Runner) reexec(w http.ResponseWriter, path string) {
 	r.log.Info("re-executing in place", "path", path, "generation", gen)
 	time.Sleep(50 * time.Millisecond) // lets the answer leave before exec closes the socket
 	env := append(withoutEnv(os.Environ(), HandoverEnv), HandoverEnv+"="+EncodeHandover(h))
-	err := r.cfg.Upgrade.Exec(path, r.cfg.Upgrade.Args, env)
+	err := r.execUnlessTerminating(path, env)
 	r.fenceMu.Unlock()
 	r.log.Error("re-exec failed; the running process goes on", "path", path, "error", err)
+}
+
+// execUnlessTerminating replaces the process unless a termination began,
+// deciding under the termination's lock and holding it through execve: a
+// termination that began first stops the exec, and one asked for after
+// waits for it (and runs in full if it fails). A SIGTERM taken by this
+// process in that instant is lost with it; the kubelet's preStop request
+// then reaches the new process.
+func (r *Runner) execUnlessTerminating(path string, env []string) error {
+	r.term.mu.Lock()
+	defer r.term.mu.Unlock()
+	if r.term.plan != nil {
+		return fmt.Errorf("%w: not re-executed", ErrTerminating)
+	}
+	return r.cfg.Upgrade.Exec(path, r.cfg.Upgrade.Args, env)
 }
 
 func withoutEnv(env []string, name string) []string {

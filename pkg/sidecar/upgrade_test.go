@@ -193,3 +193,36 @@ func TestUpgradeSwapsAndReexecs(t *testing.T) {
 		t.Fatalf("current hash: status %d, want 200", code)
 	}
 }
+
+// TestUpgradeDuringTerminationIsRefused: once the Pod's termination began,
+// an upgrade (or a restart in place) is refused with 409 before anything
+// is written: a new process would not know the termination began, and the
+// kubelet's preStop request would be cut.
+func TestUpgradeDuringTerminationIsRefused(t *testing.T) {
+	u := newUpgradeBed(t, 1024)
+	u.r.Tick(t.Context())
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	u.r.Terminate(ctx) // begins the run and returns at once
+	if !u.r.Terminating() {
+		t.Fatal("no termination began")
+	}
+	binary := []byte("new binary")
+	if code := u.post(t, pki.OperatorIdentity(), binary, hashOf(binary)); code != http.StatusConflict {
+		t.Fatalf("upgrade while terminating: status %d, want 409", code)
+	}
+	if code := u.post(t, pki.OperatorIdentity(), nil, ""); code != http.StatusConflict {
+		t.Fatalf("restart in place while terminating: status %d, want 409", code)
+	}
+	time.Sleep(100 * time.Millisecond) // an accepted exec would have run by now
+	if p, _ := u.exec.called(); p != "" {
+		t.Fatalf("re-executed %s during the termination", p)
+	}
+	if left, _ := filepath.Glob(filepath.Join(u.dir, "sidecar-bin", "*")); len(left) > 0 {
+		t.Fatalf("files written during the termination: %v", left)
+	}
+	_, body := get(t, u.r.HealthHandler(), sidecar.PathMetrics)
+	if want := sidecar.MetricUpgrades + `{result="` + sidecar.UpgradeTerminating + `"} 2`; !strings.Contains(body, want) {
+		t.Fatalf("metrics lack %s", want)
+	}
+}

@@ -2,6 +2,7 @@ package topology
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,6 +25,10 @@ type RolloutSite struct {
 	Exists bool
 	// Stale is true when the site's Deployment is not what the spec renders now.
 	Stale bool
+	// Drifted is true when the Deployment's template hash says it is what
+	// the spec renders but its spec is not (someone edited it): it is
+	// rolled back as if it were stale.
+	Drifted bool
 	// SidecarHash is the SHA-256 of the binary the site's sidecar runs, as
 	// its last report said; "" when unknown.
 	SidecarHash string
@@ -84,6 +89,11 @@ type RolloutInput struct {
 	// started failed; zero when it did not. SwitchoverFailure says why.
 	SwitchoverFailedAt time.Time
 	SwitchoverFailure  string
+	// ProgressAt is status.updateProgressTime: when the update began or
+	// last took a step; zero when unknown. ProgressDeadline is
+	// RolloutDeadline's answer for the group.
+	ProgressAt       time.Time
+	ProgressDeadline time.Duration
 	// Now is the time of the pass.
 	Now time.Time
 }
@@ -125,6 +135,24 @@ type RolloutStep struct {
 	// Skipped lists the stale sites that are not updated: fenced by an
 	// administrator or diverged.
 	Skipped []string
+	// BinaryStale lists the sites whose sidecar reports another executable
+	// hash than the binary the operator ships and that the update does not
+	// upgrade in place (inPlaceSidecarUpdates off, or the site skipped);
+	// BinaryMessage says so and names the ways out, for the group's
+	// SidecarBinaryStale condition and Event. Empty when there are none.
+	BinaryStale   []string
+	BinaryMessage string
+	// Drifted lists the sites the update rolls back because their
+	// Deployment was edited (not the skipped ones), for the SiteDrifted Event.
+	Drifted []string
+	// ProgressAt is what status.updateProgressTime becomes: zero while no
+	// update is in progress (rollout_progress.go).
+	ProgressAt time.Time
+	// Stalled is true when the update waited longer than its progress
+	// deadline; StalledMessage says what for, for the UpdateStalled
+	// condition and Event.
+	Stalled        bool
+	StalledMessage string
 }
 
 // SwitchoverRetry is how long the update waits before it asks again for a
@@ -154,16 +182,35 @@ const SwitchoverRetry = time.Minute
 // time, replicas first, each only once every site is back and no upgrade
 // is busy: mysqld is not restarted, so the active site needs no switchover.
 // Without InPlace a restart would bring back the same image, so such a
-// site is only named in the message. A site stale by its Deployment is
-// restarted by the steps above, which may bring the new binary itself.
+// site is not restarted for it: it is named in the message and in
+// BinaryStale (the SidecarBinaryStale condition), and the update does not
+// enter Updating for it, so it holds no planned failover back. A site
+// stale by its Deployment is restarted by the steps above, which may
+// bring the new binary itself.
 //
 // Sites fenced by an administrator or diverged are never updated, never
 // waited for, and named in the message.
+//
+// A Drifted site (its Deployment edited by hand) is stale: the update
+// rolls it back in the same order, and names it in Drifted and the message.
+//
+// An update that has taken no step for longer than ProgressDeadline is
+// Stalled (rollout_progress.go): it stays Updating, says so in the
+// message, and no longer holds planned failovers back.
 func PlanRollout(in RolloutInput) RolloutStep {
-	var stale, skipped, binary []string
+	var stale, skipped, binary, notInPlace, drifted []string
 	var todo []RolloutSite
-	for _, s := range in.Sites {
+	in.Sites = slices.Clone(in.Sites)
+	for i, s := range in.Sites {
+		if s.Drifted && !s.View.AdminFenced && !s.View.Diverged {
+			drifted = append(drifted, s.View.Name)
+		}
+		s.Stale = s.Stale || s.Drifted // a hand edit is rolled back like any change
+		in.Sites[i] = s
 		bin := binaryStale(in, s)
+		if bin && (!in.InPlace || s.View.AdminFenced || s.View.Diverged) {
+			notInPlace = append(notInPlace, s.View.Name)
+		}
 		switch {
 		case s.View.AdminFenced || s.View.Diverged:
 			if s.Stale || (bin && in.InPlace) {
@@ -180,7 +227,12 @@ func PlanRollout(in RolloutInput) RolloutStep {
 		}
 	}
 	step := planRollout(in, todo, stale)
-	step.Skipped = skipped
+	rolloutProgress(in, &step)
+	step.Skipped, step.Drifted = skipped, drifted
+	if len(drifted) > 0 && step.Action != RolloutIdle {
+		step.Message += fmt.Sprintf("; changed outside the operator, rolled back in order: %s", strings.Join(drifted, ", "))
+	}
+	step.BinaryStale, step.BinaryMessage = notInPlace, binaryMessage(in, notInPlace)
 	if len(binary) > 0 {
 		msg := fmt.Sprintf("sidecar binary differs from the operator's: %s (set spec.updates.inPlaceSidecarUpdates, "+
 			"or change the sidecar image)", strings.Join(binary, ", "))
@@ -288,6 +340,26 @@ func rolloutBusy(in RolloutInput) string {
 		return "no active site"
 	}
 	return ""
+}
+
+// binaryMessage says that sites' sidecars run another binary than the
+// operator ships, why the update leaves them, and the ways out; "" for none.
+func binaryMessage(in RolloutInput, sites []string) string {
+	if len(sites) == 0 {
+		return ""
+	}
+	who := "sidecar of " + sites[0] + " runs"
+	if len(sites) > 1 {
+		who = "sidecars of " + strings.Join(sites, ", ") + " run"
+	}
+	if in.InPlace {
+		return fmt.Sprintf("the %s another binary than the operator ships; a fenced or diverged site is not "+
+			"upgraded in place until it is neither", who)
+	}
+	return fmt.Sprintf("the %s another binary than the operator ships; restarting the Pod would bring back the same "+
+		"image, so the ordered update leaves it: set spec.updates.inPlaceSidecarUpdates: true to upgrade it in "+
+		"place without restarting mysqld, or set spec.sidecar.image to the sidecar image of the operator's release "+
+		"(an ordered update then restarts the sites one at a time)", who)
 }
 
 // binaryStale: the site's sidecar runs another binary than the operator ships.

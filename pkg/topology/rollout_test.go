@@ -270,3 +270,67 @@ func TestPlanRolloutNeverTakesTwoDown(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanRolloutBinaryStale: a sidecar that runs another binary than the
+// operator ships, where the update does not upgrade it in place, is named
+// in BinaryStale with a message that names the ways out, for the group's
+// SidecarBinaryStale condition and Event. The update restarts nothing for
+// it (the same image would come back) and does not enter Updating, so it
+// never holds planned failovers back.
+func TestPlanRolloutBinaryStale(t *testing.T) {
+	now := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+	site := func(name, hash string) RolloutSite {
+		v := SiteView{Name: name, State: v1alpha1.StateReadOnly, Replication: Replication{Running: true}}
+		if name == "iad" {
+			v.State = v1alpha1.StateWritable
+		}
+		return RolloutSite{View: v, Exists: true, PodReady: true, SidecarAskedAt: now.Add(-time.Second), SidecarHash: hash}
+	}
+	fenced := func(s RolloutSite) RolloutSite { s.View.AdminFenced = true; return s }
+	in := func(inPlace bool, sites ...RolloutSite) RolloutInput {
+		return RolloutInput{Namespace: "shop", Group: "orders", ActiveSite: "iad", Sites: sites, Decision: KindHealthy,
+			PeerCheckInterval: 2 * time.Second, Now: now, SidecarHash: "new", InPlace: inPlace}
+	}
+	tests := []struct {
+		name    string
+		in      RolloutInput
+		action  RolloutAction
+		stale   []string
+		message []string // parts of BinaryMessage
+	}{
+		{"every binary current", in(false, site("iad", "new"), site("pdx", "new")), RolloutIdle, nil, nil},
+		{"a hash not reported yet is not stale", in(false, site("iad", ""), site("pdx", "new")), RolloutIdle, nil, nil},
+		{"no in place: the primary's binary named, nothing restarted", in(false, site("iad", "old"), site("pdx", "new")),
+			RolloutIdle, []string{"iad"}, []string{"sidecar of iad runs another binary", "spec.updates.inPlaceSidecarUpdates",
+				"spec.sidecar.image", "restarting"}},
+		{"no in place: every site named", in(false, site("iad", "old"), site("pdx", "old")),
+			RolloutIdle, []string{"iad", "pdx"}, []string{"sidecars of iad, pdx run another binary"}},
+		{"no in place: a fenced site's binary named too", in(false, site("iad", "new"), fenced(site("pdx", "old"))),
+			RolloutIdle, []string{"pdx"}, []string{"pdx"}},
+		{"in place: upgraded, not reported", in(true, site("iad", "new"), site("pdx", "old")),
+			RolloutUpgradeInPlace, nil, nil},
+		{"in place: a fenced site is not upgraded, so reported", in(true, site("iad", "new"), fenced(site("pdx", "old"))),
+			RolloutIdle, []string{"pdx"}, []string{"fenced or diverged"}},
+		{"nothing known of the shipped binary: nothing reported",
+			func() RolloutInput { i := in(false, site("iad", "old")); i.SidecarHash = ""; return i }(), RolloutIdle, nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := PlanRollout(tt.in)
+			if got.Action != tt.action || !slices.Equal(got.BinaryStale, tt.stale) {
+				t.Fatalf("got %+v, want %s with binary stale %v", got, tt.action, tt.stale)
+			}
+			if tt.action == RolloutIdle && got.Phase != v1alpha1.GroupPhaseNone {
+				t.Fatalf("phase %q: a stale binary alone must not begin an update", got.Phase)
+			}
+			if len(tt.stale) == 0 && got.BinaryMessage != "" {
+				t.Fatalf("binary message %q with nothing stale", got.BinaryMessage)
+			}
+			for _, m := range tt.message {
+				if !strings.Contains(got.BinaryMessage, m) {
+					t.Errorf("binary message %q, want it to contain %q", got.BinaryMessage, m)
+				}
+			}
+		})
+	}
+}
