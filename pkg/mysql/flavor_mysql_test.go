@@ -82,8 +82,8 @@ func TestMySQLStatements(t *testing.T) {
 		},
 		verb: func(in *instance) error { _, err := in.Promote(ctx); return err },
 		want: []string{
-			"SHOW REPLICA STATUS", "STOP REPLICA", "RESET REPLICA ALL", mysqlExecutedQuery,
-			"SET GLOBAL super_read_only = OFF", "SET GLOBAL read_only = OFF", mysqlReadOnlyQuery,
+			lockSent, "SHOW REPLICA STATUS", "STOP REPLICA", "RESET REPLICA ALL", mysqlExecutedQuery,
+			"SET GLOBAL super_read_only = OFF", "SET GLOBAL read_only = OFF", mysqlReadOnlyQuery, unlockStatement,
 		},
 	}, {
 		name: "promote again: nothing to reset",
@@ -93,8 +93,8 @@ func TestMySQLStatements(t *testing.T) {
 		},
 		verb: func(in *instance) error { _, err := in.Promote(ctx); return err },
 		want: []string{
-			"SHOW REPLICA STATUS", mysqlExecutedQuery,
-			"SET GLOBAL super_read_only = OFF", "SET GLOBAL read_only = OFF", mysqlReadOnlyQuery,
+			lockSent, "SHOW REPLICA STATUS", mysqlExecutedQuery,
+			"SET GLOBAL super_read_only = OFF", "SET GLOBAL read_only = OFF", mysqlReadOnlyQuery, unlockStatement,
 		},
 	}, {
 		name: "replicate from a new source",
