@@ -225,3 +225,10 @@ const (
 	// new primary holds, or it holds transactions the history discarded.
 	EventSalvageRefused = "SalvageRefused"
 )
+
+// EventRelayLogShort (Warning): an emergency failover's target, ranked on
+// transactions its probe showed in its relay log, lacked them after the
+// drain (its relay log was gone: a restart or a reset since the read). It
+// was not promoted on that pass; the candidates are ranked again on what
+// it executed.
+const EventRelayLogShort = "RelayLogShort"

@@ -24,6 +24,12 @@ type Replication struct {
 	// RetrievedUnknown is true when Retrieved could not be read; a site whose
 	// SQL thread failed then does not count as having applied its relay log.
 	RetrievedUnknown bool
+	// ReceivedLost is true when the relay log that held Retrieved is known
+	// gone: a drain of this site ended short of it (DrainedShort; its mysqld
+	// restarted or its relay log was reset since the read), and it has
+	// received nothing since. What it received then does not count as held
+	// (Holdings).
+	ReceivedLost bool
 	// SemiSyncAcking is true when the site is a semi-sync replica of the
 	// active site: its replica part is on and its IO thread runs, or
 	// retries, against the active site. It acknowledged what it received,
