@@ -33,6 +33,10 @@ const (
 	// ConditionSemiSyncDegraded is true while semi-sync is on and the
 	// active site's commits do not wait for the acknowledgements asked.
 	ConditionSemiSyncDegraded = "SemiSyncDegraded"
+	// ConditionSemiSyncUnavailable is true while semi-sync is on and a site
+	// whose probe answered cannot take part in it (MySQL without the
+	// semisync plugins).
+	ConditionSemiSyncUnavailable = "SemiSyncUnavailable"
 )
 
 // Condition reasons.
@@ -60,6 +64,9 @@ const (
 	ReasonSemiSyncFallback   = "AsyncFallback"
 	ReasonSemiSyncFewReplies = "TooFewAcknowledging"
 	ReasonSemiSyncUnknown    = "NotObserved"
+	// SemiSyncUnavailable's reasons (and ReasonSemiSyncOff).
+	ReasonSemiSyncPluginMissing = "PluginMissing"
+	ReasonSemiSyncAvailable     = "Available"
 )
 
 // Planned failover phases.
