@@ -172,3 +172,37 @@ func TestSemiSyncUnavailableCondition(t *testing.T) {
 		})
 	}
 }
+
+// TestSiteViewSemiSyncUnavailable: a site whose last probe lacks the
+// semi-sync plugins is shown so to the candidate choice only while the
+// spec turns semi-sync on.
+func TestSiteViewSemiSyncUnavailable(t *testing.T) {
+	for _, c := range []struct {
+		name            string
+		enabled         bool
+		missing         string
+		wantUnavailable bool
+	}{
+		{"on, plugins missing", true, "plugin semisync_source", true},
+		{"on, plugins loaded", true, "", false},
+		{"off, plugins missing", false, "plugin semisync_source", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			l := testLoop()
+			g := testGroup("orders", "a", 2)
+			g.Spec.MySQL.SemiSync.Enabled = c.enabled
+			d, err := topology.NewDebouncer(3, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l.deb = map[string]*topology.Debouncer{"b": d}
+			o := observation{status: mysql.Status{Flavor: v1alpha1.FlavorMySQL, ReadOnly: true, SuperReadOnly: true,
+				SemiSync: mysql.SemiSync{Missing: c.missing}}, at: t0}
+			l.obs, l.last = map[string]observation{"b": o}, map[string]observation{"b": o}
+			v := l.siteView(g, v1alpha1.Site{Name: "b"}, func(string) topology.Evidence { return topology.Evidence{Site: "b"} })
+			if v.SemiSyncUnavailable != c.wantUnavailable {
+				t.Fatalf("SemiSyncUnavailable %v, want %v", v.SemiSyncUnavailable, c.wantUnavailable)
+			}
+		})
+	}
+}

@@ -204,6 +204,7 @@ func (l *Loop) siteView(g *v1alpha1.MysqlFailoverGroup, s v1alpha1.Site, ev func
 	if last, ok := l.last[s.Name]; ok {
 		st := last.status
 		v.Executed = st.Executed
+		v.SemiSyncUnavailable = g.Spec.MySQL.SemiSync.Enabled && st.SemiSync.Missing != ""
 		if id := serverID(st); id != "" {
 			v.ServerID = id
 		}

@@ -77,7 +77,8 @@ type Candidate struct {
 // SelectCandidate picks the freshest eligible site: the one whose holdings
 // (what it executed plus what it received and will apply, Holdings) contain
 // every other eligible site's. Among equal holdings a semi-sync replica that
-// acknowledged its source (Replication.SemiSyncAcking) wins, then one with
+// acknowledged its source (Replication.SemiSyncAcking) wins, then one whose
+// server can take part in semi-sync (SemiSyncUnavailable), then one with
 // nothing left to apply (Unapplied), then the first in sites (spec order).
 // When the eligible holdings are not all comparable, nothing is picked and
 // the divergent transactions are named.
@@ -165,11 +166,11 @@ func DrainedShort(target SiteView, after gtid.Set) gtid.Set {
 }
 
 // fresher reports whether s is a better candidate than best: its holdings
-// strictly contain best's, or they are equal and s is a semi-sync replica
-// that acknowledged where best is not, or, that too equal, s has nothing
-// left to apply where best has. Containment, not counts: a MariaDB
-// received position counts as one transaction, yet stands for the history
-// up to it. Between holdings that are not comparable (a divergence,
+// strictly contain best's, or they are equal and, in this order, s is a
+// semi-sync replica that acknowledged where best is not, s can take part
+// in semi-sync where best cannot, or s has nothing left to apply where
+// best has. Containment, not counts: a MariaDB received position counts
+// as one transaction, yet stands for the history up to it. Between holdings that are not comparable (a divergence,
 // reported by SelectCandidate) the one with more transactions is named.
 func fresher(s, best SiteView) bool {
 	sh, bh := Holdings(s), Holdings(best)
@@ -179,6 +180,8 @@ func fresher(s, best SiteView) bool {
 		return bLacks
 	case !sLacks && s.Replication.SemiSyncAcking != best.Replication.SemiSyncAcking:
 		return s.Replication.SemiSyncAcking
+	case !sLacks && s.SemiSyncUnavailable != best.SemiSyncUnavailable:
+		return !s.SemiSyncUnavailable
 	case !sLacks:
 		return Unapplied(s).IsEmpty() && !Unapplied(best).IsEmpty()
 	}

@@ -5,11 +5,13 @@ import (
 	"testing"
 )
 
-// TestSelectCandidateSemiSync: an acknowledging semi-sync replica only
-// breaks a tie between equally fresh candidates; freshness comes first,
-// because the freshest replica already holds every acknowledged write.
+// TestSelectCandidateSemiSync: an acknowledging semi-sync replica, then a
+// site whose server can take part in semi-sync, only breaks a tie between
+// equally fresh candidates; freshness comes first, because the freshest
+// replica already holds every acknowledged write.
 func TestSelectCandidateSemiSync(t *testing.T) {
 	acking := func(s SiteView) SiteView { return with(s, func(v *SiteView) { v.Replication.SemiSyncAcking = true }) }
+	noSemi := func(s SiteView) SiteView { return with(s, func(v *SiteView) { v.SemiSyncUnavailable = true }) }
 	tests := []struct {
 		name  string
 		sites []SiteView
@@ -29,6 +31,16 @@ func TestSelectCandidateSemiSync(t *testing.T) {
 			[]SiteView{ro("b", "A:1-10"), with(acking(ro("c", "A:1-10")), func(v *SiteView) { v.AdminFenced = true })}, "b"},
 		{"among three, the tie is broken between the freshest only",
 			[]SiteView{acking(ro("b", "A:1-8")), ro("c", "A:1-10"), acking(ro("d", "A:1-10"))}, "d"},
+		{"equal sets: a site that can take part in semi-sync beats one without the plugins",
+			[]SiteView{noSemi(ro("b", "A:1-10")), ro("c", "A:1-10")}, "c"},
+		{"fresher without the plugins still wins: nothing it holds is lost",
+			[]SiteView{ro("b", "A:1-9"), noSemi(ro("c", "A:1-10"))}, "c"},
+		{"equal sets: acknowledging comes before the plugins (an acknowledger has them)",
+			[]SiteView{ro("b", "A:1-10"), acking(ro("c", "A:1-10"))}, "c"},
+		{"equal holdings: the plugins come before nothing left to apply",
+			[]SiteView{noSemi(ro("b", "A:1-10")), with(ro("c", "A:1-5"), func(v *SiteView) { v.Replication.Retrieved = set("A:1-10") })}, "c"},
+		{"equal sets, both without the plugins: spec order",
+			[]SiteView{noSemi(ro("b", "A:1-10")), noSemi(ro("c", "A:1-10"))}, "b"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

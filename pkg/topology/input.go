@@ -64,6 +64,11 @@ type SiteView struct {
 	// unreachable, so a site that never served is never failed over from
 	// (ShownState, neveranswered.go).
 	NeverAnswered bool
+	// SemiSyncUnavailable is true when semi-sync is on in the spec and the
+	// site's server cannot take part in it (MySQL without the semisync
+	// plugins). Under required it is never made writable, so among equally
+	// fresh candidates one that can is preferred (SelectCandidate).
+	SemiSyncUnavailable bool
 	// AdminFenced is true when an administrator fenced the site; it is never
 	// promoted nor re-asserted while fenced.
 	AdminFenced bool
