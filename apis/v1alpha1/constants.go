@@ -33,6 +33,10 @@ const (
 	// ConditionSemiSyncDegraded is true while semi-sync is on and the
 	// active site's commits do not wait for the acknowledgements asked.
 	ConditionSemiSyncDegraded = "SemiSyncDegraded"
+	// ConditionSemiSyncUnavailable is true while semi-sync is on and a site
+	// whose probe answered cannot take part in it (MySQL without the
+	// semisync plugins).
+	ConditionSemiSyncUnavailable = "SemiSyncUnavailable"
 )
 
 // Condition reasons.
@@ -60,6 +64,9 @@ const (
 	ReasonSemiSyncFallback   = "AsyncFallback"
 	ReasonSemiSyncFewReplies = "TooFewAcknowledging"
 	ReasonSemiSyncUnknown    = "NotObserved"
+	// SemiSyncUnavailable's reasons (and ReasonSemiSyncOff).
+	ReasonSemiSyncPluginMissing = "PluginMissing"
+	ReasonSemiSyncAvailable     = "Available"
 )
 
 // Planned failover phases.
@@ -225,3 +232,10 @@ const (
 	// new primary holds, or it holds transactions the history discarded.
 	EventSalvageRefused = "SalvageRefused"
 )
+
+// EventRelayLogShort (Warning): an emergency failover's target, ranked on
+// transactions its probe showed in its relay log, lacked them after the
+// drain (its relay log was gone: a restart or a reset since the read). It
+// was not promoted on that pass; the candidates are ranked again on what
+// it executed.
+const EventRelayLogShort = "RelayLogShort"

@@ -33,6 +33,9 @@ type Emergency struct {
 	stepSeen time.Time
 	// salvageM is the binlog salvage of the failover in flight (salvage.go).
 	salvageM salvageMemo
+	// lostRelay names relay logs found short of what their site's probe
+	// showed received (received.go).
+	lostRelay receivedLost
 }
 
 // NewEmergency returns the sequence acting through env.

@@ -36,6 +36,10 @@ type fakeSite struct {
 	writable    bool
 	executed    gtid.Set
 	source      string
+	// retrieved is what the probes show its IO thread received; relay is
+	// what its relay log holds now, which a drain applies (less than
+	// retrieved when the relay log was lost since the probe).
+	retrieved, relay gtid.Set
 }
 
 var errDown = errors.New("fake: site unreachable")
@@ -109,6 +113,10 @@ type world struct {
 	salvageErr    error
 	salvageTakes  time.Duration
 	salvageUnread bool
+	// relayMemo, when set, is the sequence whose memory of relay logs
+	// found short the passes read (Emergency.ReceivedLost), as the poll
+	// loop does.
+	relayMemo *Emergency
 }
 
 // addSite adds a third site c, replicating from a.
@@ -156,7 +164,13 @@ func (w *world) Fence(_ context.Context, n string) error {
 	return err
 }
 
-func (w *world) DrainRelayLog(context.Context, string, time.Duration) error { return w.drainErr }
+// DrainRelayLog applies what the site's relay log holds.
+func (w *world) DrainRelayLog(_ context.Context, n string, _ time.Duration) error {
+	if s, ok := w.sites[n]; ok && s.up && w.drainErr == nil {
+		s.executed, s.relay = s.executed.Union(s.relay), gtid.Set{}
+	}
+	return w.drainErr
+}
 
 func (w *world) Promote(_ context.Context, n string) (gtid.Set, error) {
 	s, err := w.site(n)
@@ -386,7 +400,10 @@ func (w *world) pass() Pass {
 	for _, n := range w.order {
 		s := w.sites[n]
 		v := topology.SiteView{Name: n, Role: v1alpha1.RolePrimaryCandidate, Executed: s.executed,
-			Replication: topology.Replication{Running: s.source != ""}, MaybeWritable: MaybeWritable(st, n)}
+			Replication: topology.Replication{Running: s.source != "", Retrieved: s.retrieved}, MaybeWritable: MaybeWritable(st, n)}
+		if w.relayMemo != nil {
+			v.Replication.ReceivedLost = w.relayMemo.ReceivedLost(n, s.retrieved)
+		}
 		switch {
 		case !s.up || s.seenDown:
 			v.State = v1alpha1.StateUnreachable

@@ -36,6 +36,12 @@ type salvageMemo struct {
 // before the target is pointed at the old primary: an operator that lost
 // leadership meanwhile must not touch a target a new leader may have
 // promoted. A refusal is returned as the reason to wait, as the gate's.
+// Right before the target is touched, the status is written exclusively,
+// as a promotion's claim is: a new leader that wrote the group since this
+// pass read it refuses the salvage through the API server. A new leader
+// whose write comes after that is ordered on the target itself: its
+// Promote and the salvage's start take the server's topology lock
+// (mysql/topolock.go).
 func (e *Emergency) salvage(ctx context.Context, p Pass, it *v1alpha1.FailoverIntent, gated bool) (string, error) {
 	m := e.salvageMemoFor(it)
 	if m.done {
@@ -68,6 +74,11 @@ func (e *Emergency) salvage(ctx context.Context, p Pass, it *v1alpha1.FailoverIn
 	case topology.SalvageApply:
 		if err := p.gate(ctx, it.To); err != nil {
 			return err.Error(), nil
+		}
+		// Ordered with another operator process as a claim is (claim.go):
+		// refused when it wrote the group since this pass read it.
+		if err := e.persistWith(ctx, p, e.env.Persister.PersistStatusExclusive); err != nil {
+			return "", fmt.Errorf("%w: salvage into %s: %w", ErrClaim, it.To, err)
 		}
 		m.done = true
 		return "", e.salvageTail(ctx, p, it, d)

@@ -340,3 +340,31 @@ type writableTargetDB struct{ *world }
 func (writableTargetDB) Salvage(context.Context, string, string, gtid.Set) (gtid.Set, error) {
 	return gtid.Set{}, fmt.Errorf("salvage b from a: %w", ErrSalvageTargetWritable)
 }
+
+// TestSalvageOrderedByTheStatus: this process still believes it leads (its
+// gate passes) but a new leader wrote the group while the old primary was
+// read. The salvage's exclusive status write is refused, as a promotion's
+// claim would be, and nothing is sent to the target: the new leader may
+// have promoted it.
+func TestSalvageOrderedByTheStatus(t *testing.T) {
+	w := newWorld(t)
+	w.persisted.Spec.Failover.SalvageTimeout = &metav1.Duration{Duration: 10 * time.Second}
+	salvageInFlight(w)
+	p := w.pass()
+	wrote := false
+	p.MayMakeWritable = func(context.Context, string, time.Time) error {
+		if len(w.salvageReads) > 0 && !wrote {
+			wrote = true
+			w.otherWriter()
+		}
+		return nil
+	}
+	before := w.sites["b"].executed
+	out, err := NewEmergency(w.env()).Advance(t.Context(), p)
+	if err == nil || out.Completed {
+		t.Fatalf("advance: %+v, %v; want the pass refused", out, err)
+	}
+	if len(w.salvages) != 0 || !w.sites["b"].executed.Equal(before) || w.sites["b"].writable {
+		t.Fatalf("salvages %v, b holds %s (writable %v); want b untouched", w.salvages, w.sites["b"].executed, w.sites["b"].writable)
+	}
+}

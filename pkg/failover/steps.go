@@ -71,6 +71,10 @@ func (e *Emergency) promote(ctx context.Context, p Pass, it *v1alpha1.FailoverIn
 	if wait := e.drain(ctx, p, it); wait != "" {
 		return wait, nil
 	}
+	// It holds what it was ranked on (received.go).
+	if wait := e.checkDrained(ctx, p, it); wait != "" {
+		return wait, nil
+	}
 	// The old primary's missing tail, when it can be read (salvage.go).
 	if wait, err := e.salvage(ctx, p, it, gated); wait != "" || err != nil {
 		return wait, err
@@ -212,6 +216,7 @@ func (e *Emergency) complete(ctx context.Context, p Pass, it *v1alpha1.FailoverI
 	RecordFailover(st, v1alpha1.FailoverRecord{Time: metav1.NewTime(e.env.Clock.Now()).Rfc3339Copy(), From: it.From, To: it.To,
 		Kind: v1alpha1.KindEmergency, Generation: it.Generation, SalvagedTransactions: it.SalvagedTransactions})
 	st.ActiveSite, st.Failover = it.To, nil
+	e.lostRelay = nil
 	if from, ok := p.Input.Site(it.From); ok && it.From != it.To && from.State != v1alpha1.StateUnreachable &&
 		from.State != v1alpha1.StateUnknown {
 		AccountLoss(st, from.Executed)

@@ -1,6 +1,7 @@
 package grouploop
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -130,6 +131,77 @@ func TestPodGone(t *testing.T) {
 			delete(l.kubeletStopped, "a")
 			if l.podGone("a", c.since) {
 				t.Fatal("podGone without the kubelet having heartbeated since")
+			}
+		})
+	}
+}
+
+// TestSemiSyncUnavailableCondition: with semi-sync on, a site whose last
+// answered probe lacks the MySQL plugins sets SemiSyncUnavailable and is
+// named; a probe that failed since does not clear it.
+func TestSemiSyncUnavailableCondition(t *testing.T) {
+	noPlugins := observation{status: mysql.Status{Flavor: v1alpha1.FlavorMySQL,
+		SemiSync: mysql.SemiSync{Missing: "plugin semisync_source (no rpl_semi_sync_source_enabled)"}}}
+	ok := observation{status: mysql.Status{Flavor: v1alpha1.FlavorMySQL}}
+	cases := []struct {
+		name    string
+		enabled bool
+		last    map[string]observation
+		status  metav1.ConditionStatus
+		reason  string
+	}{
+		{"off", false, map[string]observation{"a": ok, "b": noPlugins}, "False", v1alpha1.ReasonSemiSyncOff},
+		{"both sites have it", true, map[string]observation{"a": ok, "b": ok}, "False", v1alpha1.ReasonSemiSyncAvailable},
+		{"b lacks the plugins", true, map[string]observation{"a": ok, "b": noPlugins}, "True", v1alpha1.ReasonSemiSyncPluginMissing},
+		{"b never answered", true, map[string]observation{"a": ok}, "False", v1alpha1.ReasonSemiSyncAvailable},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			g := testGroup("orders", "a", 2)
+			g.Spec.MySQL.SemiSync.Enabled = c.enabled
+			l := testLoop()
+			l.last = c.last
+			l.recordConditions(g, topology.Decision{Kind: topology.KindHealthy, Reason: v1alpha1.ReasonHealthy})
+			got := meta.FindStatusCondition(g.Status.Conditions, v1alpha1.ConditionSemiSyncUnavailable)
+			if got == nil || got.Status != c.status || got.Reason != c.reason {
+				t.Fatalf("SemiSyncUnavailable = %+v, want %s/%s", got, c.status, c.reason)
+			}
+			if c.status == "True" && !strings.Contains(got.Message, "b lacks plugin semisync_source") {
+				t.Fatalf("message %q does not name b and what it lacks", got.Message)
+			}
+		})
+	}
+}
+
+// TestSiteViewSemiSyncUnavailable: a site whose last probe lacks the
+// semi-sync plugins is shown so to the candidate choice only while the
+// spec turns semi-sync on.
+func TestSiteViewSemiSyncUnavailable(t *testing.T) {
+	for _, c := range []struct {
+		name            string
+		enabled         bool
+		missing         string
+		wantUnavailable bool
+	}{
+		{"on, plugins missing", true, "plugin semisync_source", true},
+		{"on, plugins loaded", true, "", false},
+		{"off, plugins missing", false, "plugin semisync_source", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			l := testLoop()
+			g := testGroup("orders", "a", 2)
+			g.Spec.MySQL.SemiSync.Enabled = c.enabled
+			d, err := topology.NewDebouncer(3, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l.deb = map[string]*topology.Debouncer{"b": d}
+			o := observation{status: mysql.Status{Flavor: v1alpha1.FlavorMySQL, ReadOnly: true, SuperReadOnly: true,
+				SemiSync: mysql.SemiSync{Missing: c.missing}}, at: t0}
+			l.obs, l.last = map[string]observation{"b": o}, map[string]observation{"b": o}
+			v := l.siteView(g, v1alpha1.Site{Name: "b"}, func(string) topology.Evidence { return topology.Evidence{Site: "b"} })
+			if v.SemiSyncUnavailable != c.wantUnavailable {
+				t.Fatalf("SemiSyncUnavailable %v, want %v", v.SemiSyncUnavailable, c.wantUnavailable)
 			}
 		})
 	}

@@ -5,7 +5,6 @@ import (
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
 	"github.com/shipstream/bloodraven/pkg/failover"
-	"github.com/shipstream/bloodraven/pkg/gtid"
 	"github.com/shipstream/bloodraven/pkg/mysql"
 	"github.com/shipstream/bloodraven/pkg/topology"
 )
@@ -49,28 +48,6 @@ func recordedServerID(st *v1alpha1.MysqlFailoverGroupStatus, site string) string
 // the one GTID it names, which the executed state covers once applied).
 func candidacy(r *topology.Replication, rs mysql.ReplicaStatus, flavor v1alpha1.Flavor) {
 	r.SQLError = rs.LastSQLErrno != 0 && !rs.SQLRunning
-	set, err := retrievedSet(rs.Retrieved, flavor)
+	set, err := rs.RetrievedSet(flavor)
 	r.Retrieved, r.RetrievedUnknown = set, err != nil
-}
-
-func retrievedSet(retrieved string, flavor v1alpha1.Flavor) (gtid.Set, error) {
-	if flavor == v1alpha1.FlavorMySQL || retrieved == "" {
-		return gtid.ParseSet(retrieved)
-	}
-	pos, err := gtid.ParsePos(retrieved)
-	if err != nil {
-		return gtid.Set{}, fmt.Errorf("gtid_io_pos %q: %w", retrieved, err)
-	}
-	var out gtid.Set
-	for _, g := range pos {
-		if g.Seq == 0 {
-			continue
-		}
-		one, err := gtid.ParseSet(fmt.Sprintf("%d-%d:%d", g.Domain, g.Server, g.Seq))
-		if err != nil {
-			return gtid.Set{}, fmt.Errorf("gtid_io_pos %q: %w", retrieved, err)
-		}
-		out = out.Union(one)
-	}
-	return out, nil
 }

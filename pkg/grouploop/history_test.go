@@ -59,6 +59,13 @@ func TestCandidacyReadsTheRelayLog(t *testing.T) {
 			mysql.ReplicaStatus{LastSQLErrno: 1062, SQLRunning: true}, false, "", false},
 		{"mariadb io pos is the GTID each domain reached", v1alpha1.FlavorMariaDB,
 			mysql.ReplicaStatus{LastSQLErrno: 1062, Retrieved: "0-1-102,1-3-7"}, true, "0-1:102,1-3:7", false},
+		{"mysql healthy replica: what it received counts for ranking too", v1alpha1.FlavorMySQL,
+			mysql.ReplicaStatus{SQLRunning: true, Retrieved: "aaaaaaaa-0000-0000-0000-000000000001:1-12,bbbbbbbb-0000-0000-0000-000000000002:1-2"},
+			false, "aaaaaaaa-0000-0000-0000-000000000001:1-12,bbbbbbbb-0000-0000-0000-000000000002:1-2", false},
+		{"mariadb healthy replica: domain 0 position", v1alpha1.FlavorMariaDB,
+			mysql.ReplicaStatus{SQLRunning: true, Retrieved: "0-2-105"}, false, "0-2:105", false},
+		{"mysql garbage is unknown", v1alpha1.FlavorMySQL,
+			mysql.ReplicaStatus{SQLRunning: true, Retrieved: "0-1-102"}, false, "", true},
 		{"garbage is unknown", v1alpha1.FlavorMariaDB,
 			mysql.ReplicaStatus{LastSQLErrno: 1062, Retrieved: "nonsense"}, true, "", true},
 	}

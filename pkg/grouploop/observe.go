@@ -204,12 +204,14 @@ func (l *Loop) siteView(g *v1alpha1.MysqlFailoverGroup, s v1alpha1.Site, ev func
 	if last, ok := l.last[s.Name]; ok {
 		st := last.status
 		v.Executed = st.Executed
+		v.SemiSyncUnavailable = g.Spec.MySQL.SemiSync.Enabled && st.SemiSync.Missing != ""
 		if id := serverID(st); id != "" {
 			v.ServerID = id
 		}
 		if rs := st.Replica; rs != nil {
 			v.Replication = topology.Replication{Running: rs.IORunning == mysql.ThreadYes && rs.SQLRunning}
 			candidacy(&v.Replication, *rs, st.Flavor)
+			v.Replication.ReceivedLost = l.emergency.ReceivedLost(s.Name, v.Replication.Retrieved)
 			v.Replication.SemiSyncAcking = l.semiSyncAcking(g, st)
 			if err := rs.Err(); err != nil {
 				v.Replication.Error = err.Error()

@@ -149,6 +149,10 @@ func (l *Loop) recordConditions(g *v1alpha1.MysqlFailoverGroup, d topology.Decis
 	set(v1alpha1.ConditionDegraded, d.Kind != topology.KindHealthy, d.Reason, d.Message)
 	semiDegraded, semiReason, semiMsg := l.semiSyncCondition(g)
 	set(v1alpha1.ConditionSemiSyncDegraded, semiDegraded, semiReason, semiMsg)
+	spec := g.Spec.MySQL.SemiSync
+	unavailable, unReason, unMsg := topology.SemiSyncAvailability(spec.Enabled,
+		spec.DataDurability == v1alpha1.DurabilityRequired, l.semiSyncSupport(g))
+	set(v1alpha1.ConditionSemiSyncUnavailable, unavailable, unReason, unMsg)
 	l.env.Metrics.FailoverBlocked.DeletePartialMatch(map[string]string{labelNamespace: g.Namespace, labelGroup: g.Name})
 	if d.Kind != topology.KindFailoverBlocked {
 		set(v1alpha1.ConditionFailoverBlocked, false, v1alpha1.ReasonNotBlocked, "no failover is blocked")

@@ -205,6 +205,17 @@ func (l *Loop) semiSyncCondition(g *v1alpha1.MysqlFailoverGroup) (bool, string, 
 		"%s's commits wait for %d acknowledgement(s); %d replica(s) acknowledge", active, want, ss.SourceClients)
 }
 
+// semiSyncSupport is, for SemiSyncUnavailable, what each site's last
+// answered probe showed it lacks for semi-sync.
+func (l *Loop) semiSyncSupport(g *v1alpha1.MysqlFailoverGroup) []topology.SemiSyncSupport {
+	var out []topology.SemiSyncSupport
+	for _, s := range g.Spec.Sites {
+		o, ok := l.last[s.Name]
+		out = append(out, topology.SemiSyncSupport{Site: s.Name, Observed: ok, Missing: o.status.SemiSync.Missing})
+	}
+	return out
+}
+
 // noteSemiSyncMetrics sets the active site's semi-sync clients and counts
 // its falls back to asynchronous replication, seen as the source going
 // from waiting to not waiting between two probes.

@@ -26,6 +26,10 @@ var (
 	// read-only; it was left as it was (a writable server may be the
 	// primary another operator promoted).
 	ErrSalvageTargetWritable = errors.New("salvage target is not read-only")
+	// ErrTopologyLockBusy: a promotion or a salvage did not get the
+	// server's topology lock in time: another operator process's step
+	// holds it (topolock.go). Nothing was changed.
+	ErrTopologyLockBusy = errors.New("topology lock held by another step")
 	// ErrNotReplica: the verb needs configured replication and there is none.
 	ErrNotReplica = errors.New("not a replica")
 	// ErrReplicationBroken: a replication thread stopped with an error.

@@ -55,8 +55,8 @@ func TestMariaDBStatements(t *testing.T) {
 			r.answer(mariadbReadOnlyQuery, []string{"read_only=0"})
 		},
 		verb: func(in *instance) error { _, err := in.Promote(ctx); return err },
-		want: []string{"SHOW REPLICA STATUS", "STOP REPLICA", "RESET REPLICA ALL", mariadbStateQuery,
-			"SET GLOBAL read_only = OFF", mariadbReadOnlyQuery},
+		want: []string{lockSent, "SHOW REPLICA STATUS", "STOP REPLICA", "RESET REPLICA ALL", mariadbStateQuery,
+			"SET GLOBAL read_only = OFF", mariadbReadOnlyQuery, unlockStatement},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package mysql
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
@@ -61,8 +62,27 @@ func (d mysqlDialect) status(ctx context.Context, ex executor) (Status, error) {
 	if err != nil {
 		return Status{}, fmt.Errorf("semi-sync status: %w", err)
 	}
-	st.SemiSync = semiSync(variables(vars), variables(stat))
+	vm := variables(vars)
+	st.SemiSync = semiSync(vm, variables(stat))
+	st.SemiSync.Missing = mysqlSemiSyncMissing(vm)
 	return st, nil
+}
+
+// mysqlSemiSyncMissing names the semi-sync plugins whose variables the
+// server does not list: each plugin brings its own, and the older
+// semisync_master/slave plugins (rpl_semi_sync_master_*) are not what
+// ConfigureSemiSync sets.
+func mysqlSemiSyncMissing(vars map[string]string) string {
+	var missing []string
+	for _, p := range []struct{ plugin, variable string }{
+		{"semisync_source", "rpl_semi_sync_source_enabled"},
+		{"semisync_replica", "rpl_semi_sync_replica_enabled"},
+	} {
+		if _, ok := vars[p.variable]; !ok {
+			missing = append(missing, fmt.Sprintf("plugin %s (no %s)", p.plugin, p.variable))
+		}
+	}
+	return strings.Join(missing, ", ")
 }
 
 // setFenced: super_read_only=ON implies read_only=ON; turning it off leaves

@@ -82,8 +82,8 @@ func TestMySQLStatements(t *testing.T) {
 		},
 		verb: func(in *instance) error { _, err := in.Promote(ctx); return err },
 		want: []string{
-			"SHOW REPLICA STATUS", "STOP REPLICA", "RESET REPLICA ALL", mysqlExecutedQuery,
-			"SET GLOBAL super_read_only = OFF", "SET GLOBAL read_only = OFF", mysqlReadOnlyQuery,
+			lockSent, "SHOW REPLICA STATUS", "STOP REPLICA", "RESET REPLICA ALL", mysqlExecutedQuery,
+			"SET GLOBAL super_read_only = OFF", "SET GLOBAL read_only = OFF", mysqlReadOnlyQuery, unlockStatement,
 		},
 	}, {
 		name: "promote again: nothing to reset",
@@ -93,8 +93,8 @@ func TestMySQLStatements(t *testing.T) {
 		},
 		verb: func(in *instance) error { _, err := in.Promote(ctx); return err },
 		want: []string{
-			"SHOW REPLICA STATUS", mysqlExecutedQuery,
-			"SET GLOBAL super_read_only = OFF", "SET GLOBAL read_only = OFF", mysqlReadOnlyQuery,
+			lockSent, "SHOW REPLICA STATUS", mysqlExecutedQuery,
+			"SET GLOBAL super_read_only = OFF", "SET GLOBAL read_only = OFF", mysqlReadOnlyQuery, unlockStatement,
 		},
 	}, {
 		name: "replicate from a new source",
@@ -207,5 +207,41 @@ func TestMySQLStatus(t *testing.T) {
 		t.Fatalf("replica: %+v", st.Replica)
 	case st.SemiSync != (SemiSync{SourceEnabled: true, SourceActive: true, SourceClients: 2}):
 		t.Fatalf("semi-sync: %+v", st.SemiSync)
+	}
+}
+
+// TestMySQLSemiSyncMissing: a MySQL server lists the semi-sync variables
+// of the plugins it loaded only; the probe names the plugins it lacks.
+func TestMySQLSemiSyncMissing(t *testing.T) {
+	source := []string{"Variable_name=rpl_semi_sync_source_enabled", "Value=OFF"}
+	replica := []string{"Variable_name=rpl_semi_sync_replica_enabled", "Value=OFF"}
+	oldMaster := []string{"Variable_name=rpl_semi_sync_master_enabled", "Value=OFF"}
+	tests := []struct {
+		name    string
+		vars    [][]string
+		missing string
+	}{
+		{"both plugins loaded", [][]string{source, replica}, ""},
+		{"no plugin loaded", nil, "plugin semisync_source (no rpl_semi_sync_source_enabled), " +
+			"plugin semisync_replica (no rpl_semi_sync_replica_enabled)"},
+		{"only the source plugin", [][]string{source}, "plugin semisync_replica (no rpl_semi_sync_replica_enabled)"},
+		{"the old master plugin is not the source plugin", [][]string{oldMaster, replica},
+			"plugin semisync_source (no rpl_semi_sync_source_enabled)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := newRecorder()
+			rec.answer(mysqlStatusQuery, []string{"version=8.4.3", "server_id=7", "server_uuid=" + uuidB,
+				"read_only=1", "super_read_only=1", "gtid_executed=" + uuidA + ":1-10"})
+			rec.answer(mysqlSemiSyncVars, tc.vars...)
+			rec.answer(mysqlSemiSyncStatus)
+			st, err := recorded(Config{}, mysqlDialect{}, rec).Status(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.SemiSync.Missing != tc.missing {
+				t.Fatalf("missing %q, want %q", st.SemiSync.Missing, tc.missing)
+			}
+		})
 	}
 }

@@ -36,7 +36,10 @@ type Instance interface {
 	DrainRelayLog(ctx context.Context, timeout time.Duration) error
 	// Promote stops and forgets replication, captures the executed GTID set,
 	// makes the server writable and verifies it. Relay logs not yet applied
-	// are discarded: wait first (WaitForGTID or DrainRelayLog).
+	// are discarded: wait first (WaitForGTID or DrainRelayLog). It holds
+	// the server's topology lock throughout (topolock.go), so that no
+	// salvage starts into it meanwhile; ErrTopologyLockBusy when the lock
+	// was not got within the lock wait (nothing changed).
 	Promote(ctx context.Context) (gtid.Set, error)
 	// ReplicateFrom makes the server a read-only replica of source,
 	// positioned by GTID. It does nothing when it already replicates

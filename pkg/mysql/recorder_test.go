@@ -29,8 +29,14 @@ type recorder struct {
 	errs    map[string][]error
 }
 
+// lockSent is the topology lock's query as sent with a lock wait of 1 s.
+const lockSent = lockQuery + " [" + topologyLockName + " 1]"
+
+// newRecorder answers the topology lock as got (topolock.go).
 func newRecorder() *recorder {
-	return &recorder{answers: map[string][]row{}, errs: map[string][]error{}}
+	r := &recorder{answers: map[string][]row{}, errs: map[string][]error{}}
+	r.answer(lockQuery, []string{"got=1"})
+	return r
 }
 
 func (r *recorder) next(query string, args []any) error {

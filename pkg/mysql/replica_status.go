@@ -1,8 +1,12 @@
 package mysql
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/gtid"
 )
 
 // parseReplicaStatus reads one SHOW REPLICA STATUS row in MySQL 8.0.22+
@@ -61,4 +65,30 @@ func pickChannel(rows []row) row {
 // compactGTIDs drops the newlines MySQL puts into long GTID sets.
 func compactGTIDs(s string) string {
 	return strings.Join(strings.Fields(s), "")
+}
+
+// RetrievedSet is Retrieved as a GTID set: MySQL's Retrieved_Gtid_Set as
+// it is, MariaDB's Gtid_IO_Pos as the one GTID each domain's IO thread
+// reached (which the executed set covers once it is applied: gtid.Cover).
+// Empty when nothing was received.
+func (r ReplicaStatus) RetrievedSet(flavor v1alpha1.Flavor) (gtid.Set, error) {
+	if flavor == v1alpha1.FlavorMySQL || r.Retrieved == "" {
+		return gtid.ParseSet(r.Retrieved)
+	}
+	pos, err := gtid.ParsePos(r.Retrieved)
+	if err != nil {
+		return gtid.Set{}, fmt.Errorf("gtid_io_pos %q: %w", r.Retrieved, err)
+	}
+	var out gtid.Set
+	for _, g := range pos {
+		if g.Seq == 0 {
+			continue
+		}
+		one, err := gtid.ParseSet(fmt.Sprintf("%d-%d:%d", g.Domain, g.Server, g.Seq))
+		if err != nil {
+			return gtid.Set{}, fmt.Errorf("gtid_io_pos %q: %w", r.Retrieved, err)
+		}
+		out = out.Union(one)
+	}
+	return out, nil
 }

@@ -5,10 +5,14 @@ import (
 	"database/sql"
 	"errors"
 	"net"
+	"slices"
 	"strings"
 	"testing"
 
 	gomysql "github.com/go-sql-driver/mysql"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/gtid"
 )
 
 func rowOf(pairs ...string) row {
@@ -167,5 +171,42 @@ func TestWrapMarksTransportFailures(t *testing.T) {
 	}
 	if wrap("x", "y", nil) != nil {
 		t.Fatal("nil must stay nil")
+	}
+}
+
+// TestRetrievedSetMySQL8: MySQL 8's SHOW REPLICA STATUS prints a
+// Retrieved_Gtid_Set of several uuids over several lines; it reads as the
+// set it names (MySQL 8 is not installable here, so its row is written out).
+func TestRetrievedSetMySQL8(t *testing.T) {
+	row := append(slices.Clone(mysqlReplicaRow[:11]),
+		"Retrieved_Gtid_Set="+uuidA+":1-12,\n"+uuidB+":1-3", "Executed_Gtid_Set="+uuidA+":1-10,\n"+uuidB+":1-2")
+	rs := parseReplicaStatus(rowOf(row...))
+	got, err := rs.RetrievedSet(v1alpha1.FlavorMySQL)
+	if err != nil || !got.Equal(gtid.MustParseSet(uuidA+":1-12,"+uuidB+":1-3")) {
+		t.Fatalf("retrieved %s, %v", got, err)
+	}
+}
+
+func TestRetrievedSet(t *testing.T) {
+	tests := []struct {
+		name, retrieved string
+		flavor          v1alpha1.Flavor
+		want            string
+		bad             bool
+	}{
+		{"mysql nothing received", "", v1alpha1.FlavorMySQL, "", false},
+		{"mysql set", uuidA + ":1-5:7", v1alpha1.FlavorMySQL, uuidA + ":1-5:7", false},
+		{"mariadb nothing received", "", v1alpha1.FlavorMariaDB, "", false},
+		{"mariadb one GTID per domain", "0-2-105,1-3-7", v1alpha1.FlavorMariaDB, "0-2:105,1-3:7", false},
+		{"mariadb a MySQL set is refused", uuidA + ":1-5", v1alpha1.FlavorMariaDB, "", true},
+		{"mariadb two positions in one domain are refused", "0-1-5,0-2-6", v1alpha1.FlavorMariaDB, "", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ReplicaStatus{Retrieved: tc.retrieved}.RetrievedSet(tc.flavor)
+			if (err != nil) != tc.bad || !tc.bad && !got.Equal(gtid.MustParseSet(tc.want)) {
+				t.Fatalf("got %s, %v", got, err)
+			}
+		})
 	}
 }

@@ -169,3 +169,67 @@ func TestSalvageStoppedWhenCancelled(t *testing.T) {
 		t.Fatalf("replication still runs after a cancelled salvage (%v): %+v", err, st.Replica)
 	}
 }
+
+// TestSalvageOrderedWithAPromotion: a deposed operator's salvage passed
+// its read-only check on the target, and then a new leader promotes that
+// target (Promote, on its own connection). Whatever the order the two
+// reach the server in, nothing of the old primary's tail is applied on the
+// target after the promotion captured its set: the salvage either runs
+// wholly before the promotion (whose replication reset stops it) or is
+// refused by it. Before the two were ordered on the server (a named lock
+// held from the check to the start), the promotion completed in that
+// window and the tail then applied on top of the new primary's writes.
+func TestSalvageOrderedWithAPromotion(t *testing.T) {
+	s := startSites(t, 2)
+	ctx := ctxFor(t, 60*time.Second)
+	app := s.db(t, 0, true)
+	mustExec(t, app, "CREATE TABLE t (id INT PRIMARY KEY)")
+	if err := s.in[1].WaitForGTID(ctx, s.executed(t, 0), 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.in[1].StopReplication(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, app, "INSERT INTO t VALUES (2)")
+	mustExec(t, app, "INSERT INTO t VALUES (3)")
+	if err := s.in[0].Fence(ctx); err != nil {
+		t.Fatal(err)
+	}
+	until := s.executed(t, 0)
+
+	leader := operatorAt(t, s.c, s.c.Addr(1)) // the new leader's own connections
+	type promoted struct {
+		set gtid.Set
+		err error
+	}
+	done := make(chan promoted, 1)
+	restore := mysql.SetSalvageCheckedHook(func() {
+		go func() {
+			set, err := leader.Promote(ctxFor(t, 30*time.Second))
+			done <- promoted{set, err}
+		}()
+		select { // the promotion finishes here unless the salvage holds it back
+		case p := <-done:
+			done <- p
+		case <-time.After(300 * time.Millisecond): // under the lock's wait of 1 s
+		}
+	})
+	defer restore()
+	_, serr := s.in[1].SalvageFrom(ctxFor(t, 10*time.Second), s.endpoint(0), s.repl(), until)
+	restore()
+	p := <-done
+	if p.err != nil {
+		t.Fatalf("promotion: %v (salvage: %v)", p.err, serr)
+	}
+	mustExec(t, s.db(t, 1, true), "INSERT INTO app.t VALUES (100)") // the new primary's first write
+	time.Sleep(2 * time.Second)                                     // time for a running salvage to apply
+	after := s.executed(t, 1)
+	if n := after.Subtract(p.set).Count(); n != 1 {
+		t.Fatalf("the target applied %d transactions after its promotion (set %s, now %s; salvage: %v), "+
+			"want only its own write: the old tail landed on top of the new primary's writes", n, p.set, after, serr)
+	}
+	if st := s.status(t, 1); st.Fenced() || (st.Replica != nil && (st.Replica.SQLRunning || st.Replica.IORunning == mysql.ThreadYes)) {
+		t.Fatalf("the new primary: fenced %v, replication %+v; want writable, not replicating", st.Fenced(), st.Replica)
+	}
+	t.Logf("salvage: %v; promoted at %s", serr, p.set)
+}

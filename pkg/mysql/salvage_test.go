@@ -35,10 +35,10 @@ func TestSalvageStatements(t *testing.T) {
 			r.answer(mysqlExecutedQuery, []string{"gtid_executed=" + uuidA + ":1-12"})
 		},
 		want: []string{
-			"SET SESSION lock_wait_timeout = ? [1]", mysqlReadOnlyQuery, "SHOW REPLICA STATUS",
+			lockSent, "SET SESSION lock_wait_timeout = ? [1]", mysqlReadOnlyQuery, "SHOW REPLICA STATUS",
 			"STOP REPLICA", mysqlChangeSource + " [db-a 3306 repl pw]",
 			"START REPLICA UNTIL SQL_AFTER_GTIDS = ? [" + mysqlUntil.String() + "]",
-			mysqlSubsetQuery + " [" + mysqlUntil.String() + "]", "STOP REPLICA", mysqlExecutedQuery,
+			mysqlReadOnlyQuery, unlockStatement, mysqlSubsetQuery + " [" + mysqlUntil.String() + "]", "STOP REPLICA", mysqlExecutedQuery,
 		},
 	}, {
 		name: "MariaDB: GTID from the old primary, master_gtid_pos, stopped after",
@@ -49,9 +49,9 @@ func TestSalvageStatements(t *testing.T) {
 			r.answer(mariadbStateQuery, []string{"gtid_binlog_state=0-1-12"})
 		},
 		want: []string{
-			"SET SESSION lock_wait_timeout = ? [1]", mariadbReadOnlyQuery, "SHOW REPLICA STATUS",
+			lockSent, "SET SESSION lock_wait_timeout = ? [1]", mariadbReadOnlyQuery, "SHOW REPLICA STATUS",
 			mariadbChangeMaster + " [db-a 3306 repl pw]", "START REPLICA UNTIL master_gtid_pos = ? [0-1-12]",
-			mariadbReachedQuery, "STOP REPLICA", mariadbStateQuery,
+			mariadbReadOnlyQuery, unlockStatement, mariadbReachedQuery, "STOP REPLICA", mariadbStateQuery,
 		},
 	}}
 	for _, tc := range tests {
@@ -121,7 +121,7 @@ func TestSalvageRefusesAWritableServer(t *testing.T) {
 	if !errors.Is(err, ErrSalvageTargetWritable) {
 		t.Fatalf("got %v, want ErrSalvageTargetWritable", err)
 	}
-	if want := []string{"SET SESSION lock_wait_timeout = ? [1]", mysqlReadOnlyQuery}; !slices.Equal(rec.sent(), want) {
+	if want := []string{lockSent, "SET SESSION lock_wait_timeout = ? [1]", mysqlReadOnlyQuery, unlockStatement}; !slices.Equal(rec.sent(), want) {
 		t.Fatalf("sent %v, want only %v", rec.sent(), want)
 	}
 }

@@ -128,6 +128,11 @@ type SemiSync struct {
 	// to clients without and with a replica's acknowledgement since it
 	// started (Rpl_semi_sync_{source,master}_{no,yes}_tx).
 	SourceNoTx, SourceYesTx int64
+	// Missing names what the server lacks to take part in semi-sync
+	// replication ("" when nothing): on MySQL, the semisync_source and
+	// semisync_replica plugins, seen by their variables. MariaDB has it
+	// built in.
+	Missing string
 }
 
 // IO thread states, as SHOW REPLICA STATUS spells them.

@@ -75,10 +75,15 @@ func (in *instance) wait(ctx context.Context, ex executor, d dialect, target str
 func (in *instance) Promote(ctx context.Context) (gtid.Set, error) {
 	var set gtid.Set
 	err := in.run(ctx, "promote", 0, func(ctx context.Context, ex executor, d dialect) error {
+		// Ordered with a salvage into this server (topolock.go).
+		unlock, err := lockTopology(ctx, ex, in.lockWaitSeconds())
+		if err != nil {
+			return err
+		}
+		defer unlock()
 		if err := forgetReplication(ctx, ex, d); err != nil {
 			return err
 		}
-		var err error
 		if set, err = d.executed(ctx, ex); err != nil {
 			return fmt.Errorf("capture executed gtids: %w", err)
 		}

@@ -20,7 +20,9 @@ const (
 // SalvageFrom implements Instance. The server must be read-only already
 // (only a fenced replica is salvaged): a writable one is refused with
 // ErrSalvageTargetWritable and left untouched, since it may be a primary
-// another operator promoted. Replication is pointed at source as
+// another operator promoted. The check and the start run under the
+// server's topology lock, which Promote takes too (topolock.go), and the
+// server is read again right after the start. Replication is pointed at source as
 // ReplicateFrom points it (same statement, account and TLS) and started
 // with an UNTIL condition at until, so that nothing the source executed
 // beyond until is applied. Once the source was pointed at, replication
@@ -41,7 +43,15 @@ func (in *instance) SalvageFrom(ctx context.Context, source Endpoint, creds Cred
 		if err != nil {
 			return err
 		}
-		if err := startSalvage(ctx, ex, d, source, creds, target, in.lockWaitSeconds(), &pointed); err != nil {
+		// Ordered with a promotion of this server (topolock.go): from the
+		// read-only check to the start, no promotion runs here.
+		unlock, err := lockTopology(ctx, ex, in.lockWaitSeconds())
+		if err != nil {
+			return err
+		}
+		err = startSalvage(ctx, ex, d, source, creds, target, in.lockWaitSeconds(), &pointed)
+		unlock()
+		if err != nil {
 			return err
 		}
 		dl, _ := ctx.Deadline()
@@ -74,6 +84,10 @@ func (in *instance) stopSalvage(ctx context.Context) (gtid.Set, error) {
 	return set, err
 }
 
+// salvageChecked, when set (by tests only), runs right after the target
+// was read read-only, before its replication is changed.
+var salvageChecked func()
+
 // startSalvage checks the server is read-only, then points replication
 // at source and starts it until target; *pointed is set once the source
 // may have been changed (from then on replication must be stopped).
@@ -88,6 +102,9 @@ func startSalvage(ctx context.Context, ex executor, d dialect, source Endpoint, 
 	}
 	if !fenced {
 		return ErrSalvageTargetWritable
+	}
+	if salvageChecked != nil {
+		salvageChecked()
 	}
 	rs, err := d.replicaStatus(ctx, ex)
 	if err != nil {
@@ -104,6 +121,16 @@ func startSalvage(ctx context.Context, ex executor, d dialect, source Endpoint, 
 	}
 	if err := d.startReplicaUntil(ctx, ex, target); err != nil {
 		return fmt.Errorf("start replica until %s: %w", target, err)
+	}
+	// Read again on the same session: a step that makes servers writable
+	// without the topology lock (Unfence) may have run since the check.
+	// The caller stops replication at once on this error.
+	fenced, _, err = d.readOnly(ctx, ex)
+	switch {
+	case err != nil:
+		return fmt.Errorf("read read-only after the start: %w", err)
+	case !fenced:
+		return fmt.Errorf("%w after the start", ErrSalvageTargetWritable)
 	}
 	return nil
 }

@@ -30,7 +30,7 @@ func relayUnapplied(s SiteView) string {
 	case r.RetrievedUnknown:
 		return "its SQL thread stopped on an error and what it received is unknown"
 	}
-	if miss := gtid.Lacks(s.Executed, r.Retrieved); !miss.IsEmpty() {
+	if miss := receivedUnapplied(s); !miss.IsEmpty() {
 		return fmt.Sprintf("its SQL thread stopped on an error with %s (%d transactions) received but not applied",
 			miss, miss.Count())
 	}
@@ -74,18 +74,27 @@ type Candidate struct {
 	Freshest string
 }
 
-// SelectCandidate picks the freshest eligible site: the one whose executed
-// GTID set contains every other eligible site's. Among equal sets a
-// semi-sync replica that acknowledged its source (Replication.SemiSyncAcking)
-// wins, then the first in sites (spec order). When the eligible sets are not
-// all comparable, nothing is picked and the divergent transactions are named.
+// SelectCandidate picks the freshest eligible site: the one whose holdings
+// (what it executed plus what it received and will apply, Holdings) contain
+// every other eligible site's. Among equal holdings a semi-sync replica that
+// acknowledged its source (Replication.SemiSyncAcking) wins, then one whose
+// server can take part in semi-sync (SemiSyncUnavailable), then one with
+// nothing left to apply (Unapplied), then the first in sites (spec order).
+// When the eligible holdings are not all comparable, nothing is picked and
+// the divergent transactions are named.
+//
+// Holdings, not executed sets: a replica may have received, and under
+// semi-sync acknowledged, a commit still in its relay log that a replica
+// which applied more of the earlier stream never received. Ranking by
+// executed sets would promote the latter and lose the acknowledged commit.
+// What a site received counts only while the relay log holding it is there
+// (Replication.ReceivedLost), and the promotion checks, after the drain,
+// that the target holds what it was ranked on (DrainedShort).
 //
 // Freshness comes first: the replicas of one source receive one binlog
 // stream, in order, so the freshest replica holds every write any replica
-// applied; preferring an acknowledging replica that holds less would lose
-// the rest. The preference only breaks a tie. What a replica received and
-// acknowledged but has not applied is not counted (a known limit,
-// docs/durability.md "Choosing a candidate").
+// received; preferring an acknowledging replica that holds less would lose
+// the rest. The preference only breaks a tie.
 func SelectCandidate(sites []SiteView) Candidate {
 	var eligible []SiteView
 	for _, s := range sites {
@@ -106,7 +115,7 @@ func SelectCandidate(sites []SiteView) Candidate {
 	for _, s := range eligible {
 		// Lacks, not Subtract: MariaDB sets name seqs by a guess that
 		// differs between a history and its prefix (gtid.Lacks).
-		if missing := gtid.Lacks(best.Executed, s.Executed); !missing.IsEmpty() {
+		if missing := gtid.Lacks(Holdings(best), Holdings(s)); !missing.IsEmpty() {
 			div = append(div, Divergence{Site: s.Name, GTIDs: missing})
 		}
 	}
@@ -116,18 +125,74 @@ func SelectCandidate(sites []SiteView) Candidate {
 	return Candidate{Site: best.Name}
 }
 
-// fresher reports whether s is a better candidate than best: more
-// transactions, or as many and a semi-sync replica that acknowledged where
-// best is not.
-func fresher(s, best SiteView) bool {
-	n, m := s.Executed.Count(), best.Executed.Count()
-	return n > m || n == m && s.Replication.SemiSyncAcking && !best.Replication.SemiSyncAcking
+// Holdings is what s will hold once its relay log is applied: its executed
+// set plus what its IO thread received that it has not executed (for
+// MariaDB the received position, which gtid.Lacks reads as the history up
+// to it). Its executed set alone when what it received is unknown, or its
+// relay log is known gone (Replication.ReceivedLost).
+func Holdings(s SiteView) gtid.Set {
+	r := s.Replication
+	if r.RetrievedUnknown || r.ReceivedLost || r.Retrieved.IsEmpty() {
+		return s.Executed
+	}
+	return s.Executed.Union(receivedUnapplied(s))
 }
 
-// holdsAll reports whether s holds every eligible site's transactions.
+// receivedUnapplied is what s's probe showed received and not executed.
+// LacksPart, not Lacks: a received set is a piece of a history, and for
+// MariaDB one GTID per domain (Gtid_IO_Pos), so it does not name the other
+// servers of the domain that the executed set holds below it; checking
+// the fork against them would report an applied position as missing.
+func receivedUnapplied(s SiteView) gtid.Set {
+	return gtid.LacksPart(s.Executed, s.Replication.Retrieved)
+}
+
+// Unapplied is what s received and has not applied, as its probe showed
+// (and as Holdings counts it): what the drain must apply before Promote's
+// replication reset would discard it.
+func Unapplied(s SiteView) gtid.Set {
+	return gtid.Lacks(s.Executed, Holdings(s))
+}
+
+// DrainedShort is what target, as the pass ranked it, was credited with
+// (Holdings) and its executed set after the drain (after) lacks: empty
+// when the drain applied all of it. Anything else means its relay log did
+// not hold what its probe showed received (mysqld restarted, or its relay
+// log was reset, since the read), and it must not be promoted on that
+// ranking: its Holdings outran what it can hold, so another eligible site
+// may hold transactions it lacks.
+func DrainedShort(target SiteView, after gtid.Set) gtid.Set {
+	return gtid.Lacks(after, Holdings(target))
+}
+
+// fresher reports whether s is a better candidate than best: its holdings
+// strictly contain best's, or they are equal and, in this order, s is a
+// semi-sync replica that acknowledged where best is not, s can take part
+// in semi-sync where best cannot, or s has nothing left to apply where
+// best has. Containment, not counts: a MariaDB received position counts
+// as one transaction, yet stands for the history up to it. Between holdings that are not comparable (a divergence,
+// reported by SelectCandidate) the one with more transactions is named.
+func fresher(s, best SiteView) bool {
+	sh, bh := Holdings(s), Holdings(best)
+	sLacks, bLacks := !gtid.Lacks(sh, bh).IsEmpty(), !gtid.Lacks(bh, sh).IsEmpty()
+	switch {
+	case sLacks != bLacks:
+		return bLacks
+	case !sLacks && s.Replication.SemiSyncAcking != best.Replication.SemiSyncAcking:
+		return s.Replication.SemiSyncAcking
+	case !sLacks && s.SemiSyncUnavailable != best.SemiSyncUnavailable:
+		return !s.SemiSyncUnavailable
+	case !sLacks:
+		return Unapplied(s).IsEmpty() && !Unapplied(best).IsEmpty()
+	}
+	return sh.Count() > bh.Count()
+}
+
+// holdsAll reports whether s holds every eligible site's transactions,
+// counting on both sides what each received and will apply (Holdings).
 func holdsAll(s SiteView, sites []SiteView) bool {
 	for _, o := range sites {
-		if Eligible(o) && !gtid.Lacks(s.Executed, o.Executed).IsEmpty() {
+		if Eligible(o) && !gtid.Lacks(Holdings(s), Holdings(o)).IsEmpty() {
 			return false
 		}
 	}

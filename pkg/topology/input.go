@@ -24,6 +24,12 @@ type Replication struct {
 	// RetrievedUnknown is true when Retrieved could not be read; a site whose
 	// SQL thread failed then does not count as having applied its relay log.
 	RetrievedUnknown bool
+	// ReceivedLost is true when the relay log that held Retrieved is known
+	// gone: a drain of this site ended short of it (DrainedShort; its mysqld
+	// restarted or its relay log was reset since the read), and it has
+	// received nothing since. What it received then does not count as held
+	// (Holdings).
+	ReceivedLost bool
 	// SemiSyncAcking is true when the site is a semi-sync replica of the
 	// active site: its replica part is on and its IO thread runs, or
 	// retries, against the active site. It acknowledged what it received,
@@ -58,6 +64,11 @@ type SiteView struct {
 	// unreachable, so a site that never served is never failed over from
 	// (ShownState, neveranswered.go).
 	NeverAnswered bool
+	// SemiSyncUnavailable is true when semi-sync is on in the spec and the
+	// site's server cannot take part in it (MySQL without the semisync
+	// plugins). Under required it is never made writable, so among equally
+	// fresh candidates one that can is preferred (SelectCandidate).
+	SemiSyncUnavailable bool
 	// AdminFenced is true when an administrator fenced the site; it is never
 	// promoted nor re-asserted while fenced.
 	AdminFenced bool
