@@ -21,6 +21,9 @@ var (
 	// ErrCloneActive means the clone target is the active site, which is
 	// never overwritten.
 	ErrCloneActive = errors.New("topology: the active site is never cloned over")
+	// ErrBadRecloneRequest means a reclone-site annotation value is not
+	// <site>:<prefix> or <site>:confirm=<group> (ParseRecloneRequest).
+	ErrBadRecloneRequest = errors.New("topology: bad reclone request")
 	// ErrBadRole means a SiteView's Role is not a v1alpha1.SiteRole.
 	ErrBadRole = errors.New("topology: bad site role")
 )
