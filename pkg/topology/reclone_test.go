@@ -85,7 +85,7 @@ func TestDecideReclone(t *testing.T) {
 		{name: "a prefix for a site that is not diverged", in: base(), ask: ask("b:3e11fa47"), reason: v1alpha1.ReasonRecloneWrongPrefix},
 		{name: "confirm naming another group", in: base(), ask: ask("b:confirm=payments"), reason: v1alpha1.ReasonRecloneWrongPrefix},
 		{name: "an emergency failover in flight",
-			in: with2(base(), func(in *Input) { in.InFlight = &Intent{From: "a", To: "b", Generation: 3} }),
+			in:  with2(base(), func(in *Input) { in.InFlight = &Intent{From: "a", To: "b", Generation: 3} }),
 			ask: ask("c:3e11fa47"), reason: v1alpha1.ReasonConcurrentOperation},
 		{name: "a planned failover in flight", in: with2(base(), func(in *Input) { in.PlannedInFlight = true }),
 			ask: ask("c:3e11fa47"), reason: v1alpha1.ReasonConcurrentOperation},
