@@ -163,6 +163,7 @@ func (l *Loop) pass(ctx context.Context) (time.Duration, bool) {
 	l.act(ctx, p)
 	l.rollout(ctx, p, l.maintained)
 	l.restartInPlace(ctx, g)
+	l.reclone(ctx, p)
 	l.untaint(ctx, p)
 	l.record(ctx, p)
 	return interval, false
@@ -227,6 +228,7 @@ func (l *Loop) buildPass(g *v1alpha1.MysqlFailoverGroup) (failover.Pass, error) 
 		in.Sites = append(in.Sites, l.siteView(g, s, p.Evidence))
 	}
 	l.adminFence(g, &in)
+	holdRecloning(g, in.Sites)
 	l.markAcknowledgers(g, in.Sites)
 	in = topology.Judge(in) // every reader of the pass sees the sites as Decide does
 	d, err := topology.Decide(in)
