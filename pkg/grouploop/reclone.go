@@ -68,10 +68,32 @@ func (l *Loop) reclone(ctx context.Context, p failover.Pass) {
 		return
 	}
 	if asked {
+		if why := unsettled(p); why != "" {
+			// Judged next pass, on observations that include this pass's act.
+			l.log.V(1).Info("reclone request waits a pass", "request", value, "why", why)
+			return
+		}
 		l.answerReclone(ctx, p, value, running)
 		return
 	}
 	l.advanceReclone(ctx, p, running)
+}
+
+// unsettled says how this pass's act moved what a reclone request is judged
+// on (the active site, a failover of either kind), "" when it did not. The
+// pass's Input was built before the act: a request judged on it could clone
+// over a site the act just began to promote.
+func unsettled(p failover.Pass) string {
+	st, in := &p.Group.Status, p.Input
+	switch {
+	case st.ActiveSite != in.ActiveSite:
+		return fmt.Sprintf("the active site moved from %q to %q", in.ActiveSite, st.ActiveSite)
+	case (failover.InFlight(st) == nil) != (in.InFlight == nil):
+		return "an emergency failover started or ended"
+	case failover.PlannedInFlight(st) != in.PlannedInFlight:
+		return "a planned failover started or ended"
+	}
+	return ""
 }
 
 // runningReclone is the site whose reclone is not over, nil when none.
@@ -103,6 +125,10 @@ func (l *Loop) answerReclone(ctx context.Context, p failover.Pass, value string,
 		ask.Running = running.Name
 	}
 	v := topology.DecideReclone(p.Input, ask)
+	if v.Accepted() && l.env.Recloner == nil {
+		v.Reason, v.Message = v1alpha1.ReasonRecloneUnavailable,
+			"this operator has no reclone executor (the sidecars' reclone endpoint is not built); nothing was touched"
+	}
 	if !v.Accepted() {
 		l.rejectReclone(ctx, g, value, v)
 		return

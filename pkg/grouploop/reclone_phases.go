@@ -14,6 +14,15 @@ import (
 // persists the next phase (whose work runs from the next pass on).
 func (l *Loop) advanceReclone(ctx context.Context, p failover.Pass, site *v1alpha1.SiteStatus) {
 	r := site.Recovery
+	fail, wait := recloneHeld(p, site.Name)
+	switch {
+	case fail != "":
+		l.failReclone(ctx, p.Group, site.Name, v1alpha1.ReasonRecloneActiveSite, fail)
+		return
+	case wait != "":
+		l.log.V(1).Info("reclone waits", "site", site.Name, "phase", r.Phase, "why", wait)
+		return
+	}
 	switch r.Phase {
 	case v1alpha1.RecoveryRequested:
 		if l.env.Recloner == nil {
@@ -29,6 +38,31 @@ func (l *Loop) advanceReclone(ctx context.Context, p failover.Pass, site *v1alph
 	case v1alpha1.RecoveryCatchingUp:
 		l.catchUp(ctx, p, site)
 	}
+}
+
+// recloneHeld says why a running reclone must stop (fail: the site is, or
+// is becoming, the active site; none of its work may run on it again) or
+// wait (wait: a failover holds the topology, before or after this pass's
+// act). Both are "" when its phase may run.
+func recloneHeld(p failover.Pass, site string) (fail, wait string) {
+	st, in := &p.Group.Status, p.Input
+	for _, active := range []string{in.ActiveSite, st.ActiveSite} {
+		if active == site {
+			return site + " is the active site: its data is never cloned over; the reclone stops here", ""
+		}
+	}
+	for _, it := range []*topology.Intent{in.InFlight, failover.InFlight(st)} {
+		if it != nil && it.To == site {
+			return fmt.Sprintf("an emergency failover targets %s: the reclone stops here", site), ""
+		}
+	}
+	if b := st.PlannedFailover; b != nil && b.Target == site && failover.PlannedInFlight(st) {
+		return fmt.Sprintf("a planned failover targets %s: the reclone stops here", site), ""
+	}
+	if in.InFlight != nil || in.PlannedInFlight || failover.InFlight(st) != nil || failover.PlannedInFlight(st) {
+		return "", "a failover holds the topology"
+	}
+	return "", ""
 }
 
 // runPhase asks the site's sidecar for the phase's work; ok is false while
