@@ -117,7 +117,7 @@ func (l *Loop) answerReclone(ctx context.Context, p failover.Pass, value string,
 		return
 	}
 	ask := topology.RecloneAsk{Group: g.Name, Value: value, Divergent: map[string]string{},
-		Updating: g.Status.Phase == v1alpha1.GroupPhaseUpdating}
+		Updating: g.Status.Phase == v1alpha1.GroupPhaseUpdating, Decided: p.Decision.Kind}
 	for _, s := range g.Status.Sites {
 		ask.Divergent[s.Name] = s.DivergentGtid
 	}

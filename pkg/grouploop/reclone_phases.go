@@ -62,6 +62,9 @@ func recloneHeld(p failover.Pass, site string) (fail, wait string) {
 	if in.InFlight != nil || in.PlannedInFlight || failover.InFlight(st) != nil || failover.PlannedInFlight(st) {
 		return "", "a failover holds the topology"
 	}
+	if !topology.RecloneSettled(p.Decision.Kind) {
+		return "", fmt.Sprintf("the group does not serve normally (%s)", p.Decision.Kind)
+	}
 	return "", ""
 }
 

@@ -79,7 +79,15 @@ type RecloneAsk struct {
 	Running string
 	// Updating is true while the ordered update rolls the sites.
 	Updating bool
+	// Decided is the pass's Decision kind; a request is judged only while
+	// the group serves (Healthy or Degraded), never while a failover is
+	// wanted or blocked. Empty: not known, not checked.
+	Decided Kind
 }
+
+// RecloneSettled reports whether a group whose pass decided kind may
+// start or move a reclone on: it serves, with nothing to fail over or fence.
+func RecloneSettled(kind Kind) bool { return kind == KindHealthy || kind == KindDegraded }
 
 // RecloneVerdict answers a request: accepted when Reason is empty.
 type RecloneVerdict struct {
@@ -123,6 +131,8 @@ func DecideReclone(in Input, ask RecloneAsk) RecloneVerdict {
 		return refuse(v1alpha1.ReasonConcurrentOperation, "the reclone of %s is in progress; one runs at a time", ask.Running)
 	case ask.Updating:
 		return refuse(v1alpha1.ReasonConcurrentOperation, "an ordered update is in progress")
+	case ask.Decided != "" && !RecloneSettled(ask.Decided):
+		return refuse(v1alpha1.ReasonConcurrentOperation, "the group does not serve normally (%s): a failover or a fence comes first", ask.Decided)
 	}
 	if why := proofWrong(req, ask); why != "" {
 		return refuse(v1alpha1.ReasonRecloneWrongPrefix, "%s", why)
