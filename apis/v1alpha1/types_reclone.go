@@ -26,6 +26,19 @@ const (
 // Terminal reports whether a reclone in this phase is over.
 func (p RecoveryPhase) Terminal() bool { return p == RecoveryRejoined || p == RecoveryFailed }
 
+// Holds reports whether a site whose latest reclone is r must not be a
+// failover candidate, a donor nor re-asserted: the reclone runs, or it
+// failed once the site's data may have been replaced in part.
+func (r *SiteRecovery) Holds() bool {
+	if r == nil {
+		return false
+	}
+	if !r.Phase.Terminal() {
+		return true
+	}
+	return r.Phase == RecoveryFailed && (r.FailedPhase == RecoveryCloning || r.FailedPhase == RecoveryCatchingUp)
+}
+
 // SiteRecovery is a site's latest reclone, persisted before each phase so
 // that a restarted operator resumes it.
 type SiteRecovery struct {
@@ -50,6 +63,12 @@ type SiteRecovery struct {
 	// the site has rejoined once it holds it and replicates.
 	// +optional
 	CatchUpGtid string `json:"catchUpGtid,omitempty"`
+	// FailedPhase is the phase that was running when the reclone failed.
+	// After a failure in Cloning or CatchingUp the site's data may be
+	// partly replaced: it stays held (never a candidate) until a new
+	// reclone of it is accepted.
+	// +optional
+	FailedPhase RecoveryPhase `json:"failedPhase,omitempty"`
 	// Reason is a CamelCase word saying why the reclone failed.
 	// +optional
 	Reason string `json:"reason,omitempty"`

@@ -188,16 +188,13 @@ func divergentCount(s string) float64 {
 	return float64(set.Count())
 }
 
-// holdRecloning marks the view of a site under reclone as fenced by an
-// administrator: while its data is being saved or replaced it is never a
-// failover candidate nor a donor.
+// holdRecloning marks the views of the sites a reclone holds as fenced by
+// an administrator: while a site's data is being saved or replaced, and
+// after a reclone failed once its data may be partly replaced, it is never
+// a failover candidate, a donor, nor re-asserted (SiteRecovery.Holds).
 func holdRecloning(g *v1alpha1.MysqlFailoverGroup, views []topology.SiteView) {
-	run := runningReclone(&g.Status)
-	if run == nil {
-		return
-	}
 	for i := range views {
-		if views[i].Name == run.Name {
+		if failover.SiteStatusOf(&g.Status, views[i].Name).Recovery.Holds() {
 			views[i].AdminFenced = true
 		}
 	}
@@ -210,6 +207,9 @@ func recoveryBlocked(g *v1alpha1.MysqlFailoverGroup) string {
 	for _, s := range g.Status.Sites {
 		div[s.Name] = s.DivergentGtid
 		running[s.Name] = s.Recovery != nil && !s.Recovery.Phase.Terminal()
+		if s.Recovery.Holds() && !running[s.Name] {
+			div[s.Name] = "its reclone failed in " + string(s.Recovery.FailedPhase) // it waits like a diverged site
+		}
 	}
 	for _, s := range g.Spec.Sites {
 		order = append(order, s.Name)

@@ -162,6 +162,7 @@ func (l *Loop) nextPhase(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, si
 // failReclone ends the reclone with a reason; the site is kept as it is.
 func (l *Loop) failReclone(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, site, reason, msg string) {
 	rec := failover.SiteRecord(&g.Status, site)
+	rec.Recovery.FailedPhase = rec.Recovery.Phase
 	l.endReclone(g, rec, v1alpha1.RecoveryFailed, reason, msg)
 	if err := l.patcher.PersistStatus(ctx, g); err != nil {
 		l.log.Error(err, "persist the failed reclone", "site", site)
