@@ -22,6 +22,12 @@ type Loop struct {
 	env       *Env
 	log       logr.Logger
 	conns     *conns
+	// stopper stops a site's replication before its reclone replaces its
+	// data (conns; a fake in tests).
+	stopper replicationStopper
+	// recloneStopped is the identity of the reclone whose site's
+	// replication this process stopped in an earlier pass (reclone_wipe.go).
+	recloneStopped string
 	patcher   *statusPatcher
 	emergency *failover.Emergency
 	planned   *plannedRunner
@@ -75,6 +81,7 @@ func New(env *Env, key types.NamespacedName, wake <-chan struct{}) *Loop {
 		maybeSince: map[string]time.Time{}, podNodes: map[string]map[types.UID]podNode{},
 		goneNodes: map[string]map[types.UID]goneWatch{}, kubeletStopped: map[string]time.Time{},
 		provenAt: map[string]time.Time{}, untainted: map[string]int64{}}
+	l.stopper = l.conns
 	if env.Nudge != nil {
 		l.conns.promoted = func(site string) { env.Nudge(key, site) }
 	}

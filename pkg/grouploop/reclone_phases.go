@@ -78,8 +78,7 @@ func (l *Loop) runPhase(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, sit
 		return RecloneProgress{}, false
 	}
 	r := site.Recovery
-	step := RecloneStep{Phase: r.Phase, Request: r.Request + "@" + r.StartTime.UTC().Format("20060102T150405Z"),
-		Donor: r.Donor, DivergentGtid: r.DivergentGtid}
+	step := RecloneStep{Phase: r.Phase, Request: recloneID(r), Donor: r.Donor, DivergentGtid: r.DivergentGtid}
 	prog, err := l.env.Recloner.Run(ctx, l.key, site.Name, step)
 	switch {
 	case err != nil:
@@ -92,21 +91,33 @@ func (l *Loop) runPhase(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, sit
 	return prog, prog.Done
 }
 
-// preserve saves a diverged site's errant transactions; a site that is not
-// diverged has none and goes straight on.
+// preserve saves a diverged site's errant transactions (a site that is not
+// diverged has none), then waits until the site's data may be replaced
+// (mayWipe) before Cloning is persisted.
 func (l *Loop) preserve(ctx context.Context, p failover.Pass, site *v1alpha1.SiteStatus) {
-	if site.Recovery.DivergentGtid == "" {
-		l.nextPhase(ctx, p.Group, site.Name, v1alpha1.RecoveryCloning,
-			"nothing diverged to save; cloning from "+site.Recovery.Donor)
+	r := site.Recovery
+	if r.DivergentGtid != "" {
+		prog, done := l.runPhase(ctx, p.Group, site, v1alpha1.ReasonPreserveFailed)
+		if !done {
+			return
+		}
+		r.PreservedAt = prog.PreservedAt
+	}
+	if why := l.mayWipe(ctx, p, site); why != "" {
+		if r.Message != "waiting to clone: "+why {
+			r.Message = "waiting to clone: " + why
+			l.log.Info("reclone waits before cloning", "site", site.Name, "why", why)
+			if err := l.patcher.PersistStatus(ctx, p.Group); err != nil {
+				l.log.Error(err, "persist the reclone's wait", "site", site.Name)
+			}
+		}
 		return
 	}
-	prog, done := l.runPhase(ctx, p.Group, site, v1alpha1.ReasonPreserveFailed)
-	if !done {
-		return
+	msg := "nothing diverged to save; cloning from " + r.Donor
+	if r.DivergentGtid != "" {
+		msg = fmt.Sprintf("errant transactions saved at %s; cloning from %s", r.PreservedAt, r.Donor)
 	}
-	failover.SiteRecord(&p.Group.Status, site.Name).Recovery.PreservedAt = prog.PreservedAt
-	l.nextPhase(ctx, p.Group, site.Name, v1alpha1.RecoveryCloning,
-		fmt.Sprintf("errant transactions saved at %s; cloning from %s", prog.PreservedAt, site.Recovery.Donor))
+	l.nextPhase(ctx, p.Group, site.Name, v1alpha1.RecoveryCloning, msg)
 }
 
 // cloneSite replaces the site's data; once done, CatchingUp records the

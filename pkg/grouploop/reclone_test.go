@@ -76,6 +76,7 @@ type recloneWorld struct {
 	decisions []topology.Decision
 	// phases is status.sites[c].recovery.phase after each pass.
 	phases []v1alpha1.RecoveryPhase
+	stops  int
 }
 
 func mustSet(t *testing.T, s string) gtid.Set {
@@ -108,7 +109,20 @@ func (w *recloneWorld) loop() *Loop {
 	env := &Env{Metrics: m, Notifier: NewNotifier(w.ev, m), Log: logr.Discard(), Client: w.cl, Reader: w.cl,
 		Clock: clockAt(func() time.Time { return t0 }), Recloner: w.rec}
 	return &Loop{env: env, log: logr.Discard(), key: types.NamespacedName{Namespace: "shop", Name: "orders"},
-		patcher: &statusPatcher{c: w.cl, reader: w.cl}, observedAt: t0, interval: time.Second}
+		patcher: &statusPatcher{c: w.cl, reader: w.cl}, observedAt: t0, interval: time.Second, stopper: w}
+}
+
+// StopReplication plays the operator's SQL stop on a site: it fails on an
+// unreachable site, and stops a reachable one's threads.
+func (w *recloneWorld) StopReplication(_ context.Context, site string) error {
+	w.stops++
+	v := w.views[site]
+	if v.State == v1alpha1.StateUnreachable {
+		return errors.New(site + " unreachable")
+	}
+	v.Replication.Running = false
+	w.views[site] = v
+	return nil
 }
 
 func (w *recloneWorld) annotate(value string) {
@@ -248,8 +262,15 @@ func TestRecloneOfASiteNotDiverged(t *testing.T) {
 	w.views["c"] = w.views["b"]
 	w.views["c"] = topology.SiteView{Name: "c", State: v1alpha1.StateReadOnly, Executed: mustSet(t, "0-1:1-10"),
 		Replication: topology.Replication{Running: true}}
+	w.rec.onDone = func(phase v1alpha1.RecoveryPhase) {
+		if phase == v1alpha1.RecoveryCloning { // the clone joins, replicating again
+			c := w.views["c"]
+			c.Replication.Running = true
+			w.views["c"] = c
+		}
+	}
 	w.annotate("c:confirm=orders")
-	for range 8 {
+	for range 10 {
 		w.pass()
 	}
 	if w.rec.asked[v1alpha1.RecoveryPreservingData] != 0 {
@@ -569,4 +590,57 @@ func TestReclonePhaseFailures(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRecloneWaitsForAnotherCopy: c holds a commit (acknowledged, say)
+// that b, the other candidate, lacks. c's replication is stopped and its
+// data is not replaced until b holds it; a c that cannot be stopped and
+// may acknowledge is waited for too.
+func TestRecloneWaitsForAnotherCopy(t *testing.T) {
+	t.Run("b lags", func(t *testing.T) {
+		w := newRecloneWorld(t)
+		w.edit(func(st *v1alpha1.MysqlFailoverGroupStatus) { failover.SiteRecord(st, "c").DivergentGtid = "" })
+		w.views["a"] = topology.SiteView{Name: "a", State: v1alpha1.StateWritable, Executed: mustSet(t, "0-1:1-11"), ServerID: "0-1"}
+		w.views["c"] = topology.SiteView{Name: "c", State: v1alpha1.StateReadOnly, Executed: mustSet(t, "0-1:1-11"),
+			Replication: topology.Replication{Running: true}}
+		w.annotate("c:confirm=orders")
+		for range 6 {
+			w.pass()
+		}
+		if got := w.recovery(); got.Phase != v1alpha1.RecoveryPreservingData || !strings.Contains(got.Message, "0-1:11") {
+			t.Fatalf("recovery %+v, want a wait for 0-1:11", got)
+		}
+		if w.stops == 0 || w.views["c"].Replication.Running {
+			t.Fatal("c's replication not stopped")
+		}
+		if w.rec.asked[v1alpha1.RecoveryCloning] != 0 {
+			t.Fatal("cloning asked while c holds the only copy of 0-1:11")
+		}
+		b := w.views["b"]
+		b.Executed = mustSet(t, "0-1:1-11")
+		w.views["b"] = b
+		w.pass()
+		if got := w.recovery(); got.Phase != v1alpha1.RecoveryCloning {
+			t.Fatalf("recovery %+v once b holds it all", got)
+		}
+	})
+	t.Run("c may acknowledge and does not answer", func(t *testing.T) {
+		w := runningWorld(t, v1alpha1.RecoveryPreservingData)
+		w.rec.after = 1
+		w.views["c"] = topology.SiteView{Name: "c", State: v1alpha1.StateUnreachable, MayAcknowledge: true,
+			FenceConfirmed: true, Stale: true, Executed: mustSet(t, "0-1:1-8,0-3:1-3")}
+		for range 4 {
+			w.pass()
+		}
+		if got := w.recovery(); got.Phase != v1alpha1.RecoveryPreservingData || !strings.Contains(got.Message, "acknowledge") {
+			t.Fatalf("recovery %+v", got)
+		}
+		c := w.views["c"]
+		c.MayAcknowledge = false
+		w.views["c"] = c
+		w.pass()
+		if got := w.recovery(); got.Phase != v1alpha1.RecoveryCloning {
+			t.Fatalf("a c down that acknowledges nothing: %+v", got)
+		}
+	})
 }

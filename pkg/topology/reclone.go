@@ -211,3 +211,36 @@ func RecoveryWaiting(order []string, divergent map[string]string, running map[st
 	}
 	return out
 }
+
+// RecloneMayWipe says why site's data may not be replaced yet, "" when it
+// may: what it holds or received (but its divergent set) must be held by
+// another primary-candidate replica that is observed now, not held and not
+// diverged, so that no commit it acknowledged leaves the group with its
+// data. With no such replica (a two-site group) the active site alone
+// keeps the group's data during the reclone, and nothing is waited for.
+// The caller stops the site's replication first, so what it holds no
+// longer grows.
+func RecloneMayWipe(in Input, site string, divergent gtid.Set) string {
+	s, ok := in.Site(site)
+	if !ok {
+		return "no such site"
+	}
+	held := s.Executed.Union(s.Replication.Retrieved).Subtract(divergent)
+	var others gtid.Set
+	copies := 0
+	for _, o := range in.Sites {
+		if o.Name == site || o.Name == in.ActiveSite || !o.candidateRole() || o.AdminFenced || o.Diverged ||
+			!o.reachable() || o.Stale {
+			continue
+		}
+		others = others.Union(o.Executed)
+		copies++
+	}
+	if copies == 0 {
+		return ""
+	}
+	if miss := gtid.Lacks(others, held); !miss.IsEmpty() {
+		return fmt.Sprintf("%s holds %s that no other replica holds yet", site, miss)
+	}
+	return ""
+}

@@ -192,3 +192,42 @@ func TestRecoveryWaiting(t *testing.T) {
 		})
 	}
 }
+
+// TestRecloneMayWipe: a site's data is replaced only once another
+// candidate replica holds what it holds or received, but its errant set.
+func TestRecloneMayWipe(t *testing.T) {
+	tests := []struct {
+		name      string
+		in        Input
+		divergent string
+		wait      bool
+	}{
+		{name: "another replica holds it all", in: group("a", wr("a", "A:1-10"), ro("b", "A:1-10"), ro("c", "A:1-9"))},
+		{name: "only the recloned site holds an acknowledged commit",
+			in: group("a", wr("a", "A:1-10"), ro("b", "A:1-9"), ro("c", "A:1-10")), wait: true},
+		{name: "received but not applied counts",
+			in: group("a", wr("a", "A:1-10"), ro("b", "A:1-9"), with(ro("c", "A:1-9"), func(v *SiteView) {
+				v.Replication.Retrieved = set("A:1-10")
+			})), wait: true},
+		{name: "its errant set is not waited for",
+			in: group("a", wr("a", "A:1-10"), ro("b", "A:1-10"), ro("c", "A:1-10,C:1-3")), divergent: "C:1-3"},
+		{name: "a held replica is no copy",
+			in: group("a", wr("a", "A:1-10"), with(ro("b", "A:1-10"), func(v *SiteView) { v.AdminFenced = true }),
+				ro("d", "A:1-9"), ro("c", "A:1-10")), wait: true},
+		{name: "a stale replica is no copy",
+			in: group("a", wr("a", "A:1-10"), with(ro("b", "A:1-10"), func(v *SiteView) { v.Stale = true }),
+				ro("d", "A:1-9"), ro("c", "A:1-10")), wait: true},
+		{name: "a dr-only replica is no copy",
+			in: group("a", wr("a", "A:1-10"), role(ro("b", "A:1-10"), v1alpha1.RoleDROnly),
+				ro("d", "A:1-9"), ro("c", "A:1-10")), wait: true},
+		{name: "two sites: nobody else to hold it", in: group("a", wr("a", "A:1-10"), ro("c", "A:1-11"))},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			why := RecloneMayWipe(tc.in, "c", set(tc.divergent))
+			if (why != "") != tc.wait {
+				t.Fatalf("RecloneMayWipe = %q, want wait %v", why, tc.wait)
+			}
+		})
+	}
+}
