@@ -18,20 +18,20 @@ import (
 
 // Loop is one group's poll loop: one goroutine, one pass per pollInterval.
 type Loop struct {
-	key       types.NamespacedName
-	env       *Env
-	log       logr.Logger
-	conns     *conns
+	key   types.NamespacedName
+	env   *Env
+	log   logr.Logger
+	conns *conns
 	// stopper stops a site's replication before its reclone replaces its
 	// data (conns; a fake in tests).
 	stopper replicationStopper
 	// recloneStopped is the identity of the reclone whose site's
 	// replication this process stopped in an earlier pass (reclone_wipe.go).
 	recloneStopped string
-	patcher   *statusPatcher
-	emergency *failover.Emergency
-	planned   *plannedRunner
-	wake      <-chan struct{} // Env.Wake: pass now
+	patcher        *statusPatcher
+	emergency      *failover.Emergency
+	planned        *plannedRunner
+	wake           <-chan struct{} // Env.Wake: pass now
 
 	// Memory of this operator's life; the persisted status is the rest.
 	deb        map[string]*topology.Debouncer
