@@ -112,7 +112,7 @@ func runningReclone(st *v1alpha1.MysqlFailoverGroupStatus) *v1alpha1.SiteStatus 
 // only removed.
 func (l *Loop) answerReclone(ctx context.Context, p failover.Pass, value string, running *v1alpha1.SiteStatus) {
 	g := p.Group
-	if running != nil && running.Recovery.Request == value {
+	if answered(g, running, value) {
 		l.clearRecloneRequest(ctx, g, value)
 		return
 	}
@@ -146,6 +146,22 @@ func (l *Loop) answerReclone(ctx context.Context, p failover.Pass, value string,
 		fmt.Sprintf("reclone of %s requested (%q); donor %s", v.Request.Site, value, v.Donor.Site))
 	l.log.Info("reclone accepted", "site", v.Request.Site, "donor", v.Donor.Site)
 	l.clearRecloneRequest(ctx, g, value)
+}
+
+// answered reports whether value is the request of the running reclone,
+// or of a reclone that rejoined (its removal failed until now): it is only
+// removed, never run twice. A request repeating a failed reclone's value
+// is judged again: that is how a person retries.
+func answered(g *v1alpha1.MysqlFailoverGroup, running *v1alpha1.SiteStatus, value string) bool {
+	if running != nil {
+		return running.Recovery.Request == value
+	}
+	for _, s := range g.Status.Sites {
+		if r := s.Recovery; r != nil && r.Phase == v1alpha1.RecoveryRejoined && r.Request == value {
+			return true
+		}
+	}
+	return false
 }
 
 // rejectReclone records a refused request in status, counts and reports

@@ -123,10 +123,15 @@ func (l *Loop) preserve(ctx context.Context, p failover.Pass, site *v1alpha1.Sit
 // cloneSite replaces the site's data; once done, CatchingUp records the
 // active site's set the site must reach.
 func (l *Loop) cloneSite(ctx context.Context, p failover.Pass, site *v1alpha1.SiteStatus) {
+	active, _ := p.Input.Site(p.Input.ActiveSite)
+	if active.State != v1alpha1.StateWritable || active.Stale {
+		// CatchingUp needs the set the active site holds now.
+		l.log.V(1).Info("reclone waits for the active site to be observed writable", "site", site.Name)
+		return
+	}
 	if _, done := l.runPhase(ctx, p.Group, site, v1alpha1.ReasonCloneFailed); !done {
 		return
 	}
-	active, _ := p.Input.Site(p.Input.ActiveSite)
 	failover.SiteRecord(&p.Group.Status, site.Name).Recovery.CatchUpGtid = active.Executed.String()
 	l.nextPhase(ctx, p.Group, site.Name, v1alpha1.RecoveryCatchingUp,
 		fmt.Sprintf("cloned; waiting to replicate up to %s", active.Executed))

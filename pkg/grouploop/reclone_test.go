@@ -644,3 +644,33 @@ func TestRecloneWaitsForAnotherCopy(t *testing.T) {
 		}
 	})
 }
+
+// TestRecloneRequestLeftAfterItsRejoin: the accepted request's removal
+// failed until the reclone rejoined; seen again, it is removed, not run a
+// second time. The same value after a failed reclone is a retry.
+func TestRecloneRequestLeftAfterItsRejoin(t *testing.T) {
+	for _, c := range []struct {
+		phase v1alpha1.RecoveryPhase
+		again bool
+	}{{v1alpha1.RecoveryRejoined, false}, {v1alpha1.RecoveryFailed, true}} {
+		t.Run(string(c.phase), func(t *testing.T) {
+			w := runningWorld(t, c.phase)
+			w.edit(func(st *v1alpha1.MysqlFailoverGroupStatus) {
+				r := failover.SiteRecord(st, "c").Recovery
+				r.Request = "c:confirm=orders"
+				failover.SiteRecord(st, "c").DivergentGtid = ""
+			})
+			w.views["c"] = topology.SiteView{Name: "c", State: v1alpha1.StateReadOnly, Executed: mustSet(t, "0-1:1-10"),
+				Replication: topology.Replication{Running: true}}
+			w.annotate("c:confirm=orders")
+			w.pass()
+			g := readGroup(t, w.cl)
+			if _, ok := g.Annotations[v1alpha1.RecloneSiteAnnotation]; ok {
+				t.Fatal("request not removed")
+			}
+			if again := w.recovery().Phase == v1alpha1.RecoveryRequested; again != c.again {
+				t.Fatalf("after a reclone %s the same request ran again: %v, want %v", c.phase, again, c.again)
+			}
+		})
+	}
+}
