@@ -83,7 +83,8 @@ func recovery(g *v1alpha1.MysqlFailoverGroup, name string) v1alpha1.SiteRecovery
 }
 
 // TestReclone: refusals of the active site and a wrong proof; an accepted
-// reclone of c held in Cloning across an operator restart, resumed from
+// reclone of c held in Cloning refuses a planned failover and a second
+// reclone, and survives an operator restart, resumed from
 // status, while the primary is killed: b is promoted, never c; once
 // released, c rejoins. c is never writable.
 func TestReclone(t *testing.T) {
@@ -114,6 +115,15 @@ func TestReclone(t *testing.T) {
 	if _, asked := e.get().Annotations[v1alpha1.RecloneSiteAnnotation]; asked {
 		t.Fatal("accepted request not removed")
 	}
+	// A planned failover while c is recloned is refused, and so is a
+	// second reclone; nothing moves.
+	e.annotate("b")
+	g := e.planned("b", v1alpha1.PhaseFailed, 15*time.Second)
+	if b := g.Status.PlannedFailover; b.Reason != v1alpha1.ReasonConcurrentOperation || g.Status.ActiveSite != "a" || !e.writable("a") {
+		t.Fatalf("planned failover during a reclone: %+v, active %s", b, g.Status.ActiveSite)
+	}
+	e.askReclone("b:confirm=orders")
+	e.refused("b:confirm=orders", v1alpha1.ReasonConcurrentOperation)
 	run.stop()
 
 	// The primary dies while no operator runs and c is mid-clone.
