@@ -74,9 +74,12 @@ func (l *Loop) reclone(ctx context.Context, p failover.Pass) {
 			return
 		}
 		l.answerReclone(ctx, p, value, running)
-		return
 	}
-	l.advanceReclone(ctx, p, running)
+	if running != nil {
+		// A request left in place (its removal failing) never stalls the
+		// running reclone.
+		l.advanceReclone(ctx, p, running)
+	}
 }
 
 // unsettled says how this pass's act moved what a reclone request is judged
