@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
 	"github.com/shipstream/bloodraven/pkg/failover"
 	"github.com/shipstream/bloodraven/pkg/topology"
@@ -261,6 +264,37 @@ func TestRecloneRequestLeftAfterItsRejoin(t *testing.T) {
 			}
 			if again := w.recovery().Phase == v1alpha1.RecoveryRequested; again != c.again {
 				t.Fatalf("after a reclone %s the same request ran again: %v, want %v", c.phase, again, c.again)
+			}
+		})
+	}
+}
+
+// TestRecoveryBlockedCondition: Degraded says RecoveryBlocked while a
+// diverged site, or one whose reclone failed mid-clone, waits for a
+// person; not while its reclone runs, nor once it rejoined.
+func TestRecoveryBlockedCondition(t *testing.T) {
+	cases := []struct {
+		name     string
+		recovery *v1alpha1.SiteRecovery
+		div      string
+		blocked  bool
+	}{
+		{"diverged, nobody asked", nil, cDivergent, true},
+		{"diverged, its reclone runs", &v1alpha1.SiteRecovery{Phase: v1alpha1.RecoveryCloning}, cDivergent, false},
+		{"reclone failed mid-clone", &v1alpha1.SiteRecovery{Phase: v1alpha1.RecoveryFailed,
+			FailedPhase: v1alpha1.RecoveryCloning}, "", true},
+		{"reclone failed before touching data", &v1alpha1.SiteRecovery{Phase: v1alpha1.RecoveryFailed,
+			FailedPhase: v1alpha1.RecoveryRequested}, "", false},
+		{"rejoined", &v1alpha1.SiteRecovery{Phase: v1alpha1.RecoveryRejoined}, "", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			g := testGroup("orders", "a", 4)
+			g.Status.Sites = []v1alpha1.SiteStatus{{Name: "a"}, {Name: "b", DivergentGtid: c.div, Recovery: c.recovery}}
+			testLoop().recordConditions(g, topology.Decision{Kind: topology.KindHealthy, Reason: v1alpha1.ReasonHealthy})
+			got := meta.FindStatusCondition(g.Status.Conditions, v1alpha1.ConditionDegraded)
+			if blocked := got != nil && got.Status == metav1.ConditionTrue && got.Reason == v1alpha1.ReasonRecoveryBlocked; blocked != c.blocked {
+				t.Fatalf("Degraded %+v, want RecoveryBlocked %v", got, c.blocked)
 			}
 		})
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -245,6 +246,9 @@ func TestRecloneRunsItsPhases(t *testing.T) {
 	case len(w.rec.request) != 1:
 		t.Fatalf("the sidecar saw requests %v, want one identity for the whole reclone", w.rec.request)
 	}
+	if n := testutil.ToFloat64(w.l.env.Metrics.Reclones.WithLabelValues("shop", "orders", recloneRejoined)); n != 1 {
+		t.Fatalf("bloodraven_reclone_operations_total{result=rejoined} = %v", n)
+	}
 	evs := strings.Join(w.events(), "\n")
 	for _, e := range []string{"Normal RecloneRequested", "Normal ReclonePhase c: PreservingData",
 		"Normal ReclonePhase c: Cloning", "Normal ReclonePhase c: CatchingUp", "Normal RecloneRejoined"} {
@@ -344,6 +348,9 @@ func TestRecloneRefusals(t *testing.T) {
 			}
 			if w.rec.asked[v1alpha1.RecoveryPreservingData]+w.rec.asked[v1alpha1.RecoveryCloning] != 0 {
 				t.Fatalf("a site was asked to work: %v", w.rec.asked)
+			}
+			if n := testutil.ToFloat64(w.l.env.Metrics.Reclones.WithLabelValues("shop", "orders", recloneRejected)); n != 1 {
+				t.Fatalf("bloodraven_reclone_operations_total{result=rejected} = %v", n)
 			}
 			evs := w.events()
 			if len(evs) != 1 || !strings.HasPrefix(evs[0], "Warning RecloneRejected") || !strings.Contains(evs[0], c.reason) {
