@@ -5,7 +5,8 @@ import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 // RecloneSiteAnnotation asks for a site's data to be replaced by a clone of
 // a healthy site's: <site>:<first 8+ characters of the site's
 // status.sites[].divergentGtid> for a diverged site, <site>:confirm=<group>
-// for one that is not (docs/recovery.md). The operator removes it once
+// for one that is not (docs/recovery.md); <site>:cancel stops a reclone
+// that has not begun to replace the site's data. The operator removes it once
 // answered: accepted (RecloneRequested) or refused (RecloneRejected).
 const RecloneSiteAnnotation = "bloodraven.shipstream.io/reclone-site"
 
@@ -110,6 +111,11 @@ const (
 	ReasonRecloneActiveSite = "ActiveSite"
 	// ReasonRecloneNoDonor: no healthy site may donate the clone now.
 	ReasonRecloneNoDonor = "NoHealthyDonor"
+	// ReasonRecloneNotRunning: a cancel names a site no reclone runs for.
+	ReasonRecloneNotRunning = "RecloneNotRunning"
+	// ReasonRecloneCancelled: a person cancelled the reclone before its
+	// data was touched (<site>:cancel).
+	ReasonRecloneCancelled = "Cancelled"
 	// ReasonRecloneUnavailable: the operator has no way to run the phases
 	// on the site (no reclone executor), so nothing was touched.
 	ReasonRecloneUnavailable = "RecloneUnavailable"

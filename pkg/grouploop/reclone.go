@@ -75,7 +75,7 @@ func (l *Loop) reclone(ctx context.Context, p failover.Pass) {
 		}
 		l.answerReclone(ctx, p, value, running)
 	}
-	if running != nil {
+	if running != nil && !running.Recovery.Phase.Terminal() {
 		// A request left in place (its removal failing) never stalls the
 		// running reclone.
 		l.advanceReclone(ctx, p, running)
@@ -125,9 +125,15 @@ func (l *Loop) answerReclone(ctx context.Context, p failover.Pass, value string,
 		ask.Divergent[s.Name] = s.DivergentGtid
 	}
 	if running != nil {
-		ask.Running = running.Name
+		ask.Running, ask.RunningPhase = running.Name, running.Recovery.Phase
 	}
 	v := topology.DecideReclone(p.Input, ask)
+	if v.Accepted() && v.Request.Cancel {
+		l.failReclone(ctx, g, v.Request.Site, v1alpha1.ReasonRecloneCancelled,
+			fmt.Sprintf("cancelled (%q) before the site's data was touched", value))
+		l.clearRecloneRequest(ctx, g, value)
+		return
+	}
 	if v.Accepted() && l.env.Recloner == nil {
 		v.Reason, v.Message = v1alpha1.ReasonRecloneUnavailable,
 			"this operator has no reclone executor (the sidecars' reclone endpoint is not built); nothing was touched"

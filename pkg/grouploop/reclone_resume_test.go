@@ -299,3 +299,37 @@ func TestRecoveryBlockedCondition(t *testing.T) {
 		})
 	}
 }
+
+// TestRecloneCancel: <site>:cancel stops a reclone that has not begun to
+// replace the site's data, and holds nothing after; once Cloning began it
+// is refused and the reclone goes on.
+func TestRecloneCancel(t *testing.T) {
+	for _, c := range []struct {
+		phase  v1alpha1.RecoveryPhase
+		cancel bool
+	}{{v1alpha1.RecoveryRequested, true}, {v1alpha1.RecoveryPreservingData, true}, {v1alpha1.RecoveryCloning, false}} {
+		t.Run(string(c.phase), func(t *testing.T) {
+			w := runningWorld(t, c.phase)
+			w.rec.err = errors.New("busy") // the phase does not move by itself
+			w.annotate("c:cancel")
+			w.pass()
+			g := readGroup(t, w.cl)
+			if _, ok := g.Annotations[v1alpha1.RecloneSiteAnnotation]; ok {
+				t.Fatal("cancel request not removed")
+			}
+			r := w.recovery()
+			if !c.cancel {
+				if r.Phase != c.phase || g.Status.LastRecloneRejection == nil {
+					t.Fatalf("a cancel during %s: %+v, rejection %+v", c.phase, r, g.Status.LastRecloneRejection)
+				}
+				return
+			}
+			if r.Phase != v1alpha1.RecoveryFailed || r.Reason != v1alpha1.ReasonRecloneCancelled || r.Holds() {
+				t.Fatalf("cancelled in %s: %+v", c.phase, r)
+			}
+			if w.input(g).Sites[2].AdminFenced {
+				t.Fatal("c still held after the cancel")
+			}
+		})
+	}
+}

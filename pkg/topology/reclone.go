@@ -24,6 +24,11 @@ const maxRecloneValue = 1024
 // confirmPrefix starts the proof of a request for a site that is not diverged.
 const confirmPrefix = "confirm="
 
+// cancelProof asks for a running reclone to stop (<site>:cancel). It is
+// never a GTID prefix: a MySQL uuid is hexadecimal and a MariaDB GTID is
+// digits and dashes.
+const cancelProof = "cancel"
+
 // RecloneRequest is a parsed reclone-site annotation value.
 type RecloneRequest struct {
 	// Site is the site to clone over.
@@ -33,6 +38,8 @@ type RecloneRequest struct {
 	Prefix string
 	// ConfirmGroup is the group named by the confirm form; empty otherwise.
 	ConfirmGroup string
+	// Cancel asks for the site's running reclone to stop (<site>:cancel).
+	Cancel bool
 }
 
 // ParseRecloneRequest reads <site>:<prefix> or <site>:confirm=<group>. The
@@ -58,6 +65,9 @@ func ParseRecloneRequest(value string) (RecloneRequest, error) {
 	case proof == "":
 		return RecloneRequest{}, fmt.Errorf("%w: nothing after %q", ErrBadRecloneRequest, site+":")
 	}
+	if proof == cancelProof {
+		return RecloneRequest{Site: site, Cancel: true}, nil
+	}
 	if group, ok := strings.CutPrefix(proof, confirmPrefix); ok {
 		if group == "" {
 			return RecloneRequest{}, fmt.Errorf("%w: confirm= names no group", ErrBadRecloneRequest)
@@ -75,8 +85,10 @@ type RecloneAsk struct {
 	Value string
 	// Divergent is status.sites[].divergentGtid by site.
 	Divergent map[string]string
-	// Running names the site whose reclone is in progress, "" when none.
-	Running string
+	// Running names the site whose reclone is in progress, "" when none;
+	// RunningPhase is its phase.
+	Running      string
+	RunningPhase v1alpha1.RecoveryPhase
 	// Updating is true while the ordered update rolls the sites.
 	Updating bool
 	// Decided is the pass's Decision kind; a request is judged only while
@@ -119,6 +131,9 @@ func DecideReclone(in Input, ask RecloneAsk) RecloneVerdict {
 	}
 	if _, ok := in.Site(req.Site); !ok {
 		return refuse(v1alpha1.ReasonUnknownSite, "%q is not a site of the group", req.Site)
+	}
+	if req.Cancel {
+		return decideCancel(v, ask)
 	}
 	switch {
 	case req.Site == in.ActiveSite:
@@ -243,4 +258,19 @@ func RecloneMayWipe(in Input, site string, divergent gtid.Set) string {
 		return fmt.Sprintf("%s holds %s that no other replica holds yet", site, miss)
 	}
 	return ""
+}
+
+// decideCancel judges <site>:cancel: only a reclone of that site that has
+// not begun to replace its data (Requested, PreservingData) may stop; from
+// Cloning on, stopping would leave the site's data half replaced.
+func decideCancel(v RecloneVerdict, ask RecloneAsk) RecloneVerdict {
+	site := v.Request.Site
+	switch {
+	case ask.Running != site:
+		v.Reason, v.Message = v1alpha1.ReasonRecloneNotRunning, fmt.Sprintf("no reclone of %s runs", site)
+	case ask.RunningPhase != v1alpha1.RecoveryRequested && ask.RunningPhase != v1alpha1.RecoveryPreservingData:
+		v.Reason, v.Message = v1alpha1.ReasonConcurrentOperation,
+			fmt.Sprintf("the reclone of %s is in %s: its data is being replaced; it can no longer be cancelled", site, ask.RunningPhase)
+	}
+	return v
 }

@@ -21,6 +21,7 @@ func TestParseRecloneRequest(t *testing.T) {
 		{name: "a MySQL prefix keeps its colons", value: "b:3e11fa47-71ca-11e1:1-5",
 			want: RecloneRequest{Site: "b", Prefix: "3e11fa47-71ca-11e1:1-5"}},
 		{name: "confirm form", value: "b:confirm=orders", want: RecloneRequest{Site: "b", ConfirmGroup: "orders"}},
+		{name: "cancel form", value: "b:cancel", want: RecloneRequest{Site: "b", Cancel: true}},
 		{name: "empty", value: "", bad: true},
 		{name: "no colon", value: "b", bad: true},
 		{name: "no site", value: ":0-2-15", bad: true},
@@ -104,6 +105,22 @@ func TestDecideReclone(t *testing.T) {
 		{name: "a degraded group serves",
 			in: base(), ask: func() RecloneAsk { a := ask("c:3e11fa47"); a.Decided = KindDegraded; return a }(),
 			wantDonor: Donor{Site: "b"}},
+		{name: "cancel of the running reclone before its data is touched",
+			in: base(), ask: func() RecloneAsk {
+				a := ask("c:cancel")
+				a.Running, a.RunningPhase = "c", v1alpha1.RecoveryPreservingData
+				return a
+			}()},
+		{name: "cancel once cloning began",
+			in: base(), ask: func() RecloneAsk {
+				a := ask("c:cancel")
+				a.Running, a.RunningPhase = "c", v1alpha1.RecoveryCloning
+				return a
+			}(), reason: v1alpha1.ReasonConcurrentOperation},
+		{name: "cancel with no reclone running", in: base(), ask: ask("c:cancel"), reason: v1alpha1.ReasonRecloneNotRunning},
+		{name: "cancel of another site's reclone",
+			in: base(), ask: func() RecloneAsk { a := ask("b:cancel"); a.Running, a.RunningPhase = "c", v1alpha1.RecoveryRequested; return a }(),
+			reason: v1alpha1.ReasonRecloneNotRunning},
 		{name: "no healthy donor: the only replica is the target and the primary is down",
 			in:  group("a", confirmed(down("a")), with(ro("c", "A:1-8,C:1-3"), func(v *SiteView) { v.Diverged = true })),
 			ask: ask("c:3e11fa47"), reason: v1alpha1.ReasonRecloneNoDonor},
