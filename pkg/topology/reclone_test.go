@@ -119,7 +119,11 @@ func TestDecideReclone(t *testing.T) {
 			}(), reason: v1alpha1.ReasonConcurrentOperation},
 		{name: "cancel with no reclone running", in: base(), ask: ask("c:cancel"), reason: v1alpha1.ReasonRecloneNotRunning},
 		{name: "cancel of another site's reclone",
-			in: base(), ask: func() RecloneAsk { a := ask("b:cancel"); a.Running, a.RunningPhase = "c", v1alpha1.RecoveryRequested; return a }(),
+			in: base(), ask: func() RecloneAsk {
+				a := ask("b:cancel")
+				a.Running, a.RunningPhase = "c", v1alpha1.RecoveryRequested
+				return a
+			}(),
 			reason: v1alpha1.ReasonRecloneNotRunning},
 		{name: "no healthy donor: the only replica is the target and the primary is down",
 			in:  group("a", confirmed(down("a")), with(ro("c", "A:1-8,C:1-3"), func(v *SiteView) { v.Diverged = true })),
