@@ -113,6 +113,10 @@ type MysqlFailoverGroupStatus struct {
 	// docs/security.md). The operator never clears it.
 	// +optional
 	ReportsAuthenticatedAt *metav1.Time `json:"reportsAuthenticatedAt,omitempty"`
+
+	// LastRecloneRejection is the latest refused reclone-site request.
+	// +optional
+	LastRecloneRejection *RecloneRejection `json:"lastRecloneRejection,omitempty"`
 }
 
 // SiteStatus is one site's last observation.
@@ -163,6 +167,9 @@ type SiteStatus struct {
 	// absent while semi-sync is off on it.
 	// +optional
 	SemiSync *SiteSemiSync `json:"semiSync,omitempty"`
+	// Recovery is the site's latest reclone (docs/recovery.md).
+	// +optional
+	Recovery *SiteRecovery `json:"recovery,omitempty"`
 }
 
 // SiteSemiSync is one server's semi-sync replication.

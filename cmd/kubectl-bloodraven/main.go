@@ -23,6 +23,7 @@ Usage:
   kubectl bloodraven fence <group> <site>
   kubectl bloodraven unfence <group> <site>
   kubectl bloodraven restart-inplace <group> <site>
+  kubectl bloodraven reclone <group> <site> [--yes]
 
 Flags of every command:
   -n, --namespace   namespace of the group (default: the context's)
@@ -57,10 +58,16 @@ type command struct {
 	maxLagWait time.Duration
 	wait       bool
 	timeout    time.Duration
+	yes        bool
 }
 
 // run parses args and runs the command.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, connect connectFunc) error {
+	return runWith(ctx, args, os.Stdin, stdout, stderr, connect)
+}
+
+// runWith is run reading the person's answers from stdin.
+func runWith(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, connect connectFunc) error {
 	cmd, err := parse(args, stderr)
 	if err != nil {
 		return err
@@ -79,6 +86,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, connect c
 		return plugin.Unfence(ctx, c, ns, g, cmd.args[1], stdout)
 	case "restart-inplace":
 		return plugin.RestartInPlace(ctx, c, ns, g, cmd.args[1], stdout)
+	case "reclone":
+		return plugin.Reclone(ctx, c, ns, g, cmd.args[1], cmd.yes, stdin, stdout)
 	}
 	return switchover(ctx, c, ns, cmd, stdout)
 }
@@ -99,7 +108,7 @@ func switchover(ctx context.Context, c client.Client, ns string, cmd command, st
 }
 
 // arity is the number of positional arguments of each command.
-var arity = map[string]int{"status": 1, "switchover": 2, "fence": 2, "unfence": 2, "restart-inplace": 2}
+var arity = map[string]int{"status": 1, "switchover": 2, "fence": 2, "unfence": 2, "restart-inplace": 2, "reclone": 2}
 
 // parse reads the command line. Flags may come before, between or after
 // the positional arguments, as kubectl allows.
@@ -120,6 +129,9 @@ func parse(args []string, stderr io.Writer) (command, error) {
 		fs.DurationVar(&cmd.maxLagWait, "max-lag-wait", 0, "catch-up budget for this request (default: spec.plannedFailover.maxLagWait)")
 		fs.BoolVar(&cmd.wait, "wait", false, "follow status.plannedFailover until the request ends")
 		fs.DurationVar(&cmd.timeout, "timeout", 10*time.Minute, "how long --wait waits")
+	}
+	if cmd.name == "reclone" {
+		fs.BoolVar(&cmd.yes, "yes", false, "do not ask for confirmation")
 	}
 	rest := args[1:]
 	for {

@@ -89,6 +89,9 @@ type Deps struct {
 	Clock clock.Clock
 	Log   logr.Logger
 
+	// Recloner runs reclone phases on the sites' sidecars; nil: reclone
+	// requests are refused (RecloneUnavailable; pkg/grouploop reclone.go).
+	Recloner grouploop.Recloner
 	// SidecarURL is where each site's sidecar is nudged; nil means DefaultSidecarURL.
 	SidecarURL authority.SidecarURL
 	// Leadership is asked before every step that makes a site writable; nil
@@ -164,7 +167,7 @@ func New(d Deps, opts Options) (*Operator, error) {
 	o.env = &grouploop.Env{Client: d.Client, Reader: d.Reader, Resolver: d.Resolver, Router: d.Router,
 		Registry: d.Registry, Notifier: grouploop.NewNotifier(d.Recorder, m), Metrics: m, Auth: d.Auth,
 		Open: d.Open, Clock: d.Clock, Leader: d.Leadership, Options: opts.loop(), Log: d.Log,
-		Nudge: nudge, Wake: o.Wake, Upgrader: upgrader}
+		Nudge: nudge, Wake: o.Wake, Upgrader: upgrader, Recloner: d.Recloner}
 	return o, nil
 }
 

@@ -105,6 +105,13 @@ func TestPlannedRejections(t *testing.T) {
 		{"ordered update in progress", "b", func(w *pworld) {
 			w.persisted.Status.Phase, w.persisted.Status.Message = v1alpha1.GroupPhaseUpdating, "updating b (2 of 2 left)"
 		}, v1alpha1.ReasonConcurrentOperation},
+		{"the target is being recloned", "b", func(w *pworld) {
+			w.persisted.Status.Sites[1].Recovery = &v1alpha1.SiteRecovery{Phase: v1alpha1.RecoveryCloning, Donor: "a"}
+		}, v1alpha1.ReasonConcurrentOperation},
+		{"another site is being recloned", "b", func(w *pworld) {
+			w.addThird(v1alpha1.RoleReadOnly)
+			SiteRecord(&w.persisted.Status, "c").Recovery = &v1alpha1.SiteRecovery{Phase: v1alpha1.RecoveryPreservingData, Donor: "b"}
+		}, v1alpha1.ReasonConcurrentOperation},
 		{"cooldown with reject", "b", func(w *pworld) { lastFailover(w, v1alpha1.KindEmergency, 30*time.Second) },
 			v1alpha1.ReasonCooldownActive},
 		{"source unreachable", "b", func(w *pworld) { w.sites["a"].up = false }, v1alpha1.ReasonSourceCrashed},

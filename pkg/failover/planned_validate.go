@@ -127,6 +127,9 @@ func validate(p Pass, b *v1alpha1.PlannedFailoverStatus, now time.Time) verdict 
 	case st.Failover != nil:
 		return verdict{reason: v1alpha1.ReasonConcurrentOperation,
 			msg: fmt.Sprintf("an emergency failover %s -> %s is in flight", st.Failover.From, st.Failover.To)}
+	case recloning(st) != "":
+		return verdict{reason: v1alpha1.ReasonConcurrentOperation,
+			msg: fmt.Sprintf("the reclone of %s is in progress; ask again once it ends", recloning(st))}
 	}
 	if v, refused := updateVerdict(g, b, now); refused {
 		return v
@@ -240,4 +243,16 @@ func (m *Planned) deferred(ctx context.Context, p Pass, b *v1alpha1.PlannedFailo
 // after WaitingForLag, and Promoting checks the target's GTIDs again.
 func (m *Planned) dragonflyPending(ctx context.Context, p Pass, b *v1alpha1.PlannedFailoverStatus) (PlannedOutcome, error) {
 	return m.lagCaughtUp(ctx, p, b)
+}
+
+// recloning names the site whose reclone is not over, "" when none: a
+// planned failover waits for it, so that no site's data is replaced while
+// the topology moves.
+func recloning(st *v1alpha1.MysqlFailoverGroupStatus) string {
+	for _, s := range st.Sites {
+		if s.Recovery != nil && !s.Recovery.Phase.Terminal() {
+			return s.Name
+		}
+	}
+	return ""
 }

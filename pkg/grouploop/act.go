@@ -187,7 +187,7 @@ func (l *Loop) maintain(ctx context.Context, p failover.Pass) {
 	for _, s := range p.Input.Sites {
 		o := l.obs[s.Name]
 		if s.Name == st.ActiveSite || o.err != nil || s.State != v1alpha1.StateReadOnly || s.Diverged ||
-			!needsRepoint(o, l.conns, st.ActiveSite) {
+			recloneKeepsStopped(g, s.Name) || !needsRepoint(o, l.conns, st.ActiveSite) {
 			continue
 		}
 		if !withoutOwn(gtid.Lacks(active.status.Executed, o.status.Executed), serverID(active.status)).IsEmpty() {

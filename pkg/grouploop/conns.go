@@ -128,6 +128,19 @@ func (c *conns) Fence(ctx context.Context, site string) error {
 	return nil
 }
 
+// StopReplication stops site's replication threads (a reclone, before the
+// site's data is replaced): it acknowledges nothing more.
+func (c *conns) StopReplication(ctx context.Context, site string) error {
+	sc, err := c.get(site)
+	if err != nil {
+		return err
+	}
+	if err := sc.inst.StopReplication(ctx); err != nil {
+		return fmt.Errorf("stop replication on %s: %w", site, err)
+	}
+	return nil
+}
+
 // DrainRelayLog implements failover.DB: a site without replication has
 // nothing to drain, and a timeout is failover.ErrDrainPending.
 func (c *conns) DrainRelayLog(ctx context.Context, site string, timeout time.Duration) error {

@@ -38,6 +38,14 @@
 // while phases move on, and the loop woken when the annotation appears;
 // automatic evaluation pauses while it holds the topology.
 //
+// A reclone-site request (the annotation) is judged by
+// topology.DecideReclone and an accepted one runs one phase per pass
+// through the Env's Recloner, each phase persisted first in
+// status.sites[].recovery (reclone.go, reclone_phases.go). The site is
+// held like an administrator-fenced one while it runs, and its data is
+// replaced only once its replication is stopped and another replica holds
+// what it holds (reclone_wipe.go; docs/recovery.md).
+//
 // Before anything else a pass checks the authority against the generations
 // the sidecars hold (authority_hold.go): a status that went back holds the
 // group (AuthorityRegressed) until a person confirms. The status patcher

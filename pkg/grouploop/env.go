@@ -59,6 +59,9 @@ type Env struct {
 	// Upgrader sends in-place sidecar upgrades and restarts; nil when the
 	// operator ships no sidecar binary (inplace.go).
 	Upgrader SidecarUpgrader
+	// Recloner runs reclone phases on the sites; nil: an accepted reclone
+	// fails in Requested with nothing touched (reclone.go).
+	Recloner Recloner
 }
 
 // NewNotifier returns the Notifier that records Events through rec (nil:

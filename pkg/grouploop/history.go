@@ -34,6 +34,7 @@ func (l *Loop) markErrant(g *v1alpha1.MysqlFailoverGroup, d topology.Decision) {
 			v = 1
 		}
 		l.env.Metrics.Diverged.WithLabelValues(g.Namespace, g.Name, s.Name).Set(v)
+		l.env.Metrics.DivergentTxns.WithLabelValues(g.Namespace, g.Name, s.Name).Set(divergentCount(s.DivergentGtid))
 	}
 }
 

@@ -18,14 +18,20 @@ import (
 
 // Loop is one group's poll loop: one goroutine, one pass per pollInterval.
 type Loop struct {
-	key       types.NamespacedName
-	env       *Env
-	log       logr.Logger
-	conns     *conns
-	patcher   *statusPatcher
-	emergency *failover.Emergency
-	planned   *plannedRunner
-	wake      <-chan struct{} // Env.Wake: pass now
+	key   types.NamespacedName
+	env   *Env
+	log   logr.Logger
+	conns *conns
+	// stopper stops a site's replication before its reclone replaces its
+	// data (conns; a fake in tests).
+	stopper replicationStopper
+	// recloneStopped is the identity of the reclone whose site's
+	// replication this process stopped in an earlier pass (reclone_wipe.go).
+	recloneStopped string
+	patcher        *statusPatcher
+	emergency      *failover.Emergency
+	planned        *plannedRunner
+	wake           <-chan struct{} // Env.Wake: pass now
 
 	// Memory of this operator's life; the persisted status is the rest.
 	deb        map[string]*topology.Debouncer
@@ -76,6 +82,7 @@ func New(env *Env, key types.NamespacedName, wake <-chan struct{}) *Loop {
 		maybeSince: map[string]time.Time{}, podNodes: map[string]map[types.UID]podNode{},
 		goneNodes: map[string]map[types.UID]goneWatch{}, kubeletStopped: map[string]time.Time{},
 		provenAt: map[string]time.Time{}, untainted: map[string]int64{}}
+	l.stopper = l.conns
 	if env.Nudge != nil {
 		l.conns.promoted = func(site string) { env.Nudge(key, site) }
 	}
@@ -164,6 +171,7 @@ func (l *Loop) pass(ctx context.Context) (time.Duration, bool) {
 	l.act(ctx, p)
 	l.rollout(ctx, p, l.maintained)
 	l.restartInPlace(ctx, g)
+	l.reclone(ctx, p)
 	l.untaint(ctx, p)
 	l.record(ctx, p)
 	return interval, false
@@ -228,6 +236,7 @@ func (l *Loop) buildPass(g *v1alpha1.MysqlFailoverGroup) (failover.Pass, error) 
 		in.Sites = append(in.Sites, l.siteView(g, s, p.Evidence))
 	}
 	l.adminFence(g, &in)
+	holdRecloning(g, in.Sites)
 	l.markAcknowledgers(g, in.Sites)
 	in = topology.Judge(in) // every reader of the pass sees the sites as Decide does
 	d, err := topology.Decide(in)

@@ -22,6 +22,8 @@ type Metrics struct {
 	SemiSyncClients    *prometheus.GaugeVec
 	SemiSyncFallbacks  *prometheus.CounterVec
 	Salvaged           *prometheus.CounterVec
+	Reclones           *prometheus.CounterVec
+	DivergentTxns      *prometheus.GaugeVec
 	Planned            *PlannedMetrics
 }
 
@@ -68,11 +70,15 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Times the active site was seen to stop waiting for acknowledgements (fallen back to asynchronous replication)."}, g),
 		Salvaged: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bloodraven_salvaged_transactions_total",
 			Help: "Transactions failover targets took from old primaries' binlogs before their promotion."}, g),
+		Reclones: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bloodraven_reclone_operations_total",
+			Help: "Reclone-site requests by result: rejected, rejoined or failed."}, append(g, labelResult)),
+		DivergentTxns: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "bloodraven_divergent_transactions",
+			Help: "Transactions each site holds that the group's history lacks (status.sites[].divergentGtid)."}, s),
 	}
 	if reg != nil {
 		reg.MustRegister(m.Failovers, m.DNSFlips, m.SiteState, m.PollLatency, m.ReplicationLag,
 			m.Reasserts, m.ExtraWritersFenced, m.FailoverBlocked, m.Diverged, m.ConfirmRefused,
-			m.SemiSyncClients, m.SemiSyncFallbacks, m.Salvaged)
+			m.SemiSyncClients, m.SemiSyncFallbacks, m.Salvaged, m.Reclones, m.DivergentTxns)
 	}
 	m.Planned = newPlannedMetrics(reg)
 	return m
@@ -98,6 +104,7 @@ func (m *Metrics) forget(ns, group string) {
 	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{
 		m.Failovers, m.DNSFlips, m.SiteState, m.PollLatency, m.ReplicationLag, m.Reasserts,
 		m.ExtraWritersFenced, m.FailoverBlocked, m.Diverged, m.ConfirmRefused, m.SemiSyncClients, m.SemiSyncFallbacks,
+		m.Salvaged, m.Reclones, m.DivergentTxns,
 	} {
 		v.DeletePartialMatch(labels)
 	}

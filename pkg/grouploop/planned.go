@@ -93,13 +93,18 @@ type annotator struct {
 	reader client.Reader
 }
 
-// ClearPlannedRequest implements failover.Annotator with a JSON patch that
-// tests the value before removing it, so a request written meanwhile stays.
+// ClearPlannedRequest implements failover.Annotator.
 func (a *annotator) ClearPlannedRequest(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, value string) error {
-	path := "/metadata/annotations/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(v1alpha1.PlannedFailoverAnnotation)
+	return a.clear(ctx, g, v1alpha1.PlannedFailoverAnnotation, value)
+}
+
+// clear removes annotation key with a JSON patch that tests the value
+// before removing it, so a request written meanwhile stays.
+func (a *annotator) clear(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, key, value string) error {
+	path := "/metadata/annotations/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(key)
 	body, err := json.Marshal([]map[string]any{{"op": "test", "path": path, "value": value}, {"op": "remove", "path": path}})
 	if err != nil {
-		return fmt.Errorf("planned-failover annotation patch: %w", err)
+		return fmt.Errorf("%s annotation patch: %w", key, err)
 	}
 	obj := &v1alpha1.MysqlFailoverGroup{}
 	obj.Namespace, obj.Name = g.Namespace, g.Name
@@ -111,10 +116,10 @@ func (a *annotator) ClearPlannedRequest(ctx context.Context, g *v1alpha1.MysqlFa
 	// ours (or none) means there is nothing of ours to remove.
 	fresh := &v1alpha1.MysqlFailoverGroup{}
 	if err := a.reader.Get(ctx, client.ObjectKeyFromObject(obj), fresh); err != nil {
-		return fmt.Errorf("remove the planned-failover annotation of %s/%s: %w (re-read: %w)", g.Namespace, g.Name, perr, err)
+		return fmt.Errorf("remove the %s annotation of %s/%s: %w (re-read: %w)", key, g.Namespace, g.Name, perr, err)
 	}
-	if v, ok := fresh.Annotations[v1alpha1.PlannedFailoverAnnotation]; !ok || v != value {
+	if v, ok := fresh.Annotations[key]; !ok || v != value {
 		return nil
 	}
-	return fmt.Errorf("remove the planned-failover annotation of %s/%s: %w", g.Namespace, g.Name, perr)
+	return fmt.Errorf("remove the %s annotation of %s/%s: %w", key, g.Namespace, g.Name, perr)
 }

@@ -146,7 +146,11 @@ func (l *Loop) recordConditions(g *v1alpha1.MysqlFailoverGroup, d topology.Decis
 		readyReason = d.Reason
 	}
 	set(v1alpha1.ConditionReady, serving, readyReason, d.Message)
-	set(v1alpha1.ConditionDegraded, d.Kind != topology.KindHealthy, d.Reason, d.Message)
+	degraded, reason, why := d.Kind != topology.KindHealthy, d.Reason, d.Message
+	if waiting := recoveryBlocked(g); waiting != "" && (!degraded || reason == v1alpha1.ReasonDivergence) {
+		degraded, reason, why = true, v1alpha1.ReasonRecoveryBlocked, waiting
+	}
+	set(v1alpha1.ConditionDegraded, degraded, reason, why)
 	semiDegraded, semiReason, semiMsg := l.semiSyncCondition(g)
 	set(v1alpha1.ConditionSemiSyncDegraded, semiDegraded, semiReason, semiMsg)
 	spec := g.Spec.MySQL.SemiSync

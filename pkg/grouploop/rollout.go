@@ -109,6 +109,9 @@ func (l *Loop) rolloutInput(p failover.Pass, loads map[string]routing.Workload) 
 		Method: g.Spec.Updates.PrimaryUpdateMethod, Strategy: g.Spec.Updates.PrimaryUpdateStrategy,
 		MaxLag: l.env.Options.MaxLag, PeerCheckInterval: p.Settings.PeerCheckInterval, Now: l.env.Clock.Now()}
 	in.AuthorityMoved = st.ActiveSite != start.ActiveSite
+	if r := runningReclone(st); r != nil {
+		in.Recloning = r.Name
+	}
 	if lf := st.LastFailover; lf != nil {
 		in.CooldownEnds = lf.Time.Add(g.Spec.FailoverCooldown.Duration)
 	}

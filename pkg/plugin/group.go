@@ -25,6 +25,10 @@ var (
 	ErrRestartPending = errors.New("a restart in place is already requested")
 	// ErrPlannedFailed: the planned failover ended in Failed.
 	ErrPlannedFailed = errors.New("planned failover failed")
+	// ErrRecloneActive: the active site's data is never cloned over.
+	ErrRecloneActive = errors.New("the active site is never recloned")
+	// ErrNotConfirmed: the person did not confirm the reclone.
+	ErrNotConfirmed = errors.New("not confirmed")
 )
 
 // getGroup reads a group, with a clear error when there is none.

@@ -32,6 +32,9 @@ var (
 	// ErrArchiveGap means the binlog archive misses a file between the
 	// base backup and the target (PlanPITR).
 	ErrArchiveGap = errors.New("topology: binlog archive has a gap")
+	// ErrBadRecloneRequest means a reclone-site annotation value is not
+	// <site>:<prefix> or <site>:confirm=<group> (ParseRecloneRequest).
+	ErrBadRecloneRequest = errors.New("topology: bad reclone request")
 	// ErrBadRole means a SiteView's Role is not a v1alpha1.SiteRole.
 	ErrBadRole = errors.New("topology: bad site role")
 )

@@ -61,6 +61,9 @@ type RolloutInput struct {
 	Decision Kind
 	// EmergencyInFlight is true while status.failover is set.
 	EmergencyInFlight bool
+	// Recloning names the site whose reclone runs, "": none. The primary's
+	// switchover waits for it (a planned failover is refused meanwhile).
+	Recloning string
 	// AuthorityMoved is true when the active site changed during this
 	// pass: the snapshot describes the group before the change.
 	AuthorityMoved bool
@@ -303,6 +306,9 @@ func planPrimary(in RolloutInput, todo []RolloutSite, left string) RolloutStep {
 	case !in.CooldownEnds.IsZero() && in.Now.Before(in.CooldownEnds):
 		return waitStep(fmt.Sprintf("updating: switching the primary %s over to %s after the failover cooldown ends at %s %s",
 			active, target, in.CooldownEnds.UTC().Format(time.RFC3339), left))
+	case in.Recloning != "":
+		return waitStep(fmt.Sprintf("updating: switching the primary %s over to %s after the reclone of %s ends %s",
+			active, target, in.Recloning, left))
 	case !in.SwitchoverFailedAt.IsZero() && in.Now.Before(in.SwitchoverFailedAt.Add(SwitchoverRetry)):
 		return waitStep(fmt.Sprintf("updating: the switchover of the primary %s failed (%s); retrying after %s %s",
 			active, in.SwitchoverFailure, in.SwitchoverFailedAt.Add(SwitchoverRetry).UTC().Format(time.RFC3339), left))

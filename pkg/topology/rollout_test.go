@@ -140,6 +140,9 @@ func TestPlanRollout(t *testing.T) {
 				i.SwitchoverFailedAt, i.SwitchoverFailure = now.Add(-10*time.Second), "LagTimeout"
 			}),
 			RolloutWait, "", "", v1alpha1.GroupPhaseUpdating, "failed (LagTimeout)"},
+		{"a reclone runs: the primary's switchover waits for it",
+			with(in(stale(back("iad")), back("pdx"), fenced(back("fra"))), func(i *RolloutInput) { i.Recloning = "fra" }),
+			RolloutWait, "", "", v1alpha1.GroupPhaseUpdating, "after the reclone of fra ends"},
 		{"the update's switchover failed long ago: retry",
 			with(in(stale(back("iad")), back("pdx")), func(i *RolloutInput) { i.SwitchoverFailedAt = now.Add(-2 * SwitchoverRetry) }),
 			RolloutSwitchover, "iad", "pdx", v1alpha1.GroupPhaseUpdating, ""},

@@ -1,0 +1,247 @@
+package grouploop
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/failover"
+	"github.com/shipstream/bloodraven/pkg/gtid"
+	"github.com/shipstream/bloodraven/pkg/topology"
+)
+
+// Reclone on request (docs/recovery.md). The reclone-site annotation is
+// judged by topology.DecideReclone; an accepted request becomes
+// status.sites[].recovery, whose phases run one per pass, each persisted
+// before its work begins, so a restarted operator resumes at the phase
+// persisted last:
+//   - Requested: accepted, nothing touched yet;
+//   - PreservingData: the site's sidecar saves the binlogs holding the
+//     errant transactions and the GTID set (diverged sites only);
+//   - Cloning: the sidecar stops mysqld, empties the datadir, seeds it from
+//     the donor (pkg/clone's Receiver) and lets mysqld start again;
+//   - CatchingUp: the operator waits until the site replicates and holds
+//     the active site's set as of the phase's start (topology.RecloneCaughtUp);
+//   - Rejoined, or Failed with a reason.
+// The work on the site goes through a Recloner; without one a reclone
+// fails in Requested, with nothing touched.
+
+// RecloneStep is one phase's work, asked of a site's sidecar.
+type RecloneStep struct {
+	Phase v1alpha1.RecoveryPhase
+	// Request identifies the reclone (the annotation value and when it was
+	// accepted), so that the sidecar tells a resumed phase from a new one.
+	Request       string
+	Donor         string
+	DivergentGtid string
+}
+
+// RecloneProgress is where a phase stands on the site.
+type RecloneProgress struct {
+	// Done is true once the phase's work finished on the site.
+	Done bool
+	// Failed, when not empty, says why the phase cannot finish: the
+	// reclone fails. A transport error is not a failure: it is asked again.
+	Failed string
+	// PreservedAt is where PreservingData saved the errant transactions.
+	PreservedAt string
+}
+
+// Recloner runs a reclone's phases on a site. Run starts the phase or
+// reports its progress, and returns at once; asking again is safe.
+type Recloner interface {
+	Run(ctx context.Context, group types.NamespacedName, site string, step RecloneStep) (RecloneProgress, error)
+}
+
+// reclone answers a reclone-site request and moves a running reclone on by
+// one phase. Only a leader with fresh observations acts (mayRestart).
+func (l *Loop) reclone(ctx context.Context, p failover.Pass) {
+	g := p.Group
+	value, asked := g.Annotations[v1alpha1.RecloneSiteAnnotation]
+	running := runningReclone(&g.Status)
+	if !asked && running == nil {
+		return
+	}
+	if err := l.mayRestart(ctx); err != nil {
+		return
+	}
+	if asked {
+		if why := unsettled(p); why != "" {
+			// Judged next pass, on observations that include this pass's act.
+			l.log.V(1).Info("reclone request waits a pass", "request", value, "why", why)
+			return
+		}
+		l.answerReclone(ctx, p, value, running)
+	}
+	if running != nil && !running.Recovery.Phase.Terminal() {
+		// A request left in place (its removal failing) never stalls the
+		// running reclone.
+		l.advanceReclone(ctx, p, running)
+	}
+}
+
+// unsettled says how this pass's act moved what a reclone request is judged
+// on (the active site, a failover of either kind), "" when it did not. The
+// pass's Input was built before the act: a request judged on it could clone
+// over a site the act just began to promote.
+func unsettled(p failover.Pass) string {
+	st, in := &p.Group.Status, p.Input
+	switch {
+	case st.ActiveSite != in.ActiveSite:
+		return fmt.Sprintf("the active site moved from %q to %q", in.ActiveSite, st.ActiveSite)
+	case (failover.InFlight(st) == nil) != (in.InFlight == nil):
+		return "an emergency failover started or ended"
+	case failover.PlannedInFlight(st) != in.PlannedInFlight:
+		return "a planned failover started or ended"
+	}
+	return ""
+}
+
+// runningReclone is the site whose reclone is not over, nil when none.
+func runningReclone(st *v1alpha1.MysqlFailoverGroupStatus) *v1alpha1.SiteStatus {
+	for i := range st.Sites {
+		if r := st.Sites[i].Recovery; r != nil && !r.Phase.Terminal() {
+			return &st.Sites[i]
+		}
+	}
+	return nil
+}
+
+// answerReclone judges the request: a refusal is recorded and the request
+// removed; an acceptance persists Requested, then removes the request. A
+// request already accepted (the operator stopped before removing it) is
+// only removed.
+func (l *Loop) answerReclone(ctx context.Context, p failover.Pass, value string, running *v1alpha1.SiteStatus) {
+	g := p.Group
+	if answered(g, running, value) {
+		l.clearRecloneRequest(ctx, g, value)
+		return
+	}
+	ask := topology.RecloneAsk{Group: g.Name, Value: value, Divergent: map[string]string{},
+		Updating: g.Status.Phase == v1alpha1.GroupPhaseUpdating, Decided: p.Decision.Kind}
+	for _, s := range g.Status.Sites {
+		ask.Divergent[s.Name] = s.DivergentGtid
+	}
+	if running != nil {
+		ask.Running, ask.RunningPhase = running.Name, running.Recovery.Phase
+	}
+	v := topology.DecideReclone(p.Input, ask)
+	if v.Accepted() && v.Request.Cancel {
+		l.failReclone(ctx, g, v.Request.Site, v1alpha1.ReasonRecloneCancelled,
+			fmt.Sprintf("cancelled (%q) before the site's data was touched", value))
+		l.clearRecloneRequest(ctx, g, value)
+		return
+	}
+	if v.Accepted() && l.env.Recloner == nil {
+		v.Reason, v.Message = v1alpha1.ReasonRecloneUnavailable,
+			"this operator has no reclone executor (the sidecars' reclone endpoint is not built); nothing was touched"
+	}
+	if !v.Accepted() {
+		l.rejectReclone(ctx, g, value, v)
+		return
+	}
+	now := stamp(l.env.Clock.Now())
+	rec := failover.SiteRecord(&g.Status, v.Request.Site)
+	rec.Recovery = &v1alpha1.SiteRecovery{Phase: v1alpha1.RecoveryRequested, Request: value, Donor: v.Donor.Site,
+		DivergentGtid: rec.DivergentGtid, StartTime: &now, PhaseStartTime: &now,
+		Message: fmt.Sprintf("reclone of %s from %s accepted", v.Request.Site, v.Donor.Site)}
+	if err := l.patcher.PersistStatus(ctx, g); err != nil {
+		l.log.Error(err, "persist the accepted reclone", "site", v.Request.Site)
+		return
+	}
+	l.env.Notifier.Event(g, failover.EventNormal, v1alpha1.EventRecloneRequested,
+		fmt.Sprintf("reclone of %s requested (%q); donor %s", v.Request.Site, value, v.Donor.Site))
+	l.log.Info("reclone accepted", "site", v.Request.Site, "donor", v.Donor.Site)
+	l.clearRecloneRequest(ctx, g, value)
+}
+
+// answered reports whether value is the request of the running reclone,
+// or of a reclone that rejoined (its removal failed until now): it is only
+// removed, never run twice. A request repeating a failed reclone's value
+// is judged again: that is how a person retries.
+func answered(g *v1alpha1.MysqlFailoverGroup, running *v1alpha1.SiteStatus, value string) bool {
+	if running != nil {
+		return running.Recovery.Request == value
+	}
+	for _, s := range g.Status.Sites {
+		if r := s.Recovery; r != nil && r.Phase == v1alpha1.RecoveryRejoined && r.Request == value {
+			return true
+		}
+	}
+	return false
+}
+
+// rejectReclone records a refused request in status, counts and reports
+// it, and removes it. Nothing else changes.
+func (l *Loop) rejectReclone(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, value string, v topology.RecloneVerdict) {
+	g.Status.LastRecloneRejection = &v1alpha1.RecloneRejection{Request: value, Reason: v.Reason,
+		Message: v.Message, Time: stamp(l.env.Clock.Now())}
+	if err := l.patcher.PersistStatus(ctx, g); err != nil {
+		l.log.Error(err, "persist the refused reclone")
+		return
+	}
+	l.env.Metrics.Reclones.WithLabelValues(g.Namespace, g.Name, recloneRejected).Inc()
+	l.env.Notifier.Event(g, failover.EventWarning, v1alpha1.EventRecloneRejected,
+		fmt.Sprintf("reclone-site=%q refused: %s: %s", value, v.Reason, v.Message))
+	l.log.Info("reclone refused", "request", value, "reason", v.Reason, "message", v.Message)
+	l.clearRecloneRequest(ctx, g, value)
+}
+
+func (l *Loop) clearRecloneRequest(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, value string) {
+	a := &annotator{c: l.env.Client, reader: l.env.Reader}
+	if err := a.clear(ctx, g, v1alpha1.RecloneSiteAnnotation, value); err != nil {
+		l.log.Error(err, "remove the reclone-site annotation")
+	}
+}
+
+// Results of bloodraven_reclone_operations_total.
+const (
+	recloneRejected = "rejected"
+	recloneRejoined = "rejoined"
+	recloneFailed   = "failed"
+)
+
+// divergentCount is how many transactions a divergentGtid names (0 when
+// none or unreadable).
+func divergentCount(s string) float64 {
+	set, err := gtid.ParseSet(s)
+	if s == "" || err != nil {
+		return 0
+	}
+	return float64(set.Count())
+}
+
+// holdRecloning marks the views of the sites a reclone holds as fenced by
+// an administrator: while a site's data is being saved or replaced, and
+// after a reclone failed once its data may be partly replaced, it is never
+// a failover candidate, a donor, nor re-asserted (SiteRecovery.Holds).
+func holdRecloning(g *v1alpha1.MysqlFailoverGroup, views []topology.SiteView) {
+	for i := range views {
+		if failover.SiteStatusOf(&g.Status, views[i].Name).Recovery.Holds() {
+			views[i].AdminFenced = true
+		}
+	}
+}
+
+// recoveryBlocked is the Degraded condition's RecoveryBlocked override:
+// the diverged sites no reclone runs for, "" when none.
+func recoveryBlocked(g *v1alpha1.MysqlFailoverGroup) string {
+	div, running, order := map[string]string{}, map[string]bool{}, make([]string, 0, len(g.Spec.Sites))
+	for _, s := range g.Status.Sites {
+		div[s.Name] = s.DivergentGtid
+		running[s.Name] = s.Recovery != nil && !s.Recovery.Phase.Terminal()
+		if s.Recovery.Holds() && !running[s.Name] {
+			div[s.Name] = "its reclone failed in " + string(s.Recovery.FailedPhase) // it waits like a diverged site
+		}
+	}
+	for _, s := range g.Spec.Sites {
+		order = append(order, s.Name)
+	}
+	waiting := topology.RecoveryWaiting(order, div, running)
+	if len(waiting) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("diverged sites wait for a person to ask for their reclone (kubectl bloodraven reclone): %v", waiting)
+}

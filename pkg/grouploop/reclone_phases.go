@@ -1,0 +1,195 @@
+package grouploop
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/failover"
+	"github.com/shipstream/bloodraven/pkg/gtid"
+	"github.com/shipstream/bloodraven/pkg/topology"
+)
+
+// advanceReclone runs the persisted phase's work, and when it is done
+// persists the next phase (whose work runs from the next pass on).
+func (l *Loop) advanceReclone(ctx context.Context, p failover.Pass, site *v1alpha1.SiteStatus) {
+	r := site.Recovery
+	fail, wait := recloneHeld(p, site.Name)
+	switch {
+	case fail != "":
+		l.failReclone(ctx, p.Group, site.Name, v1alpha1.ReasonRecloneActiveSite, fail)
+		return
+	case wait != "":
+		l.log.V(1).Info("reclone waits", "site", site.Name, "phase", r.Phase, "why", wait)
+		return
+	}
+	switch r.Phase {
+	case v1alpha1.RecoveryRequested:
+		if l.env.Recloner == nil {
+			l.failReclone(ctx, p.Group, site.Name, v1alpha1.ReasonRecloneUnavailable,
+				"this operator has no reclone executor (the sidecars' reclone endpoint is not built); nothing was touched")
+			return
+		}
+		l.nextPhase(ctx, p.Group, site.Name, v1alpha1.RecoveryPreservingData, "saving the errant transactions")
+	case v1alpha1.RecoveryPreservingData:
+		l.preserve(ctx, p, site)
+	case v1alpha1.RecoveryCloning:
+		l.cloneSite(ctx, p, site)
+	case v1alpha1.RecoveryCatchingUp:
+		l.catchUp(ctx, p, site)
+	}
+}
+
+// recloneHeld says why a running reclone must stop (fail: the site is, or
+// is becoming, the active site; none of its work may run on it again) or
+// wait (wait: a failover holds the topology, before or after this pass's
+// act). Both are "" when its phase may run.
+func recloneHeld(p failover.Pass, site string) (fail, wait string) {
+	st, in := &p.Group.Status, p.Input
+	for _, active := range []string{in.ActiveSite, st.ActiveSite} {
+		if active == site {
+			return site + " is the active site: its data is never cloned over; the reclone stops here", ""
+		}
+	}
+	for _, it := range []*topology.Intent{in.InFlight, failover.InFlight(st)} {
+		if it != nil && it.To == site {
+			return fmt.Sprintf("an emergency failover targets %s: the reclone stops here", site), ""
+		}
+	}
+	if b := st.PlannedFailover; b != nil && b.Target == site && failover.PlannedInFlight(st) {
+		return fmt.Sprintf("a planned failover targets %s: the reclone stops here", site), ""
+	}
+	if in.InFlight != nil || in.PlannedInFlight || failover.InFlight(st) != nil || failover.PlannedInFlight(st) {
+		return "", "a failover holds the topology"
+	}
+	if !topology.RecloneSettled(p.Decision.Kind) {
+		return "", fmt.Sprintf("the group does not serve normally (%s)", p.Decision.Kind)
+	}
+	return "", ""
+}
+
+// runPhase asks the site's sidecar for the phase's work; ok is false while
+// it runs or could not be asked (asked again next pass), or when it failed
+// (then the reclone is Failed with reason).
+func (l *Loop) runPhase(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, site *v1alpha1.SiteStatus,
+	reason string) (RecloneProgress, bool) {
+	if l.env.Recloner == nil {
+		l.failReclone(ctx, g, site.Name, v1alpha1.ReasonRecloneUnavailable, "this operator has no reclone executor")
+		return RecloneProgress{}, false
+	}
+	r := site.Recovery
+	step := RecloneStep{Phase: r.Phase, Request: recloneID(r), Donor: r.Donor, DivergentGtid: r.DivergentGtid}
+	prog, err := l.env.Recloner.Run(ctx, l.key, site.Name, step)
+	switch {
+	case err != nil:
+		l.log.Error(err, "reclone phase", "site", site.Name, "phase", r.Phase)
+		return prog, false
+	case prog.Failed != "":
+		l.failReclone(ctx, g, site.Name, reason, fmt.Sprintf("%s: %s", r.Phase, prog.Failed))
+		return prog, false
+	}
+	return prog, prog.Done
+}
+
+// preserve saves a diverged site's errant transactions (a site that is not
+// diverged has none), then waits until the site's data may be replaced
+// (mayWipe) before Cloning is persisted.
+func (l *Loop) preserve(ctx context.Context, p failover.Pass, site *v1alpha1.SiteStatus) {
+	r := site.Recovery
+	if r.DivergentGtid != "" {
+		prog, done := l.runPhase(ctx, p.Group, site, v1alpha1.ReasonPreserveFailed)
+		if !done {
+			return
+		}
+		r.PreservedAt = prog.PreservedAt
+	}
+	if why := l.mayWipe(ctx, p, site); why != "" {
+		if r.Message != "waiting to clone: "+why {
+			r.Message = "waiting to clone: " + why
+			l.log.Info("reclone waits before cloning", "site", site.Name, "why", why)
+			if err := l.patcher.PersistStatus(ctx, p.Group); err != nil {
+				l.log.Error(err, "persist the reclone's wait", "site", site.Name)
+			}
+		}
+		return
+	}
+	msg := "nothing diverged to save; cloning from " + r.Donor
+	if r.DivergentGtid != "" {
+		msg = fmt.Sprintf("errant transactions saved at %s; cloning from %s", r.PreservedAt, r.Donor)
+	}
+	l.nextPhase(ctx, p.Group, site.Name, v1alpha1.RecoveryCloning, msg)
+}
+
+// cloneSite replaces the site's data; once done, CatchingUp records the
+// active site's set the site must reach.
+func (l *Loop) cloneSite(ctx context.Context, p failover.Pass, site *v1alpha1.SiteStatus) {
+	active, _ := p.Input.Site(p.Input.ActiveSite)
+	if active.State != v1alpha1.StateWritable || active.Stale {
+		// CatchingUp needs the set the active site holds now.
+		l.log.V(1).Info("reclone waits for the active site to be observed writable", "site", site.Name)
+		return
+	}
+	if _, done := l.runPhase(ctx, p.Group, site, v1alpha1.ReasonCloneFailed); !done {
+		return
+	}
+	failover.SiteRecord(&p.Group.Status, site.Name).Recovery.CatchUpGtid = active.Executed.String()
+	l.nextPhase(ctx, p.Group, site.Name, v1alpha1.RecoveryCatchingUp,
+		fmt.Sprintf("cloned; waiting to replicate up to %s", active.Executed))
+}
+
+// catchUp ends the reclone once the site replicates at the recorded set:
+// its divergence mark goes, and it rejoins like any replica.
+func (l *Loop) catchUp(ctx context.Context, p failover.Pass, site *v1alpha1.SiteStatus) {
+	target, err := gtid.ParseSet(site.Recovery.CatchUpGtid)
+	if err != nil {
+		l.failReclone(ctx, p.Group, site.Name, v1alpha1.ReasonInvalidRequest, "catchUpGtid unreadable: "+err.Error())
+		return
+	}
+	ok, why := topology.RecloneCaughtUp(p.Input, site.Name, target)
+	if !ok {
+		l.log.V(1).Info("reclone catching up", "site", site.Name, "waiting", why)
+		return
+	}
+	g := p.Group
+	rec := failover.SiteRecord(&g.Status, site.Name)
+	rec.DivergentGtid = ""
+	l.endReclone(g, rec, v1alpha1.RecoveryRejoined, "", "replicating at the primary's position")
+	if err := l.patcher.PersistStatus(ctx, g); err != nil {
+		l.log.Error(err, "persist the rejoined reclone", "site", site.Name)
+		return
+	}
+	l.env.Metrics.Reclones.WithLabelValues(g.Namespace, g.Name, recloneRejoined).Inc()
+	l.env.Notifier.Event(g, failover.EventNormal, v1alpha1.EventRecloneRejoined,
+		fmt.Sprintf("%s was recloned from %s and rejoined", site.Name, rec.Recovery.Donor))
+}
+
+// nextPhase persists the reclone's next phase before its work may run.
+func (l *Loop) nextPhase(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, site string, phase v1alpha1.RecoveryPhase, msg string) {
+	r := failover.SiteRecord(&g.Status, site).Recovery
+	now := stamp(l.env.Clock.Now())
+	r.Phase, r.PhaseStartTime, r.Message = phase, &now, msg
+	if err := l.patcher.PersistStatus(ctx, g); err != nil {
+		l.log.Error(err, "persist the reclone phase", "site", site, "phase", phase)
+		return
+	}
+	l.env.Notifier.Event(g, failover.EventNormal, v1alpha1.EventReclonePhase, fmt.Sprintf("%s: %s: %s", site, phase, msg))
+}
+
+// failReclone ends the reclone with a reason; the site is kept as it is.
+func (l *Loop) failReclone(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, site, reason, msg string) {
+	rec := failover.SiteRecord(&g.Status, site)
+	rec.Recovery.FailedPhase = rec.Recovery.Phase
+	l.endReclone(g, rec, v1alpha1.RecoveryFailed, reason, msg)
+	if err := l.patcher.PersistStatus(ctx, g); err != nil {
+		l.log.Error(err, "persist the failed reclone", "site", site)
+		return
+	}
+	l.env.Metrics.Reclones.WithLabelValues(g.Namespace, g.Name, recloneFailed).Inc()
+	l.env.Notifier.Event(g, failover.EventWarning, v1alpha1.EventRecloneFailed, fmt.Sprintf("reclone of %s failed: %s: %s", site, reason, msg))
+}
+
+func (l *Loop) endReclone(_ *v1alpha1.MysqlFailoverGroup, rec *v1alpha1.SiteStatus, phase v1alpha1.RecoveryPhase, reason, msg string) {
+	now := stamp(l.env.Clock.Now())
+	r := rec.Recovery
+	r.Phase, r.Reason, r.Message, r.PhaseStartTime, r.CompletionTime = phase, reason, msg, &now, &now
+}

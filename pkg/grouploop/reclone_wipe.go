@@ -1,0 +1,75 @@
+package grouploop
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/failover"
+	"github.com/shipstream/bloodraven/pkg/gtid"
+	"github.com/shipstream/bloodraven/pkg/topology"
+)
+
+// Before a reclone replaces a site's data (Cloning), the site must stop
+// acknowledging, and another replica must hold what it holds: a commit
+// acknowledged by the site alone would otherwise leave the group with its
+// datadir. The operator stops the site's replication by SQL, waits a pass
+// so that the next observation shows all the site holds, and then asks
+// topology.RecloneMayWipe. Until Cloning begins, maintain does not restart
+// the site's replication (recloneKeepsStopped).
+
+type replicationStopper interface {
+	StopReplication(ctx context.Context, site string) error
+}
+
+// recloneID identifies a reclone to the sidecar and to recloneStopped:
+// its request and when it was accepted.
+func recloneID(r *v1alpha1.SiteRecovery) string {
+	if r.StartTime == nil {
+		return r.Request
+	}
+	return r.Request + "@" + r.StartTime.UTC().Format("20060102T150405Z")
+}
+
+// mayWipe says why site's data may not be replaced yet, "" when it may.
+func (l *Loop) mayWipe(ctx context.Context, p failover.Pass, site *v1alpha1.SiteStatus) string {
+	id := recloneID(site.Recovery)
+	view, _ := p.Input.Site(site.Name)
+	cctx, cancel := context.WithTimeout(ctx, callTimeout(p))
+	err := l.stopper.StopReplication(cctx, site.Name)
+	cancel()
+	switch {
+	case err != nil && view.MayAcknowledge:
+		// Under dataDurability required it may hold acknowledged commits
+		// and keep acknowledging: it must answer first.
+		l.recloneStopped = ""
+		return fmt.Sprintf("%s may acknowledge commits and its replication could not be stopped: %v", site.Name, err)
+	case err != nil && view.State != v1alpha1.StateUnreachable:
+		l.recloneStopped = ""
+		return fmt.Sprintf("stop %s's replication: %v", site.Name, err)
+	case err == nil && l.recloneStopped != id:
+		l.recloneStopped = id
+		return fmt.Sprintf("%s's replication stopped; judged on the next observation", site.Name)
+	}
+	div, perr := gtid.ParseSet(site.Recovery.DivergentGtid)
+	if perr != nil {
+		return fmt.Sprintf("divergentGtid unreadable: %v", perr)
+	}
+	return topology.RecloneMayWipe(p.Input, site.Name, div)
+}
+
+// callTimeout bounds one SQL call of the pass.
+func callTimeout(p failover.Pass) time.Duration {
+	if p.Settings.CallTimeout > 0 {
+		return p.Settings.CallTimeout
+	}
+	return 5 * time.Second
+}
+
+// recloneKeepsStopped reports whether maintain must leave site's
+// replication as it is: its reclone is saving or replacing its data.
+func recloneKeepsStopped(g *v1alpha1.MysqlFailoverGroup, site string) bool {
+	r := failover.SiteStatusOf(&g.Status, site).Recovery
+	return r != nil && (r.Phase == v1alpha1.RecoveryPreservingData || r.Phase == v1alpha1.RecoveryCloning)
+}
