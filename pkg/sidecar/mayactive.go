@@ -53,16 +53,13 @@ func readActive(dir string) (bool, error) {
 	return true, fmt.Errorf("active record %q: %w", b, ErrMalformed)
 }
 
-// noteActive keeps the record in step with the view held and mysqld's state
-// db, read or fenced under it. It is set by a view naming this site and by
-// any writable read (the operator does not always wait to hear a sidecar
-// adopt a view before it makes mysqld writable); it is cleared by a
-// read-only read or a fence under a view naming another site. The caller
-// holds r.mu, so that a view naming this site is recorded before anyone
-// can see it adopted. The file is written when it differs from the wanted
-// value, and a failed write is tried again at the next call. It is not
-// synced: a restarted container reads it back through the page cache, and
-// after a node's crash mysqld starts read-only.
+// noteActive keeps the wanted record in step with the view held and
+// mysqld's state db, read or fenced under it. It is set by a view naming
+// this site and by any writable read (the operator does not always wait to
+// hear a sidecar adopt a view before it makes mysqld writable); it is
+// cleared by a read-only read or a fence under a view naming another site.
+// The caller holds r.mu. The file follows in syncActive, outside r.mu: a
+// stalled disk must not hold up the lease watch or a fence.
 func (r *Runner) noteActive(db DBState) {
 	v, held := r.loop.View()
 	switch {
@@ -71,19 +68,77 @@ func (r *Runner) noteActive(db DBState) {
 	case held && v.ActiveSite != r.cfg.Site && db == DBReadOnly:
 		r.mayActive = false
 	}
+}
+
+// syncActive writes the record when the file differs from what is wanted.
+// It holds activeMu, never r.mu, while it writes; a failed write is
+// counted, logged and tried again at the next call. The file is not
+// synced: a restarted container reads it back through the page cache, and
+// after a node's crash mysqld starts read-only.
+func (r *Runner) syncActive() {
+	if r.cfg.StateDir == "" {
+		return
+	}
+	r.activeMu.Lock()
+	defer r.activeMu.Unlock()
+	r.mu.Lock()
 	want := activeFalse
 	if r.mayActive {
 		want = activeTrue
 	}
-	if r.cfg.StateDir == "" || r.activeOnDisk == want {
+	same := r.activeOnDisk == want
+	r.mu.Unlock()
+	if same {
 		return
 	}
+	r.writeActive(want)
+}
+
+// writeActive writes want; the caller holds activeMu.
+func (r *Runner) writeActive(want activeContent) bool {
 	if err := writeStateFile(r.cfg.StateDir, ActiveFile, string(want), false); err != nil {
 		r.metrics.stateWriteErrors.Inc()
-		r.log.Error("keep the active record", "mayBeActive", r.mayActive, "error", err)
-		return
+		r.log.Error("keep the active record", "want", strings.TrimSpace(string(want)), "error", err)
+		return false
 	}
+	r.mu.Lock()
 	r.activeOnDisk = want
+	r.mu.Unlock()
+	return true
+}
+
+// errRecordUnwritten: a reply naming this site was set aside because the
+// active record could not be written first.
+var errRecordUnwritten = errors.New("view naming this site set aside: the active record could not be written")
+
+// recordFirst makes sure the record is set on disk before any of replies,
+// which name this site active, can be adopted: it returns them with each
+// such reply set aside (ReplyNone) when the write failed, and with
+// activeMu held, so that no clearing write runs until the caller, having
+// adopted under r.mu, calls the returned unlock. A view naming this site
+// is thus never adopted, relayed or echoed with the record clear on disk.
+func (r *Runner) recordFirst(replies ...*Reply) (unlock func()) {
+	r.activeMu.Lock()
+	names := false
+	for _, rep := range replies {
+		names = names || (rep.Kind == ReplyView && rep.View.ActiveSite == r.cfg.Site)
+	}
+	if !names || r.cfg.StateDir == "" {
+		return r.activeMu.Unlock
+	}
+	r.mu.Lock()
+	r.mayActive = true
+	onDisk := r.activeOnDisk == activeTrue
+	r.mu.Unlock()
+	if onDisk || r.writeActive(activeTrue) {
+		return r.activeMu.Unlock
+	}
+	for _, rep := range replies {
+		if rep.Kind == ReplyView && rep.View.ActiveSite == r.cfg.Site {
+			*rep = Reply{Kind: ReplyNone, Err: errRecordUnwritten}
+		}
+	}
+	return r.activeMu.Unlock
 }
 
 // activeContent is what the ActiveFile holds.
@@ -102,5 +157,8 @@ const (
 func (r *Runner) MayBeActive() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.cfg.StateDir != "" {
+		return r.activeOnDisk != activeFalse // unknown counts as set
+	}
 	return r.mayActive
 }

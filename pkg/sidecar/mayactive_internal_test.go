@@ -247,6 +247,31 @@ func TestActiveRecordKeptInStep(t *testing.T) {
 			t.Fatal("the record is not on disk after the directory came back")
 		}
 	})
+	t.Run("no view naming this site is adopted while the record cannot be written", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "run") // missing: every write fails, as on EIO or ENOSPC
+		srv := serve("iad")
+		defer srv.Close()
+		r := newRunner(t, dir, srv.URL, &pausedDB{writable: false})
+		r.Tick(context.Background())
+		r.mu.Lock()
+		v, relayed := r.loop.Relay()
+		echo := r.loop.OperatorEcho()
+		held, _ := r.loop.View()
+		r.mu.Unlock()
+		if (relayed && v.ActiveSite == "iad") || echo.Operator != "" || held.ActiveSite == "iad" {
+			t.Fatalf("adopted a view naming this site with the record unwritten: relay %v %+v, echo %+v", relayed, v, echo)
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		r.Tick(context.Background())
+		r.mu.Lock()
+		held, _ = r.loop.View()
+		r.mu.Unlock()
+		if held.ActiveSite != "iad" || !onDisk(t, dir) {
+			t.Fatalf("once the record could be written: view %+v, on disk %v", held, onDisk(t, dir))
+		}
+	})
 	t.Run("a writable read sets it under a view naming another site", func(t *testing.T) {
 		dir := t.TempDir()
 		srv := serve("fra")

@@ -195,7 +195,10 @@ type Runner struct {
 	// term is the termination, run once (terminate.go).
 	term termination
 
-	mu sync.Mutex // guards everything below
+	// activeMu serializes writes of the active record (mayactive.go); it
+	// is taken before mu, never while mu is held.
+	activeMu sync.Mutex
+	mu       sync.Mutex // guards everything below
 	// mayActive is the active record (mayactive.go); activeOnDisk what
 	// this process last wrote to its file. bootActive is the record this
 	// process booted with, which the boot rules go by: its own writable
@@ -261,6 +264,7 @@ func NewRunner(cfg Config, db MySQL, now time.Time) (*Runner, error) {
 	r.mu.Lock()
 	r.noteActive(r.st.db)
 	r.mu.Unlock()
+	r.syncActive()
 	return r, nil
 }
 
@@ -316,6 +320,7 @@ func (r *Runner) Tick(ctx context.Context) {
 	var early Decision
 	op, peers := r.fetch.Gather(ctx, rep,
 		func(peer string, rep Reply) {
+			unlock := r.recordFirst(&rep)
 			r.mu.Lock()
 			d := r.loop.Offer(start, peer, rep, db)
 			view, _ := r.loop.View()
@@ -323,6 +328,7 @@ func (r *Runner) Tick(ctx context.Context) {
 				r.noteActive(DBUnknown)
 			}
 			r.mu.Unlock()
+			unlock()
 			if !d.Adopted {
 				return
 			}
@@ -342,6 +348,11 @@ func (r *Runner) Tick(ctx context.Context) {
 	if r.fencedSince(start) {
 		db = DBReadOnly
 	}
+	replies := []*Reply{&op}
+	for i := range peers {
+		replies = append(replies, &peers[i].Reply)
+	}
+	unlock := r.recordFirst(replies...)
 	obs := Observation{Now: start, DB: db, Operator: op, Peers: peers}
 	r.mu.Lock()
 	d := r.loop.Tick(obs)
@@ -353,6 +364,8 @@ func (r *Runner) Tick(ctx context.Context) {
 	source := r.loop.Source()
 	r.noteActive(DBUnknown)
 	r.mu.Unlock()
+	unlock()
+	r.syncActive()
 	r.keepFloor(view.Generation)
 	// The early adoption was logged when it happened; record logs Tick's own.
 	d.Adopted = d.Adopted || early.Adopted
@@ -407,6 +420,7 @@ func (r *Runner) readDB(ctx context.Context) DBState {
 	r.noteRead(state, pid, st.Replica != nil)
 	r.noteActive(state)
 	r.mu.Unlock()
+	r.syncActive()
 	if state != prev {
 		r.log.Info("mysqld state", "state", state.String(), "was", prev.String(), "error", err)
 	}
@@ -449,6 +463,7 @@ func (r *Runner) fenceOnce(ctx context.Context, reason string, deadline time.Tim
 		r.noteActive(DBReadOnly)
 	}
 	r.mu.Unlock()
+	r.syncActive()
 	if err != nil {
 		r.metrics.fenceErrors.Inc()
 		r.log.Error("self-fence failed", "reason", reason, "error", fmt.Errorf("fence %s: %w", r.cfg.Site, err))
