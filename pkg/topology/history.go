@@ -12,6 +12,19 @@ import (
 // replica's errant write): it is never promoted nor re-asserted, and it is
 // reported as diverged whenever it is seen, not only while a primary writes.
 
+// NamedActiveBase is the history's base once a planned failover names its
+// target active: the recorded promotion set united with the source's fenced
+// set, which the target was checked to hold. The source wrote as the active
+// site until its fence, maybe without a failover record naming it (named
+// active by a planned failover that failed after its fence, then
+// re-asserted); once another site is named, the source is no writer of the
+// history any more, and its writes would be judged errant everywhere. The
+// fenced set is the whole history at the moment of naming: the source was
+// its one writer, it is fenced, and the target holds the set while judged
+// not diverged. The target's promotion replaces the base with its own
+// executed set, a superset.
+func NamedActiveBase(promoted, fenced gtid.Set) gtid.Set { return promoted.Union(fenced) }
+
 // historyWriters are the sites whose own transactions extend the history
 // past Promoted: the last failover's target, the active site once it may
 // write (no emergency failover in flight, or its target already writable
