@@ -34,8 +34,12 @@ func NamedActiveBase(promoted, fenced gtid.Set) gtid.Set { return promoted.Union
 // flight started from,
 // which wrote as the active site until then even when no failover record
 // names it (named active by a planned failover that failed after its
-// fence, then re-asserted). known is false when a writer's source id is
-// unknown, so that its transactions cannot be told from errant ones.
+// fence, then re-asserted), and the targets it abandoned by a retarget
+// while they were maybe writable (Intent.Abandoned, abandonedWriters):
+// what they wrote until their fence may be the new target's history, and
+// is judged by the new target's promotion set once that is made writable.
+// known is false when a writer's source id is unknown, so that its
+// transactions cannot be told from errant ones.
 func historyWriters(in Input, active string) (ids []string, known bool) {
 	var sites []string
 	if last := in.LastFailover(); last != nil {
@@ -46,6 +50,7 @@ func historyWriters(in Input, active string) (ids []string, known bool) {
 	}
 	if in.InFlight != nil {
 		sites = append(sites, in.InFlight.From)
+		sites = append(sites, abandonedWriters(in)...)
 	}
 	known = true
 	for _, name := range sites {
@@ -57,6 +62,25 @@ func historyWriters(in Input, active string) (ids []string, known bool) {
 		ids = append(ids, s.ServerID)
 	}
 	return ids, known
+}
+
+// abandonedWriters are the in-flight failover's abandoned targets that
+// still extend the history: only until its target is made writable, when
+// the target's promotion set takes over (what an abandoned site wrote that
+// the target holds is in it; what it does not hold is discarded). Never the
+// target itself (Validate refuses such an intent), and never a site since
+// removed from spec, which wrote nothing the group can see.
+func abandonedWriters(in Input) []string {
+	if !beforePromotion(in.InFlight.Step) {
+		return nil
+	}
+	var out []string
+	for _, name := range in.InFlight.Abandoned {
+		if _, ok := in.Site(name); ok && name != in.InFlight.To {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // historyErrant returns the transactions of s that are outside the

@@ -2,6 +2,7 @@ package topology
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
@@ -107,6 +108,9 @@ type Intent struct {
 	Generation int64
 	// Step is the step the failover's sequence persisted last.
 	Step v1alpha1.FailoverStep
+	// Abandoned are earlier targets of this failover that may have written
+	// (status.failover.abandoned; Decision.Abandon).
+	Abandoned []string
 }
 
 // Input is one snapshot of a failover group, everything Decide looks at.
@@ -181,6 +185,11 @@ func (in Input) Validate() error {
 	}
 	if in.InFlight != nil && (!seen[in.InFlight.From] || !seen[in.InFlight.To]) {
 		return fmt.Errorf("failover in flight %s->%s: %w", in.InFlight.From, in.InFlight.To, ErrUnknownSite)
+	}
+	if in.InFlight != nil && slices.Contains(in.InFlight.Abandoned, in.InFlight.To) {
+		// Its writes would count as the history's whatever its state.
+		return fmt.Errorf("failover in flight %s->%s abandons its own target: %w", in.InFlight.From,
+			in.InFlight.To, ErrBadIntent)
 	}
 	return nil
 }
