@@ -231,7 +231,8 @@ type FailoverIntent struct {
 	// abandoned). What they wrote until their fence may be the new
 	// target's history: until the new target is made writable, sites
 	// holding it are not judged diverged for it; from then on the target's
-	// promotion set judges it. Never lists To.
+	// promotion set judges it. A site the failover moves back to stays
+	// listed.
 	// +optional
 	Abandoned []string `json:"abandoned,omitempty"`
 }

@@ -21,9 +21,6 @@ var (
 	// ErrCloneActive means the clone target is the active site, which is
 	// never overwritten.
 	ErrCloneActive = errors.New("topology: the active site is never cloned over")
-	// ErrBadIntent means the failover in flight is inconsistent: it lists
-	// its own target among the targets it abandoned.
-	ErrBadIntent = errors.New("topology: bad failover intent")
 	// ErrBadRole means a SiteView's Role is not a v1alpha1.SiteRole.
 	ErrBadRole = errors.New("topology: bad site role")
 )

@@ -67,16 +67,16 @@ func historyWriters(in Input, active string) (ids []string, known bool) {
 // abandonedWriters are the in-flight failover's abandoned targets that
 // still extend the history: only until its target is made writable, when
 // the target's promotion set takes over (what an abandoned site wrote that
-// the target holds is in it; what it does not hold is discarded). Never the
-// target itself (Validate refuses such an intent), and never a site since
-// removed from spec, which wrote nothing the group can see.
+// the target holds is in it; what it does not hold is discarded). A target
+// moved back to stays listed, its writes while abandoned being the
+// history's; a site since removed from spec wrote nothing the group sees.
 func abandonedWriters(in Input) []string {
 	if !beforePromotion(in.InFlight.Step) {
 		return nil
 	}
 	var out []string
 	for _, name := range in.InFlight.Abandoned {
-		if _, ok := in.Site(name); ok && name != in.InFlight.To {
+		if _, ok := in.Site(name); ok {
 			out = append(out, name)
 		}
 	}

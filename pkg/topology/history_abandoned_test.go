@@ -1,7 +1,6 @@
 package topology
 
 import (
-	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -86,16 +85,23 @@ func TestRetargetAbandonsMaybeWritableTarget(t *testing.T) {
 	}
 }
 
-// TestAbandonedTargetIsRefused: an intent listing its own target as
-// abandoned (a forged or corrupted status) would make the target's own
-// writes the history's whatever its state: Decide refuses it.
-func TestAbandonedTargetIsRefused(t *testing.T) {
-	in := promotedAt(afterFailover(group("fra", sid(confirmed(down("iad")), uuidA),
-		sid(ro("fra", "A:1-50,C:1"), uuidC)), "x", "iad", time.Hour), "A:1-50")
-	in.InFlight = &Intent{From: "iad", To: "fra", Generation: in.Generation, Step: v1alpha1.StepFencing,
-		Abandoned: []string{"fra"}}
-	if _, err := Decide(in); !errors.Is(err, ErrBadIntent) {
-		t.Fatalf("Decide: want ErrBadIntent, got %v", err)
+// TestRetargetedBackToAnAbandonedTarget: the failover moved from pdx
+// (maybe-writable, it wrote B:1-2) to fra, pdx was fenced, and fra failed
+// in turn: the failover moves back to pdx. pdx stays on the abandoned list,
+// so its own writes are still the history's and it is no diverged site
+// (before, it was dropped from the list, marked diverged for writes nobody
+// discarded, and the failover would flap away from it again).
+func TestRetargetedBackToAnAbandonedTarget(t *testing.T) {
+	in := promotedAt(afterFailover(group("pdx", sid(confirmed(down("iad")), uuidA),
+		sid(ro("pdx", "A:1-50,B:1-2"), uuidB), sid(confirmed(down("fra")), uuidC)), "x", "iad", time.Hour), "A:1-50")
+	in.InFlight = &Intent{From: "iad", To: "fra", Generation: in.Generation, Step: v1alpha1.StepPromoting,
+		Abandoned: []string{"pdx"}}
+	in.InFlight.Abandoned = abandoned(in, "pdx")
+	in.InFlight.To = "pdx"
+	for _, s := range Judge(in).Sites {
+		if s.Diverged {
+			t.Fatalf("abandoned %v: %s marked diverged", in.InFlight.Abandoned, s.Name)
+		}
 	}
 }
 
@@ -127,7 +133,7 @@ func TestAbandoned(t *testing.T) {
 		{"a maybe-writable target is abandoned", maybe(down("pdx")), nil, "fra", []string{"pdx"}},
 		{"a target never made writable is not", down("pdx"), nil, "fra", nil},
 		{"earlier abandoned targets are kept", maybe(down("pdx")), []string{"syd"}, "fra", []string{"syd", "pdx"}},
-		{"retargeted back to an abandoned one: it is the target again", down("pdx"), []string{"fra"}, "fra", nil},
+		{"retargeted back to an abandoned one: it stays listed, it wrote", down("pdx"), []string{"fra"}, "fra", []string{"fra"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,7 +2,6 @@ package topology
 
 import (
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
@@ -185,11 +184,6 @@ func (in Input) Validate() error {
 	}
 	if in.InFlight != nil && (!seen[in.InFlight.From] || !seen[in.InFlight.To]) {
 		return fmt.Errorf("failover in flight %s->%s: %w", in.InFlight.From, in.InFlight.To, ErrUnknownSite)
-	}
-	if in.InFlight != nil && slices.Contains(in.InFlight.Abandoned, in.InFlight.To) {
-		// Its writes would count as the history's whatever its state.
-		return fmt.Errorf("failover in flight %s->%s abandons its own target: %w", in.InFlight.From,
-			in.InFlight.To, ErrBadIntent)
 	}
 	return nil
 }

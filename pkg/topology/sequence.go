@@ -40,11 +40,13 @@ func withSequence(in Input, d Decision) Decision {
 // have written as this failover's target: those the in-flight intent
 // already lists, and its target when a promotion whose answer was lost may
 // have made it writable. A target seen writable is never retargeted away
-// from (beforePromotion), so maybe-writable is the only way it wrote.
+// from (beforePromotion), so maybe-writable is the only way it wrote. A
+// listed site the failover moves back to stays listed: what it wrote
+// while abandoned is still the history's, though it is fenced since.
 func abandoned(in Input, target string) []string {
 	var out []string
 	for _, name := range in.InFlight.Abandoned {
-		if name != target && !slices.Contains(out, name) {
+		if !slices.Contains(out, name) {
 			out = append(out, name)
 		}
 	}
