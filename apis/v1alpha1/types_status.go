@@ -239,6 +239,15 @@ type FailoverIntent struct {
 	// primary's binlogs so far; lastFailover gets it on completion.
 	// +optional
 	SalvagedTransactions int64 `json:"salvagedTransactions,omitempty"`
+	// Abandoned lists the sites this failover targeted before it was
+	// retargeted whose promotion may have taken effect (maybe-writable when
+	// abandoned). What they wrote until their fence may be the new
+	// target's history: until the new target is made writable, sites
+	// holding it are not judged diverged for it; from then on the target's
+	// promotion set judges it. A site the failover moves back to stays
+	// listed.
+	// +optional
+	Abandoned []string `json:"abandoned,omitempty"`
 }
 
 // FailoverRecord describes a completed failover.

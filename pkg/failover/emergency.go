@@ -3,6 +3,7 @@ package failover
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -57,12 +58,12 @@ func (e *Emergency) Advance(ctx context.Context, p Pass) (Outcome, error) {
 	case st.Failover == nil && !p.Decision.Start:
 		return out, nil
 	case st.Failover == nil:
-		if err := e.begin(ctx, p, st.ActiveSite, p.Decision.Target); err != nil {
+		if err := e.begin(ctx, p, st.ActiveSite, p.Decision.Target, nil); err != nil {
 			return out, err
 		}
 		out.Started = true
 	case p.Decision.Retarget:
-		if err := e.begin(ctx, p, st.Failover.From, p.Decision.Target); err != nil {
+		if err := e.begin(ctx, p, st.Failover.From, p.Decision.Target, p.Decision.Abandon); err != nil {
 			return out, err
 		}
 		out.Started = true
@@ -113,7 +114,9 @@ func (e *Emergency) step(ctx context.Context, p Pass, it *v1alpha1.FailoverInten
 }
 
 // begin persists a new intent: the next generation, naming the target active.
-func (e *Emergency) begin(ctx context.Context, p Pass, from, to string) error {
+// abandoned are the earlier targets a retarget leaves behind that may have
+// written (topology.Decision.Abandon).
+func (e *Emergency) begin(ctx context.Context, p Pass, from, to string, abandoned []string) error {
 	if to == "" {
 		return ErrNoTarget
 	}
@@ -126,7 +129,7 @@ func (e *Emergency) begin(ctx context.Context, p Pass, from, to string) error {
 	st.TopologyGeneration++
 	st.ActiveSite = to
 	st.Failover = &v1alpha1.FailoverIntent{From: from, To: to, Generation: st.TopologyGeneration,
-		Step: v1alpha1.StepIntent, StartTime: metav1.NewTime(now).Rfc3339Copy()}
+		Step: v1alpha1.StepIntent, StartTime: metav1.NewTime(now).Rfc3339Copy(), Abandoned: slices.Clone(abandoned)}
 	if !src.Executed.IsEmpty() {
 		st.Failover.SourceGtidExecuted = src.Executed.String()
 	}

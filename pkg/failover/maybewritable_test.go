@@ -75,6 +75,37 @@ func TestAmbiguousPromotionIsFencedBeforeRetarget(t *testing.T) {
 	}
 }
 
+// TestRetargetRecordsTheAbandonedTarget: as above, b's promotion timed out
+// but took effect, and the failover moves to c. The new intent records b
+// as abandoned, so that what b wrote until its fence, and c may hold, is
+// not judged outside the history while the failover is in flight (seeds
+// 11935 and 11990 of the real operator's runs, truthful-divergence).
+func TestRetargetRecordsTheAbandonedTarget(t *testing.T) {
+	w := newWorld(t)
+	w.addSite("c")
+	primaryCrashed(w)
+	w.now = t0.Add(3 * time.Second)
+	w.sites["b"].promoteTimesOut = true
+	w.sites["b"].seenReadOnly = true
+	e := NewEmergency(w.env())
+	if _, err := runAsLoop(t, w, e); !errors.Is(err, ErrPromote) {
+		t.Fatalf("first pass: want ErrPromote, got %v", err)
+	}
+	w.sites["c"].executed = gtid.MustParseSet(uuidA + ":1-10")
+	w.sites["b"].promoteTimesOut = false
+	for i := 0; i < 6; i++ {
+		w.now = w.now.Add(time.Second)
+		_, _ = runAsLoop(t, w, e)
+		if it := w.persisted.Status.Failover; it != nil && it.To == "c" {
+			if !slices.Equal(it.Abandoned, []string{"b"}) {
+				t.Fatalf("retargeted intent %+v: abandoned %v, want [b]", it, it.Abandoned)
+			}
+			return
+		}
+	}
+	t.Fatalf("the failover never moved to c: %+v", w.persisted.Status.Failover)
+}
+
 // TestPlannedWaitsForAMaybeWritableSite: a planned failover never promotes
 // its target while a third site may be writable (its earlier promotion
 // timed out and its probes still show read-only).

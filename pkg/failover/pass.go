@@ -2,6 +2,7 @@ package failover
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
@@ -76,7 +77,7 @@ func InFlight(st *v1alpha1.MysqlFailoverGroupStatus) *topology.Intent {
 		return nil
 	}
 	return &topology.Intent{From: st.Failover.From, To: st.Failover.To, Generation: st.Failover.Generation,
-		Step: st.Failover.Step}
+		Step: st.Failover.Step, Abandoned: slices.Clone(st.Failover.Abandoned)}
 }
 
 // SiteRecord returns the status record of site, adding one when missing.

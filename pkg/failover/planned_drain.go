@@ -7,6 +7,7 @@ import (
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
 	"github.com/shipstream/bloodraven/pkg/gtid"
+	"github.com/shipstream/bloodraven/pkg/topology"
 )
 
 // draining runs the two steps of Draining: fence the source and record its
@@ -144,11 +145,19 @@ func (m *Planned) waitingForLag(ctx context.Context, p Pass, b *v1alpha1.Planned
 // lagCaughtUp names the target active in a new generation and enters
 // Promoting, in one write: sidecars learn the new view while the target is
 // still read-only, and the source (already fenced) would fence by view.
+// The same write puts the source's fenced set, which the target holds, in
+// the history's base (topology.NamedActiveBase): once the source is no
+// longer named, its writes are no writer's, and a promotion that fails
+// from here on leaves the target named active without a record.
 func (m *Planned) lagCaughtUp(ctx context.Context, p Pass, b *v1alpha1.PlannedFailoverStatus) (PlannedOutcome, error) {
 	st := &p.Group.Status
 	if st.ActiveSite != b.Target {
 		st.TopologyGeneration++
 		st.ActiveSite = b.Target
+		if fenced, err := gtid.ParseSet(b.SourceGtidAtFence); err == nil && !fenced.IsEmpty() {
+			base := topology.NamedActiveBase(Promoted(st), fenced)
+			st.PromotionGtidExecuted, st.PromotionRecorded = base.String(), true
+		}
 	}
 	msg := fmt.Sprintf("%s holds %s's fenced set; generation %d names it active", b.Target, b.SourcePrimary,
 		st.TopologyGeneration)

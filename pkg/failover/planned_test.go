@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/gtid"
 	"github.com/shipstream/bloodraven/pkg/topology"
 )
 
@@ -515,5 +516,32 @@ func TestPlannedRollbackUnfenceErrorLeavesSourceUnmarked(t *testing.T) {
 	}
 	if HeldReadOnly(&w.persisted.Status, "a") {
 		t.Fatalf("a persisted as held read-only: %+v", w.persisted.Status.Sites)
+	}
+}
+
+// TestPlannedNamingKeepsTheSourcesWrites: the active site a wrote with no
+// failover record naming it (the recorded promotion set is empty). A
+// planned failover a -> b names b active and then fails to promote it (no
+// rollback). a is no writer of the history any more, so its writes must be
+// in the recorded base, or every site holding them is judged diverged
+// (seed 61903 of the real operator's runs, truthful-divergence).
+func TestPlannedNamingKeepsTheSourcesWrites(t *testing.T) {
+	w := newPWorld(t)
+	w.persisted.Status.PromotionRecorded = true
+	w.errs["promote"] = errFake
+	w.annotate("b")
+	w.run(200)
+	w.assertEnded(t, v1alpha1.PhaseFailed, v1alpha1.ReasonExecuteFailed, v1alpha1.EventPlannedFailoverFailed)
+	st := &w.persisted.Status
+	fenced := gtid.MustParseSet(w.block().SourceGtidAtFence)
+	if base := Promoted(st); !base.Contains(fenced) {
+		t.Fatalf("recorded base %s lacks the fenced set %s", base, fenced)
+	}
+	p := w.pass()
+	p.Input.Promoted, p.Input.PromotedKnown = Promoted(st), PromotedKnown(st)
+	for _, s := range topology.Judge(p.Input).Sites {
+		if s.Diverged {
+			t.Errorf("%s judged diverged holding %s", s.Name, s.Executed)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
@@ -48,7 +49,8 @@ func (e *Emergency) salvage(ctx context.Context, p Pass, it *v1alpha1.FailoverIn
 		return "", nil
 	}
 	in := p.Input
-	in.InFlight = &topology.Intent{From: it.From, To: it.To, Generation: it.Generation, Step: it.Step}
+	in.InFlight = &topology.Intent{From: it.From, To: it.To, Generation: it.Generation, Step: it.Step,
+		Abandoned: slices.Clone(it.Abandoned)}
 	att := topology.SalvageAttempt{Timeout: p.Settings.SalvageTimeout, Started: m.started, Now: e.env.Clock.Now(),
 		SQLReached: gated && it.FenceConfirmedBy == topology.ConfirmedBySQL}
 	d := topology.DecideSalvage(in, att)

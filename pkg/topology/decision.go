@@ -77,6 +77,12 @@ type Decision struct {
 	// be replaced, before its target was made writable, by a new one from
 	// the same old primary to Target.
 	Retarget bool
+	// Abandon lists, with Retarget, the sites the new intent records as
+	// abandoned (Intent.Abandoned): the replaced intent's, and its target
+	// when its promotion may have taken effect (maybe-writable). Their
+	// writes count as the history's until the new target is made writable
+	// (abandonedWriters).
+	Abandon []string
 	// Promote is true when the emergency sequence may make Target writable
 	// now: every other site is read-only or confirmed fenced.
 	Promote bool

@@ -12,6 +12,19 @@ import (
 // replica's errant write): it is never promoted nor re-asserted, and it is
 // reported as diverged whenever it is seen, not only while a primary writes.
 
+// NamedActiveBase is the history's base once a planned failover names its
+// target active: the recorded promotion set united with the source's fenced
+// set, which the target was checked to hold. The source wrote as the active
+// site until its fence, maybe without a failover record naming it (named
+// active by a planned failover that failed after its fence, then
+// re-asserted); once another site is named, the source is no writer of the
+// history any more, and its writes would be judged errant everywhere. The
+// fenced set is the whole history at the moment of naming: the source was
+// its one writer, it is fenced, and the target holds the set while judged
+// not diverged. The target's promotion replaces the base with its own
+// executed set, a superset.
+func NamedActiveBase(promoted, fenced gtid.Set) gtid.Set { return promoted.Union(fenced) }
+
 // historyWriters are the sites whose own transactions extend the history
 // past Promoted: the last failover's target, the active site once it may
 // write (no emergency failover in flight, or its target already writable
@@ -21,8 +34,12 @@ import (
 // flight started from,
 // which wrote as the active site until then even when no failover record
 // names it (named active by a planned failover that failed after its
-// fence, then re-asserted). known is false when a writer's source id is
-// unknown, so that its transactions cannot be told from errant ones.
+// fence, then re-asserted), and the targets it abandoned by a retarget
+// while they were maybe writable (Intent.Abandoned, abandonedWriters):
+// what they wrote until their fence may be the new target's history, and
+// is judged by the new target's promotion set once that is made writable.
+// known is false when a writer's source id is unknown, so that its
+// transactions cannot be told from errant ones.
 func historyWriters(in Input, active string) (ids []string, known bool) {
 	var sites []string
 	if last := in.LastFailover(); last != nil {
@@ -33,6 +50,7 @@ func historyWriters(in Input, active string) (ids []string, known bool) {
 	}
 	if in.InFlight != nil {
 		sites = append(sites, in.InFlight.From)
+		sites = append(sites, abandonedWriters(in)...)
 	}
 	known = true
 	for _, name := range sites {
@@ -44,6 +62,25 @@ func historyWriters(in Input, active string) (ids []string, known bool) {
 		ids = append(ids, s.ServerID)
 	}
 	return ids, known
+}
+
+// abandonedWriters are the in-flight failover's abandoned targets that
+// still extend the history: only until its target is made writable, when
+// the target's promotion set takes over (what an abandoned site wrote that
+// the target holds is in it; what it does not hold is discarded). A target
+// moved back to stays listed, its writes while abandoned being the
+// history's; a site since removed from spec wrote nothing the group sees.
+func abandonedWriters(in Input) []string {
+	if !beforePromotion(in.InFlight.Step) {
+		return nil
+	}
+	var out []string
+	for _, name := range in.InFlight.Abandoned {
+		if _, ok := in.Site(name); ok {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // historyErrant returns the transactions of s that are outside the

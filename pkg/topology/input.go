@@ -118,6 +118,9 @@ type Intent struct {
 	Generation int64
 	// Step is the step the failover's sequence persisted last.
 	Step v1alpha1.FailoverStep
+	// Abandoned are earlier targets of this failover that may have written
+	// (status.failover.abandoned; Decision.Abandon).
+	Abandoned []string
 }
 
 // Input is one snapshot of a failover group, everything Decide looks at.

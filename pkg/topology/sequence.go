@@ -2,6 +2,7 @@ package topology
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
 )
@@ -25,11 +26,34 @@ func withSequence(in Input, d Decision) Decision {
 	blockedOnFence := d.Kind == KindFailoverBlocked && d.Reason == v1alpha1.ReasonFenceUnconfirmed
 	d.Start = d.Kind == KindFailover || (blockedOnFence && d.Wanted == KindFailover && d.Target != "")
 	d.Retarget = d.Start && in.InFlight != nil && beforePromotion(in.InFlight.Step) && d.Target != in.InFlight.To
+	if d.Retarget {
+		d.Abandon = abandoned(in, d.Target)
+	}
 	d.Promote = d.Kind == KindFailover
 	if blockedOnFence && len(d.Unconfirmed) == 1 {
 		d.PromoteOnceFenced = d.Unconfirmed[0]
 	}
 	return d
+}
+
+// abandoned lists the sites a retarget to target leaves behind that may
+// have written as this failover's target: those the in-flight intent
+// already lists, and its target when a promotion whose answer was lost may
+// have made it writable. A target seen writable is never retargeted away
+// from (beforePromotion), so maybe-writable is the only way it wrote. A
+// listed site the failover moves back to stays listed: what it wrote
+// while abandoned is still the history's, though it is fenced since.
+func abandoned(in Input, target string) []string {
+	var out []string
+	for _, name := range in.InFlight.Abandoned {
+		if !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	if old, ok := in.Site(in.InFlight.To); ok && old.MaybeWritable && old.Name != target && !slices.Contains(out, old.Name) {
+		out = append(out, old.Name)
+	}
+	return out
 }
 
 // beforePromotion reports whether a failover at step has not made its
