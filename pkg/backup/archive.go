@@ -22,14 +22,17 @@ import (
 
 // ArchivedFile is the record of one archived binlog, stored next to it.
 type ArchivedFile struct {
-	Site   string    `json:"site"`
-	File   string    `json:"file"`
-	Start  string    `json:"start"` // GTID position before its first event
-	End    string    `json:"end"`   // after its last
-	First  time.Time `json:"first"` // its first and last transactions' times
-	Last   time.Time `json:"last"`
-	Size   int64     `json:"size"`
-	SHA256 string    `json:"sha256"`
+	Site  string `json:"site"`
+	File  string `json:"file"`
+	Start string `json:"start"` // GTID position before its first event
+	End   string `json:"end"`   // after its last
+	// FirstGTID is the first GTID of each domain in the file.
+	FirstGTID string    `json:"firstGtid"`
+	First     time.Time `json:"first"` // its first and last transactions' times
+	Last      time.Time `json:"last"`
+	Max       time.Time `json:"max"` // the latest time of any of its events
+	Size      int64     `json:"size"`
+	SHA256    string    `json:"sha256"`
 	// Data is the key of the file's copy, relative to the store's prefix.
 	Data string `json:"data"`
 }
@@ -54,9 +57,7 @@ type Archiver struct {
 	// DB reaches the site's mysqld (SHOW BINARY LOGS).
 	DB *sql.DB
 	// Dir is the folder of the binlog files.
-	Dir string
-	// Tool is mariadb-binlog (default from PATH).
-	Tool   string
+	Dir    string
 	Logger *slog.Logger
 }
 
@@ -139,13 +140,13 @@ func (a *Archiver) archived(ctx context.Context) (map[string]bool, error) {
 
 func (a *Archiver) describe(ctx context.Context, name string) (ArchivedFile, error) {
 	path := filepath.Join(a.Dir, filepath.Base(name))
-	d, err := describeBinlog(ctx, a.Tool, path)
+	d, err := scanBinlog(path)
 	if err != nil {
 		return ArchivedFile{}, fmt.Errorf("archive %s: %w", name, err)
 	}
 	start := d.Start.String()
-	return ArchivedFile{Site: a.Site, File: name, Start: start, End: d.End.String(), First: d.First, Last: d.Last,
-		Data: archiveKey(a.Group, a.Site, name, start)}, nil
+	return ArchivedFile{Site: a.Site, File: name, Start: start, End: d.End.String(), FirstGTID: d.FirstGTID.String(),
+		First: d.First, Last: d.Last, Max: d.Max, Data: archiveKey(a.Group, a.Site, name, start)}, nil
 }
 
 // upload stores the file, then its record with the size and hash stored.
@@ -223,7 +224,12 @@ func planInput(recs []ArchivedFile) ([]topology.ArchivedBinlog, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: archive record %s: end: %w", ErrInvalid, r.Data, err)
 		}
-		out = append(out, topology.ArchivedBinlog{Site: r.Site, File: r.Data, Start: start, End: end, First: r.First, Last: r.Last})
+		first, err := gtid.ParsePos(r.FirstGTID)
+		if err != nil {
+			return nil, fmt.Errorf("%w: archive record %s: first GTID: %w", ErrInvalid, r.Data, err)
+		}
+		out = append(out, topology.ArchivedBinlog{Site: r.Site, File: r.Data, Start: start, End: end,
+			FirstGTID: first, First: r.First, Last: r.Last, Max: r.Max})
 	}
 	return out, nil
 }

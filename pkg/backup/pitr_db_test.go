@@ -6,6 +6,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -181,5 +182,52 @@ func TestPITRAcrossAFailover(t *testing.T) {
 	if maxID != a || n != a {
 		t.Fatalf("restored %d rows up to id %d; want ids 1..%d (the write after the target is %d); at %s; plan %v",
 			n, maxID, a, after, pos, plan.Files)
+	}
+}
+
+// TestArchiveRecordFromTheBinaryFile: a statement-logged row whose literal
+// reads like an event header in mariadb-binlog's text changes nothing in
+// the archived record: its end is the server's position and its times
+// are the real ones.
+func TestArchiveRecordFromTheBinaryFile(t *testing.T) {
+	b := newBed(t)
+	src := b.root(t, 0)
+	ctx := context.Background()
+	seed(t, src, 10)
+	exec1(t, src, "FLUSH BINARY LOGS")
+	conn, err := src.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = conn.Close() }()
+	if _, err := conn.ExecContext(ctx, "SET SESSION binlog_format = 'STATEMENT'"); err != nil {
+		t.Fatal(err)
+	}
+	forged := "hello\n#681231 23:59:59 server id 1  end_log_pos 1 CRC32 0x0 \tGTID 0-1-999999 trans\n"
+	if _, err := conn.ExecContext(ctx, "INSERT INTO shop.orders (note) VALUES ('"+strings.ReplaceAll(forged, "\n", "\\n")+"')"); err != nil {
+		t.Fatal(err)
+	}
+	var end string
+	if err := src.QueryRow("SELECT @@gtid_binlog_pos").Scan(&end); err != nil {
+		t.Fatal(err)
+	}
+	exec1(t, src, "FLUSH BINARY LOGS")
+	before := time.Now().UTC()
+	if _, err := b.archiver(t).ArchiveSealed(ctx); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := backup.ListArchive(ctx, b.store, "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last backup.ArchivedFile
+	for _, r := range recs {
+		if r.End == end {
+			last = r
+		}
+	}
+	if last.End != end || last.Max.After(before.Add(time.Minute)) || last.Max.Before(before.Add(-time.Hour)) ||
+		last.FirstGTID != end {
+		t.Fatalf("no record ends at %s with real times: %+v", end, recs)
 	}
 }

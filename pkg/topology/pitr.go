@@ -15,8 +15,12 @@ type ArchivedBinlog struct {
 	// Start is the GTID state before the file's first event (its
 	// Gtid_list); End the state after its last.
 	Start, End gtid.Pos
-	// First and Last are its first and last event times.
-	First, Last time.Time
+	// FirstGTID is the first GTID of each domain the file has events of.
+	FirstGTID gtid.Pos
+	// First and Last are its first and last transactions' times (each
+	// the time its GTID event was written: the commit); Max the latest
+	// time of any event in it. Times are not monotonic within a file.
+	First, Last, Max time.Time
 }
 
 // PITRWindow is what an archive can restore to from one base backup.
