@@ -31,8 +31,10 @@ type ArchivedFile struct {
 	First     time.Time `json:"first"` // its first and last transactions' times
 	Last      time.Time `json:"last"`
 	Max       time.Time `json:"max"` // the latest time of any of its events
-	Size      int64     `json:"size"`
-	SHA256    string    `json:"sha256"`
+	// Runs are its GTIDs in file order, as runs of one server.
+	Runs   []topology.GTIDRun `json:"runs"`
+	Size   int64              `json:"size"`
+	SHA256 string             `json:"sha256"`
 	// Data is the key of the file's copy, relative to the store's prefix.
 	Data string `json:"data"`
 }
@@ -40,13 +42,11 @@ type ArchivedFile struct {
 // binlogDir is where group's archived binlogs live.
 func binlogDir(group string) string { return objstore.Join(group, "binlog") }
 
-// archiveKey names one file's copy. The start position is part of it: a
-// site whose data was replaced begins its binlog names again.
-func archiveKey(group, site, file, start string) string {
-	if start == "" {
-		start = "empty"
-	}
-	return objstore.Join(binlogDir(group), site, file+"@"+start)
+// archiveKey names one file's copy. Its content's hash is part of it: a
+// site whose data was replaced begins its binlog names again, maybe from
+// the same Gtid_list (an empty one, say).
+func archiveKey(group, site, file, sha string) string {
+	return objstore.Join(binlogDir(group), site, file+"@"+sha[:32])
 }
 
 // Archiver copies a site's sealed binlogs into the store. Only the active,
@@ -59,6 +59,17 @@ type Archiver struct {
 	// Dir is the folder of the binlog files.
 	Dir    string
 	Logger *slog.Logger
+
+	// seen remembers, per file name, the size and time of the file
+	// last read and the key it was archived under: a sealed file is
+	// read once per process, not on every pass.
+	seen map[string]seenFile
+}
+
+type seenFile struct {
+	size int64
+	mod  time.Time
+	key  string
 }
 
 // ArchiveSealed copies every sealed binlog (all but the one being written)
@@ -73,19 +84,31 @@ func (a *Archiver) ArchiveSealed(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	if a.seen == nil {
+		a.seen = map[string]seenFile{}
+	}
 	n := 0
 	for _, name := range names {
-		rec, err := a.describe(ctx, name)
+		path := filepath.Join(a.Dir, filepath.Base(name))
+		fi, err := os.Stat(path)
+		if err != nil {
+			return n, fmt.Errorf("archive %s: %w", name, err)
+		}
+		if s, ok := a.seen[name]; ok && s.size == fi.Size() && s.mod.Equal(fi.ModTime()) && done[s.key] {
+			continue
+		}
+		rec, err := a.describe(name, path)
 		if err != nil {
 			return n, err
 		}
-		if done[rec.Data] {
-			continue
+		if !done[rec.Data] {
+			if err := a.upload(ctx, path, rec); err != nil {
+				return n, err
+			}
+			n++
 		}
-		if err := a.upload(ctx, name, rec); err != nil {
-			return n, err
-		}
-		n++
+		a.seen[name] = seenFile{size: fi.Size(), mod: fi.ModTime(), key: rec.Data}
+		done[rec.Data] = true
 	}
 	return n, nil
 }
@@ -138,20 +161,22 @@ func (a *Archiver) archived(ctx context.Context) (map[string]bool, error) {
 	return done, nil
 }
 
-func (a *Archiver) describe(ctx context.Context, name string) (ArchivedFile, error) {
-	path := filepath.Join(a.Dir, filepath.Base(name))
+func (a *Archiver) describe(name, path string) (ArchivedFile, error) {
 	d, err := scanBinlog(path)
 	if err != nil {
 		return ArchivedFile{}, fmt.Errorf("archive %s: %w", name, err)
 	}
 	start := d.Start.String()
 	return ArchivedFile{Site: a.Site, File: name, Start: start, End: d.End.String(), FirstGTID: d.FirstGTID.String(),
-		First: d.First, Last: d.Last, Max: d.Max, Data: archiveKey(a.Group, a.Site, name, start)}, nil
+		First: d.First, Last: d.Last, Max: d.Max, Runs: d.Runs, Size: d.Size, SHA256: d.SHA256,
+		Data: archiveKey(a.Group, a.Site, name, d.SHA256)}, nil
 }
 
-// upload stores the file, then its record with the size and hash stored.
-func (a *Archiver) upload(ctx context.Context, name string, rec ArchivedFile) error {
-	f, err := os.Open(filepath.Join(a.Dir, filepath.Base(name)))
+// upload stores the file, then its record, once the stored bytes are
+// checked to be the ones read.
+func (a *Archiver) upload(ctx context.Context, path string, rec ArchivedFile) error {
+	name := rec.File
+	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("archive %s: %w", name, err)
 	}
@@ -161,7 +186,10 @@ func (a *Archiver) upload(ctx context.Context, name string, rec ArchivedFile) er
 	if err != nil {
 		return fmt.Errorf("archive %s: %w", name, err)
 	}
-	rec.Size, rec.SHA256 = n, hex.EncodeToString(h.h.Sum(nil))
+	if sum := hex.EncodeToString(h.h.Sum(nil)); n != rec.Size || sum != rec.SHA256 {
+		_ = a.Store.Remove(context.WithoutCancel(ctx), rec.Data)
+		return fmt.Errorf("%w: archive %s: stored %d bytes, %s; read %d, %s", ErrCorrupt, name, n, sum, rec.Size, rec.SHA256)
+	}
 	b, err := json.Marshal(rec)
 	if err != nil {
 		return fmt.Errorf("archive %s: %w", name, err)
@@ -228,8 +256,11 @@ func planInput(recs []ArchivedFile) ([]topology.ArchivedBinlog, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: archive record %s: first GTID: %w", ErrInvalid, r.Data, err)
 		}
+		if len(first) > 0 && len(r.Runs) == 0 {
+			return nil, fmt.Errorf("%w: archive record %s: first GTID %s and no runs", ErrInvalid, r.Data, first)
+		}
 		out = append(out, topology.ArchivedBinlog{Site: r.Site, File: r.Data, Start: start, End: end,
-			FirstGTID: first, First: r.First, Last: r.Last, Max: r.Max})
+			Runs: r.Runs, First: r.First, Last: r.Last, Max: r.Max})
 	}
 	return out, nil
 }

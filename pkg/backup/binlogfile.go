@@ -2,7 +2,9 @@ package backup
 
 import (
 	"bufio"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -201,6 +203,11 @@ type binlogFacts struct {
 	// only); Max the latest time of any event.
 	First, Last, Max time.Time
 	Events           int
+	// Runs are its GTIDs in file order.
+	Runs []topology.GTIDRun
+	// Size and SHA256 are the file's.
+	Size   int64
+	SHA256 string
 }
 
 // scanBinlog reads a sealed binlog file's facts.
@@ -212,7 +219,8 @@ func scanBinlog(path string) (binlogFacts, error) {
 	defer func() { _ = f.Close() }()
 	var d binlogFacts
 	listed := false
-	err = readBinlog(f, func(st gtid.BinlogState) { d.Start, listed = st.Pos(), true }, func(ev binlogEvent) error {
+	h := &hashCount{h: sha256.New()}
+	err = readBinlog(io.TeeReader(f, h), func(st gtid.BinlogState) { d.Start, listed = st.Pos(), true }, func(ev binlogEvent) error {
 		if ev.At.After(d.Max) {
 			d.Max = ev.At
 		}
@@ -223,6 +231,7 @@ func scanBinlog(path string) (binlogFacts, error) {
 			d.FirstGTID = topology.MaxPos(d.FirstGTID, gtid.Pos{ev.GTID})
 		}
 		d.End = topology.MaxPos(d.End, gtid.Pos{ev.GTID})
+		d.Runs = addToRuns(d.Runs, ev.GTID)
 		if d.Events == 0 {
 			d.First = ev.At
 		}
@@ -237,7 +246,25 @@ func scanBinlog(path string) (binlogFacts, error) {
 		return binlogFacts{}, fmt.Errorf("%w: %s has no Gtid_list event", ErrInvalid, path)
 	}
 	d.End = topology.MaxPos(d.Start, d.End)
+	d.Size, d.SHA256 = h.n, hex.EncodeToString(h.h.Sum(nil))
 	return d, nil
+}
+
+// addToRuns extends the last run of g's domain when g follows it from the
+// same server, else starts a run.
+func addToRuns(runs []topology.GTIDRun, g gtid.GTID) []topology.GTIDRun {
+	for i := len(runs) - 1; i >= 0; i-- {
+		r := &runs[i]
+		if r.Domain != g.Domain {
+			continue
+		}
+		if r.Server == g.Server && r.To+1 == g.Seq {
+			r.To = g.Seq
+			return runs
+		}
+		break
+	}
+	return append(runs, topology.GTIDRun{Domain: g.Domain, Server: g.Server, From: g.Seq, To: g.Seq})
 }
 
 // replayExpect is what replaying path up to target must leave the server

@@ -6,6 +6,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -229,5 +231,53 @@ func TestArchiveRecordFromTheBinaryFile(t *testing.T) {
 	if last.End != end || last.Max.After(before.Add(time.Minute)) || last.Max.Before(before.Add(-time.Hour)) ||
 		last.FirstGTID != end {
 		t.Fatalf("no record ends at %s with real times: %+v", end, recs)
+	}
+}
+
+// TestArchiveTwoIncarnations: after RESET MASTER the site's binlog names
+// and empty Gtid_list begin again; the new files are archived next to
+// the old ones, not mistaken for them. A second pass reads no sealed
+// file again: they are overwritten with zeros (same size and time) and
+// it still succeeds.
+func TestArchiveTwoIncarnations(t *testing.T) {
+	b := newBed(t)
+	src := b.root(t, 0)
+	ctx := context.Background()
+	arch := b.archiver(t)
+	seed(t, src, 10)
+	exec1(t, src, "FLUSH BINARY LOGS")
+	n1, err := arch.ArchiveSealed(ctx)
+	if err != nil || n1 == 0 {
+		t.Fatalf("first incarnation: %d, %v", n1, err)
+	}
+	exec1(t, src, "RESET MASTER")
+	insert(t, src, "second incarnation")
+	exec1(t, src, "FLUSH BINARY LOGS")
+	n2, err := arch.ArchiveSealed(ctx)
+	if err != nil || n2 != 1 {
+		t.Fatalf("second incarnation: archived %d (%v), want its one sealed file", n2, err)
+	}
+	recs, err := backup.ListArchive(ctx, b.store, "orders")
+	if err != nil || len(recs) != n1+n2 {
+		t.Fatalf("%d records (%v), want %d", len(recs), err, n1+n2)
+	}
+	files, err := filepath.Glob(filepath.Join(b.c.DataDir(0), "mysql-bin.0*"))
+	if err != nil || len(files) < 2 {
+		t.Fatalf("binlogs: %v %v", files, err)
+	}
+	for _, f := range files[:len(files)-1] { // the sealed ones
+		fi, err := os.Stat(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, make([]byte, fi.Size()), 0o660); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(f, fi.ModTime(), fi.ModTime()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := arch.ArchiveSealed(ctx); err != nil || n != 0 {
+		t.Fatalf("a pass over archived files: %d, %v", n, err)
 	}
 }

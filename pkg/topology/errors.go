@@ -32,6 +32,10 @@ var (
 	// ErrArchiveGap means the binlog archive misses a file between the
 	// base backup and the target (PlanPITR).
 	ErrArchiveGap = errors.New("topology: binlog archive has a gap")
+	// ErrArchiveAmbiguous means archived files of different sites hold
+	// different transactions where a restore would replay them: one site
+	// diverged, and the archive alone cannot tell which.
+	ErrArchiveAmbiguous = errors.New("topology: binlog archive is ambiguous")
 	// ErrBadRole means a SiteView's Role is not a v1alpha1.SiteRole.
 	ErrBadRole = errors.New("topology: bad site role")
 )
