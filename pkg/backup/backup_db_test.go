@@ -17,6 +17,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	_ "github.com/go-sql-driver/mysql"
 
@@ -223,7 +224,8 @@ func TestRestoreRefusesCorruptOrIncomplete(t *testing.T) {
 	b := newBed(t)
 	seed(t, b.root(t, 0), 50)
 	ctx := context.Background()
-	if _, err := backup.Take(ctx, b.donor, b.store, backup.Request{ID: "b1", Group: "orders", Site: "iad"}); err != nil {
+	m1, err := backup.Take(ctx, b.donor, b.store, backup.Request{ID: "b1", Group: "orders", Site: "iad"})
+	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := backup.Take(ctx, b.donor, b.store, backup.Request{ID: "b1", Group: "orders", Site: "iad"}); !errors.Is(err, backup.ErrInvalid) {
@@ -236,15 +238,16 @@ func TestRestoreRefusesCorruptOrIncomplete(t *testing.T) {
 	// Another whole backup's data under b1's manifest: valid zstd and
 	// xbstream, so only the manifest's checksum can tell.
 	seed(t, b.root(t, 0), 5)
-	if _, err := backup.Take(ctx, b.donor, b.store, backup.Request{ID: "b2", Group: "orders", Site: "iad"}); err != nil {
+	m2, err := backup.Take(ctx, b.donor, b.store, backup.Request{ID: "b2", Group: "orders", Site: "iad"})
+	if err != nil {
 		t.Fatal(err)
 	}
-	data := filepath.Join(b.gw.Dir, "backups", "shop", backup.KeysFor("orders", "b1").Data)
+	data := filepath.Join(b.gw.Dir, "backups", "shop", m1.Data)
 	saved, err := os.ReadFile(data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := os.ReadFile(filepath.Join(b.gw.Dir, "backups", "shop", backup.KeysFor("orders", "b2").Data))
+	other, err := os.ReadFile(filepath.Join(b.gw.Dir, "backups", "shop", m2.Data))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,5 +310,45 @@ func TestCutStreamLeavesNoBackup(t *testing.T) {
 	}
 	if len(objs) != 0 {
 		t.Fatalf("a cut stream left %+v", objs)
+	}
+}
+
+// heldStream fails its stream once released: an attempt still running
+// when another at the same id completes.
+type heldStream struct{ release chan struct{} }
+
+func (h heldStream) StreamBackup(ctx context.Context, w io.Writer, infoDir string) (int64, error) {
+	<-h.release
+	return 0, fmt.Errorf("the source went away")
+}
+
+// TestFailingAttemptKeepsAnotherAttemptsData: two attempts at one id pass
+// the "no manifest yet" check together; the one that completes keeps its
+// data when the other fails afterwards.
+func TestFailingAttemptKeepsAnotherAttemptsData(t *testing.T) {
+	b := newBed(t)
+	seed(t, b.root(t, 0), 20)
+	ctx := context.Background()
+	held := heldStream{release: make(chan struct{})}
+	failed := make(chan error, 1)
+	go func() {
+		_, err := backup.Take(ctx, held, b.store, backup.Request{ID: "b1", Group: "orders", Site: "iad"})
+		failed <- err
+	}()
+	time.Sleep(500 * time.Millisecond) // the held attempt is past its check
+	m, err := backup.Take(ctx, b.donor, b.store, backup.Request{ID: "b1", Group: "orders", Site: "iad"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(held.release)
+	if err := <-failed; err == nil {
+		t.Fatal("the held attempt succeeded")
+	}
+	if _, err := b.store.Stat(ctx, m.Data); err != nil {
+		t.Fatalf("the completed backup's data is gone after the other attempt failed: %v", err)
+	}
+	b.wipe(t, 1)
+	if _, err := backup.Restore(ctx, b.store, "orders", "b1", b.receiver(t, 1)); err != nil {
+		t.Fatal(err)
 	}
 }

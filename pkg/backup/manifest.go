@@ -1,6 +1,8 @@
 package backup
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -42,14 +44,33 @@ type Manifest struct {
 	RawSize int64  `json:"rawSize"`
 }
 
-// Keys are where a base backup's objects live.
-type Keys struct{ Dir, Data, Manifest string }
+// Keys are where a base backup's objects live. Its data object's key is
+// each attempt's own (newDataKey), named by the manifest.
+type Keys struct{ Dir, Manifest string }
 
 // KeysFor names the objects of backup id of group.
 func KeysFor(group, id string) Keys {
 	dir := objstore.Join(group, "base", id)
-	return Keys{Dir: dir, Data: objstore.Join(dir, "data.xbstream.zst"), Manifest: objstore.Join(dir, "manifest.json")}
+	return Keys{Dir: dir, Manifest: objstore.Join(dir, "manifest.json")}
 }
+
+// newDataKey names one attempt's data object under the backup's folder:
+// two attempts at one id never write, or remove, each other's.
+func (k Keys) newDataKey() (string, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("data key: %w", err)
+	}
+	return objstore.Join(k.Dir, "data-"+hex.EncodeToString(b[:])+".xbstream.zst"), nil
+}
+
+// ownsData tells whether key is a data object's key under this backup.
+func (k Keys) ownsData(key string) bool {
+	rest, ok := strings.CutPrefix(key, k.Dir+"/")
+	return ok && dataName.MatchString(rest)
+}
+
+var dataName = regexp.MustCompile(`^data-[0-9a-f]{16}\.xbstream\.zst$`)
 
 // validName is a group, site or backup id: DNS-label-like, so keys stay plain.
 var validName = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$`)
@@ -61,7 +82,7 @@ func (m Manifest) Validate() error {
 		return fmt.Errorf("%w: manifest version %d, want %d", ErrInvalid, m.Version, ManifestVersion)
 	case !validName.MatchString(m.Group) || !validName.MatchString(m.ID):
 		return fmt.Errorf("%w: manifest group %q id %q", ErrInvalid, m.Group, m.ID)
-	case m.Data != KeysFor(m.Group, m.ID).Data:
+	case !KeysFor(m.Group, m.ID).ownsData(m.Data):
 		return fmt.Errorf("%w: manifest data key %q is not its backup's", ErrInvalid, m.Data)
 	case m.Compression != "zstd":
 		return fmt.Errorf("%w: compression %q", ErrInvalid, m.Compression)

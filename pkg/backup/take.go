@@ -48,9 +48,10 @@ func (r Request) now() time.Time {
 }
 
 // Take streams a base backup from src into store, compressed, and writes
-// its manifest last. It refuses an id whose manifest exists. On failure no
-// manifest is written, and the data object, if the store kept one, is
-// removed.
+// its manifest last. It refuses an id whose manifest exists. Each attempt
+// writes its own data object, named by its manifest: on failure no
+// manifest is written and only this attempt's data object is removed, so
+// a concurrent attempt at the same id never loses its data to this one.
 func Take(ctx context.Context, src Streamer, store *objstore.Store, req Request) (Manifest, error) {
 	if err := req.validate(); err != nil {
 		return Manifest{}, err
@@ -66,21 +67,25 @@ func Take(ctx context.Context, src Streamer, store *objstore.Store, req Request)
 		return Manifest{}, fmt.Errorf("backup %s: %w", keys.Dir, err)
 	}
 	defer func() { _ = os.RemoveAll(infoDir) }()
+	data, err := keys.newDataKey()
+	if err != nil {
+		return Manifest{}, fmt.Errorf("backup %s: %w", keys.Dir, err)
+	}
 	m := Manifest{Version: ManifestVersion, ID: req.ID, Namespace: req.Namespace, Group: req.Group, Site: req.Site,
-		Method: "mariadb-backup", StartTime: req.now(), Data: keys.Data, Compression: "zstd"}
-	sum, err := upload(ctx, src, store, keys.Data, infoDir)
+		Method: "mariadb-backup", StartTime: req.now(), Data: data, Compression: "zstd"}
+	sum, err := upload(ctx, src, store, data, infoDir)
 	if err != nil {
 		return Manifest{}, fmt.Errorf("backup %s: %w", keys.Dir, err)
 	}
 	coords, err := readInfo(infoDir)
 	if err != nil {
-		_ = store.Remove(context.WithoutCancel(ctx), keys.Data)
+		_ = store.Remove(context.WithoutCancel(ctx), data)
 		return Manifest{}, fmt.Errorf("backup %s: %w", keys.Dir, err)
 	}
 	m.GTIDPosition, m.BinlogFile, m.BinlogOffset = coords.Position, coords.File, coords.Offset
 	m.Size, m.SHA256, m.RawSize, m.StopTime = sum.size, sum.sha256, sum.raw, req.now()
 	if err := putManifest(ctx, store, keys, m); err != nil {
-		_ = store.Remove(context.WithoutCancel(ctx), keys.Data)
+		_ = store.Remove(context.WithoutCancel(ctx), data)
 		return Manifest{}, fmt.Errorf("backup %s: %w", keys.Dir, err)
 	}
 	return m, nil
