@@ -352,3 +352,22 @@ func TestFailingAttemptKeepsAnotherAttemptsData(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestConsistentTimeIsTheToolsInUTC: mariadb-backup's end time is read as
+// UTC whatever the host's time zone, and lies within the taker's clock's
+// start and stop of the backup (one host here).
+func TestConsistentTimeIsTheToolsInUTC(t *testing.T) {
+	t.Setenv("TZ", "Asia/Tokyo")
+	b := newBed(t)
+	seed(t, b.root(t, 0), 10)
+	m, err := backup.Take(context.Background(), b.donor, b.store, backup.Request{ID: "b1", Group: "orders", Site: "iad"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.ConsistentTime.Before(m.StartTime.Truncate(time.Second)) || m.ConsistentTime.After(m.StopTime) {
+		t.Fatalf("consistent at %s, taken from %s to %s", m.ConsistentTime, m.StartTime, m.StopTime)
+	}
+	if !m.WindowFrom().Equal(m.ConsistentTime) {
+		t.Fatalf("the window starts at %s, not at %s", m.WindowFrom(), m.ConsistentTime)
+	}
+}

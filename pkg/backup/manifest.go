@@ -29,6 +29,11 @@ type Manifest struct {
 	Method    string    `json:"method"`
 	StartTime time.Time `json:"startTime"`
 	StopTime  time.Time `json:"stopTime"`
+	// ConsistentTime is mariadb-backup's own end time (xtrabackup_info's
+	// end_time, in the source's clock, whole seconds): the data is
+	// consistent with a point at or before it. StartTime and StopTime are
+	// the taker's clock.
+	ConsistentTime time.Time `json:"consistentTime"`
 	// GTIDPosition is the MariaDB GTID position the data is consistent
 	// with ("" when the source had written no GTID yet).
 	GTIDPosition string `json:"gtidPosition"`
@@ -112,22 +117,51 @@ type Coordinates struct {
 	File     string
 	Offset   int64
 	Position string // the GTID position
+	// EndTime is end_time, read as UTC (the donor runs mariadb-backup
+	// with TZ=UTC); zero when the info has none.
+	EndTime time.Time
 }
 
-// ParseInfo reads the binlog coordinates from xtrabackup_info's text.
+// endTime is xtrabackup_info's end_time line.
+var endTime = regexp.MustCompile(`^end_time = (\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})$`)
+
+// ParseInfo reads the binlog coordinates and end time from
+// xtrabackup_info's text.
 func ParseInfo(text string) (Coordinates, error) {
+	var c Coordinates
+	found := false
 	for _, line := range strings.Split(text, "\n") {
-		m := binlogPos.FindStringSubmatch(strings.TrimSpace(line))
-		if m == nil {
+		line = strings.TrimSpace(line)
+		if m := endTime.FindStringSubmatch(line); m != nil {
+			t, err := time.ParseInLocation(time.DateTime, m[1], time.UTC)
+			if err != nil {
+				return Coordinates{}, fmt.Errorf("%w: end_time %q: %w", ErrNoPosition, m[1], err)
+			}
+			c.EndTime = t
+		}
+		m := binlogPos.FindStringSubmatch(line)
+		if m == nil || found {
 			continue
 		}
 		off, err := strconv.ParseInt(m[2], 10, 64)
 		if err != nil {
 			return Coordinates{}, fmt.Errorf("%w: offset %q: %w", ErrNoPosition, m[2], err)
 		}
-		return Coordinates{File: m[1], Offset: off, Position: strings.ReplaceAll(m[3], " ", "")}, nil
+		c.File, c.Offset, c.Position, found = m[1], off, strings.ReplaceAll(m[3], " ", ""), true
 	}
-	return Coordinates{}, ErrNoPosition
+	if !found {
+		return Coordinates{}, ErrNoPosition
+	}
+	return c, nil
+}
+
+// WindowFrom is the earliest point-in-time target the backup can serve:
+// its consistent time, or for a manifest without one, its stop time.
+func (m Manifest) WindowFrom() time.Time {
+	if m.ConsistentTime.IsZero() {
+		return m.StopTime
+	}
+	return m.ConsistentTime
 }
 
 // readInfo reads the coordinates from the xtrabackup_info in dir.

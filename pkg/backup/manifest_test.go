@@ -14,6 +14,8 @@ func TestParseInfo(t *testing.T) {
 		want Coordinates
 		err  bool
 	}{
+		{name: "with its end time", text: "start_time = 2026-11-24 19:50:01\nend_time = 2026-11-24 19:50:07\nbinlog_pos = filename 'b.000002', position '9', GTID of the last change '0-1-5'\n",
+			want: Coordinates{File: "b.000002", Offset: 9, Position: "0-1-5", EndTime: time.Date(2026, 11, 24, 19, 50, 7, 0, time.UTC)}},
 		{name: "with a GTID", text: "tool_name = mariabackup\nbinlog_pos = filename 'mysql-bin.000003', position '1234', GTID of the last change '0-1-57'\ninnodb_to_lsn = 9\n",
 			want: Coordinates{File: "mysql-bin.000003", Offset: 1234, Position: "0-1-57"}},
 		{name: "several domains", text: "binlog_pos = filename 'b.000001', position '4', GTID of the last change '0-1-5,1-2-7'",

@@ -48,7 +48,7 @@ func PlanRestore(ctx context.Context, store *objstore.Store, group, id string, t
 	if err != nil {
 		return m, topology.PITRPlan{}, err
 	}
-	plan, err := topology.PlanPITR(files, base, m.StopTime, target.Truncate(time.Second))
+	plan, err := topology.PlanPITR(files, base, m.WindowFrom(), target.Truncate(time.Second))
 	if err != nil {
 		return m, plan, fmt.Errorf("restore %s/%s to %s: %w", group, id, target.UTC().Format(time.RFC3339), err)
 	}

@@ -82,7 +82,12 @@ func Take(ctx context.Context, src Streamer, store *objstore.Store, req Request)
 		_ = store.Remove(context.WithoutCancel(ctx), data)
 		return Manifest{}, fmt.Errorf("backup %s: %w", keys.Dir, err)
 	}
+	if coords.EndTime.IsZero() {
+		_ = store.Remove(context.WithoutCancel(ctx), data)
+		return Manifest{}, fmt.Errorf("backup %s: %w: xtrabackup_info has no end_time", keys.Dir, ErrNoPosition)
+	}
 	m.GTIDPosition, m.BinlogFile, m.BinlogOffset = coords.Position, coords.File, coords.Offset
+	m.ConsistentTime = coords.EndTime
 	m.Size, m.SHA256, m.RawSize, m.StopTime = sum.size, sum.sha256, sum.raw, req.now()
 	if err := putManifest(ctx, store, keys, m); err != nil {
 		_ = store.Remove(context.WithoutCancel(ctx), data)
