@@ -177,7 +177,7 @@ func TestBackupRestoreChecksum(t *testing.T) {
 	want := checksum(t, src, "shop.expected")
 
 	b.wipe(t, 1)
-	got, err := backup.Restore(context.Background(), b.store, "orders", "b1", b.receiver(t, 1))
+	got, err := backup.Restore(context.Background(), b.store, "shop", "orders", "b1", b.receiver(t, 1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,21 +224,21 @@ func TestRestoreRefusesCorruptOrIncomplete(t *testing.T) {
 	b := newBed(t)
 	seed(t, b.root(t, 0), 50)
 	ctx := context.Background()
-	m1, err := backup.Take(ctx, b.donor, b.store, backup.Request{ID: "b1", Group: "orders", Site: "iad"})
+	m1, err := backup.Take(ctx, b.donor, b.store, backup.Request{ID: "b1", Namespace: "shop", Group: "orders", Site: "iad"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := backup.Take(ctx, b.donor, b.store, backup.Request{ID: "b1", Group: "orders", Site: "iad"}); !errors.Is(err, backup.ErrInvalid) {
+	if _, err := backup.Take(ctx, b.donor, b.store, backup.Request{ID: "b1", Namespace: "shop", Group: "orders", Site: "iad"}); !errors.Is(err, backup.ErrInvalid) {
 		t.Fatalf("a second backup under the same id: %v", err)
 	}
 	b.wipe(t, 1)
-	if _, err := backup.Restore(ctx, b.store, "orders", "nope", b.receiver(t, 1)); !errors.Is(err, backup.ErrNoManifest) {
+	if _, err := backup.Restore(ctx, b.store, "shop", "orders", "nope", b.receiver(t, 1)); !errors.Is(err, backup.ErrNoManifest) {
 		t.Fatalf("restore of a missing backup: %v", err)
 	}
 	// Another whole backup's data under b1's manifest: valid zstd and
 	// xbstream, so only the manifest's checksum can tell.
 	seed(t, b.root(t, 0), 5)
-	m2, err := backup.Take(ctx, b.donor, b.store, backup.Request{ID: "b2", Group: "orders", Site: "iad"})
+	m2, err := backup.Take(ctx, b.donor, b.store, backup.Request{ID: "b2", Namespace: "shop", Group: "orders", Site: "iad"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +254,7 @@ func TestRestoreRefusesCorruptOrIncomplete(t *testing.T) {
 	if err := os.WriteFile(data, other, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := backup.Restore(ctx, b.store, "orders", "b1", b.receiver(t, 1)); !errors.Is(err, backup.ErrCorrupt) {
+	if _, err := backup.Restore(ctx, b.store, "shop", "orders", "b1", b.receiver(t, 1)); !errors.Is(err, backup.ErrCorrupt) {
 		t.Fatalf("restore of another backup's data under b1's manifest: %v", err)
 	}
 	raw := saved
@@ -265,7 +265,7 @@ func TestRestoreRefusesCorruptOrIncomplete(t *testing.T) {
 	if err := os.WriteFile(data, raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err = backup.Restore(ctx, b.store, "orders", "b1", b.receiver(t, 1))
+	_, err = backup.Restore(ctx, b.store, "shop", "orders", "b1", b.receiver(t, 1))
 	if err == nil {
 		t.Fatal("a corrupt backup was restored")
 	}
@@ -300,11 +300,11 @@ func TestCutStreamLeavesNoBackup(t *testing.T) {
 	b := newBed(t)
 	seed(t, b.root(t, 0), 50)
 	ctx := context.Background()
-	_, err := backup.Take(ctx, cutStream{b.donor}, b.store, backup.Request{ID: "b2", Group: "orders", Site: "iad"})
+	_, err := backup.Take(ctx, cutStream{b.donor}, b.store, backup.Request{ID: "b2", Namespace: "shop", Group: "orders", Site: "iad"})
 	if err == nil {
 		t.Fatal("a cut stream made a backup")
 	}
-	objs, lerr := b.store.List(ctx, "orders/")
+	objs, lerr := b.store.List(ctx, "shop/orders/")
 	if lerr != nil {
 		t.Fatal(lerr)
 	}
@@ -332,11 +332,11 @@ func TestFailingAttemptKeepsAnotherAttemptsData(t *testing.T) {
 	held := heldStream{release: make(chan struct{})}
 	failed := make(chan error, 1)
 	go func() {
-		_, err := backup.Take(ctx, held, b.store, backup.Request{ID: "b1", Group: "orders", Site: "iad"})
+		_, err := backup.Take(ctx, held, b.store, backup.Request{ID: "b1", Namespace: "shop", Group: "orders", Site: "iad"})
 		failed <- err
 	}()
 	time.Sleep(500 * time.Millisecond) // the held attempt is past its check
-	m, err := backup.Take(ctx, b.donor, b.store, backup.Request{ID: "b1", Group: "orders", Site: "iad"})
+	m, err := backup.Take(ctx, b.donor, b.store, backup.Request{ID: "b1", Namespace: "shop", Group: "orders", Site: "iad"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,7 +348,7 @@ func TestFailingAttemptKeepsAnotherAttemptsData(t *testing.T) {
 		t.Fatalf("the completed backup's data is gone after the other attempt failed: %v", err)
 	}
 	b.wipe(t, 1)
-	if _, err := backup.Restore(ctx, b.store, "orders", "b1", b.receiver(t, 1)); err != nil {
+	if _, err := backup.Restore(ctx, b.store, "shop", "orders", "b1", b.receiver(t, 1)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -360,7 +360,7 @@ func TestConsistentTimeIsTheToolsInUTC(t *testing.T) {
 	t.Setenv("TZ", "Asia/Tokyo")
 	b := newBed(t)
 	seed(t, b.root(t, 0), 10)
-	m, err := backup.Take(context.Background(), b.donor, b.store, backup.Request{ID: "b1", Group: "orders", Site: "iad"})
+	m, err := backup.Take(context.Background(), b.donor, b.store, backup.Request{ID: "b1", Namespace: "shop", Group: "orders", Site: "iad"})
 	if err != nil {
 		t.Fatal(err)
 	}

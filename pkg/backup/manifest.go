@@ -53,9 +53,9 @@ type Manifest struct {
 // each attempt's own (newDataKey), named by the manifest.
 type Keys struct{ Dir, Manifest string }
 
-// KeysFor names the objects of backup id of group.
-func KeysFor(group, id string) Keys {
-	dir := objstore.Join(group, "base", id)
+// KeysFor names the objects of backup id of namespace's group.
+func KeysFor(namespace, group, id string) Keys {
+	dir := objstore.Join(namespace, group, "base", id)
 	return Keys{Dir: dir, Manifest: objstore.Join(dir, "manifest.json")}
 }
 
@@ -85,9 +85,9 @@ func (m Manifest) Validate() error {
 	switch {
 	case m.Version != ManifestVersion:
 		return fmt.Errorf("%w: manifest version %d, want %d", ErrInvalid, m.Version, ManifestVersion)
-	case !validName.MatchString(m.Group) || !validName.MatchString(m.ID):
-		return fmt.Errorf("%w: manifest group %q id %q", ErrInvalid, m.Group, m.ID)
-	case !KeysFor(m.Group, m.ID).ownsData(m.Data):
+	case !validName.MatchString(m.Namespace) || !validName.MatchString(m.Group) || !validName.MatchString(m.ID):
+		return fmt.Errorf("%w: manifest namespace %q group %q id %q", ErrInvalid, m.Namespace, m.Group, m.ID)
+	case !KeysFor(m.Namespace, m.Group, m.ID).ownsData(m.Data):
 		return fmt.Errorf("%w: manifest data key %q is not its backup's", ErrInvalid, m.Data)
 	case m.Compression != "zstd":
 		return fmt.Errorf("%w: compression %q", ErrInvalid, m.Compression)

@@ -43,8 +43,8 @@ func TestParseInfo(t *testing.T) {
 
 func TestManifestValidate(t *testing.T) {
 	t0 := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
-	good := Manifest{Version: ManifestVersion, ID: "b1", Group: "orders", Site: "iad", Method: "mariadb-backup",
-		StartTime: t0, StopTime: t0.Add(time.Minute), Data: "orders/base/b1/data-0123456789abcdef.xbstream.zst", Compression: "zstd",
+	good := Manifest{Version: ManifestVersion, ID: "b1", Namespace: "shop", Group: "orders", Site: "iad", Method: "mariadb-backup",
+		StartTime: t0, StopTime: t0.Add(time.Minute), Data: "shop/orders/base/b1/data-0123456789abcdef.xbstream.zst", Compression: "zstd",
 		Size: 10, SHA256: strings.Repeat("a", 64)}
 	cases := []struct {
 		name   string
@@ -54,15 +54,15 @@ func TestManifestValidate(t *testing.T) {
 		{name: "whole", change: func(*Manifest) {}, ok: true},
 		{name: "another version", change: func(m *Manifest) { m.Version = 2 }},
 		{name: "data under another backup", change: func(m *Manifest) {
-			m.Data = "orders/base/b2/data-0123456789abcdef.xbstream.zst"
+			m.Data = "shop/orders/base/b2/data-0123456789abcdef.xbstream.zst"
 		}},
 		{name: "data under a longer id", change: func(m *Manifest) {
-			m.Data = "orders/base/b1x/data-0123456789abcdef.xbstream.zst"
+			m.Data = "shop/orders/base/b1x/data-0123456789abcdef.xbstream.zst"
 		}},
 		{name: "data in a subfolder", change: func(m *Manifest) {
-			m.Data = "orders/base/b1/x/data-0123456789abcdef.xbstream.zst"
+			m.Data = "shop/orders/base/b1/x/data-0123456789abcdef.xbstream.zst"
 		}},
-		{name: "data named otherwise", change: func(m *Manifest) { m.Data = "orders/base/b1/manifest.json" }},
+		{name: "data named otherwise", change: func(m *Manifest) { m.Data = "shop/orders/base/b1/manifest.json" }},
 		{name: "a path in the id", change: func(m *Manifest) { m.ID = "../b1" }},
 		{name: "no size", change: func(m *Manifest) { m.Size = 0 }},
 		{name: "short hash", change: func(m *Manifest) { m.SHA256 = "abc" }},

@@ -31,28 +31,30 @@ type Client struct {
 // replay to target (whole seconds: binlog events carry no finer time). A
 // target outside the window, or an archive with a gap before it, is
 // refused here, before anything is restored.
-func PlanRestore(ctx context.Context, store *objstore.Store, group, id string, target time.Time) (Manifest, topology.PITRPlan, error) {
-	m, err := Read(ctx, store, group, id)
+//
+// Archive records that cannot be read or do not match their key are left
+// out and returned: a plan that needed one fails on the gap it leaves.
+func PlanRestore(ctx context.Context, store *objstore.Store, namespace, group, id string, target time.Time) (Manifest,
+	topology.PITRPlan, []RefusedRecord, error) {
+	m, err := Read(ctx, store, namespace, group, id)
 	if err != nil {
-		return Manifest{}, topology.PITRPlan{}, err
+		return Manifest{}, topology.PITRPlan{}, nil, err
 	}
 	base, err := gtid.ParsePos(m.GTIDPosition)
 	if err != nil {
-		return m, topology.PITRPlan{}, fmt.Errorf("%w: manifest position %q: %w", ErrInvalid, m.GTIDPosition, err)
+		return m, topology.PITRPlan{}, nil, fmt.Errorf("%w: manifest position %q: %w", ErrInvalid, m.GTIDPosition, err)
 	}
-	recs, err := ListArchive(ctx, store, group)
+	recs, refused, err := ListArchive(ctx, store, namespace, group)
 	if err != nil {
-		return m, topology.PITRPlan{}, err
+		return m, topology.PITRPlan{}, refused, err
 	}
-	files, err := planInput(recs)
-	if err != nil {
-		return m, topology.PITRPlan{}, err
-	}
+	files := planInput(recs)
 	plan, err := topology.PlanPITR(files, base, m.WindowFrom(), target.Truncate(time.Second))
 	if err != nil {
-		return m, plan, fmt.Errorf("restore %s/%s to %s: %w", group, id, target.UTC().Format(time.RFC3339), err)
+		return m, plan, refused, fmt.Errorf("restore %s/%s/%s to %s (%d archive records refused): %w", namespace, group,
+			id, target.UTC().Format(time.RFC3339), len(refused), err)
 	}
-	return m, plan, nil
+	return m, plan, refused, nil
 }
 
 // Replay applies plan's files to the restored mysqld db, from base (the

@@ -34,8 +34,10 @@ type Request struct {
 }
 
 func (r Request) validate() error {
-	if !validName.MatchString(r.ID) || !validName.MatchString(r.Group) || r.Site == "" {
-		return fmt.Errorf("%w: backup id %q group %q site %q", ErrInvalid, r.ID, r.Group, r.Site)
+	if !validName.MatchString(r.ID) || !validName.MatchString(r.Namespace) || !validName.MatchString(r.Group) ||
+		!validName.MatchString(r.Site) {
+		return fmt.Errorf("%w: backup id %q namespace %q group %q site %q", ErrInvalid, r.ID, r.Namespace, r.Group,
+			r.Site)
 	}
 	return nil
 }
@@ -56,7 +58,7 @@ func Take(ctx context.Context, src Streamer, store *objstore.Store, req Request)
 	if err := req.validate(); err != nil {
 		return Manifest{}, err
 	}
-	keys := KeysFor(req.Group, req.ID)
+	keys := KeysFor(req.Namespace, req.Group, req.ID)
 	if _, err := store.Stat(ctx, keys.Manifest); err == nil {
 		return Manifest{}, fmt.Errorf("%w: backup %s already exists", ErrInvalid, keys.Dir)
 	} else if !objstore.IsNotFound(err) {
