@@ -17,6 +17,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	_ "github.com/go-sql-driver/mysql"
 
@@ -176,7 +177,7 @@ func TestBackupRestoreChecksum(t *testing.T) {
 	want := checksum(t, src, "shop.expected")
 
 	b.wipe(t, 1)
-	got, err := backup.Restore(context.Background(), b.store, "orders", "b1", b.receiver(t, 1))
+	got, err := backup.Restore(context.Background(), b.store, "shop", "orders", "b1", b.receiver(t, 1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,35 +224,37 @@ func TestRestoreRefusesCorruptOrIncomplete(t *testing.T) {
 	b := newBed(t)
 	seed(t, b.root(t, 0), 50)
 	ctx := context.Background()
-	if _, err := backup.Take(ctx, b.donor, b.store, backup.Request{ID: "b1", Group: "orders", Site: "iad"}); err != nil {
+	m1, err := backup.Take(ctx, b.donor, b.store, backup.Request{ID: "b1", Namespace: "shop", Group: "orders", Site: "iad"})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := backup.Take(ctx, b.donor, b.store, backup.Request{ID: "b1", Group: "orders", Site: "iad"}); !errors.Is(err, backup.ErrInvalid) {
+	if _, err := backup.Take(ctx, b.donor, b.store, backup.Request{ID: "b1", Namespace: "shop", Group: "orders", Site: "iad"}); !errors.Is(err, backup.ErrInvalid) {
 		t.Fatalf("a second backup under the same id: %v", err)
 	}
 	b.wipe(t, 1)
-	if _, err := backup.Restore(ctx, b.store, "orders", "nope", b.receiver(t, 1)); !errors.Is(err, backup.ErrNoManifest) {
+	if _, err := backup.Restore(ctx, b.store, "shop", "orders", "nope", b.receiver(t, 1)); !errors.Is(err, backup.ErrNoManifest) {
 		t.Fatalf("restore of a missing backup: %v", err)
 	}
 	// Another whole backup's data under b1's manifest: valid zstd and
 	// xbstream, so only the manifest's checksum can tell.
 	seed(t, b.root(t, 0), 5)
-	if _, err := backup.Take(ctx, b.donor, b.store, backup.Request{ID: "b2", Group: "orders", Site: "iad"}); err != nil {
+	m2, err := backup.Take(ctx, b.donor, b.store, backup.Request{ID: "b2", Namespace: "shop", Group: "orders", Site: "iad"})
+	if err != nil {
 		t.Fatal(err)
 	}
-	data := filepath.Join(b.gw.Dir, "backups", "shop", backup.KeysFor("orders", "b1").Data)
+	data := filepath.Join(b.gw.Dir, "backups", "shop", m1.Data)
 	saved, err := os.ReadFile(data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := os.ReadFile(filepath.Join(b.gw.Dir, "backups", "shop", backup.KeysFor("orders", "b2").Data))
+	other, err := os.ReadFile(filepath.Join(b.gw.Dir, "backups", "shop", m2.Data))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(data, other, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := backup.Restore(ctx, b.store, "orders", "b1", b.receiver(t, 1)); !errors.Is(err, backup.ErrCorrupt) {
+	if _, err := backup.Restore(ctx, b.store, "shop", "orders", "b1", b.receiver(t, 1)); !errors.Is(err, backup.ErrCorrupt) {
 		t.Fatalf("restore of another backup's data under b1's manifest: %v", err)
 	}
 	raw := saved
@@ -262,7 +265,7 @@ func TestRestoreRefusesCorruptOrIncomplete(t *testing.T) {
 	if err := os.WriteFile(data, raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err = backup.Restore(ctx, b.store, "orders", "b1", b.receiver(t, 1))
+	_, err = backup.Restore(ctx, b.store, "shop", "orders", "b1", b.receiver(t, 1))
 	if err == nil {
 		t.Fatal("a corrupt backup was restored")
 	}
@@ -297,15 +300,74 @@ func TestCutStreamLeavesNoBackup(t *testing.T) {
 	b := newBed(t)
 	seed(t, b.root(t, 0), 50)
 	ctx := context.Background()
-	_, err := backup.Take(ctx, cutStream{b.donor}, b.store, backup.Request{ID: "b2", Group: "orders", Site: "iad"})
+	_, err := backup.Take(ctx, cutStream{b.donor}, b.store, backup.Request{ID: "b2", Namespace: "shop", Group: "orders", Site: "iad"})
 	if err == nil {
 		t.Fatal("a cut stream made a backup")
 	}
-	objs, lerr := b.store.List(ctx, "orders/")
+	objs, lerr := b.store.List(ctx, "shop/orders/")
 	if lerr != nil {
 		t.Fatal(lerr)
 	}
 	if len(objs) != 0 {
 		t.Fatalf("a cut stream left %+v", objs)
+	}
+}
+
+// heldStream fails its stream once released: an attempt still running
+// when another at the same id completes.
+type heldStream struct{ release chan struct{} }
+
+func (h heldStream) StreamBackup(ctx context.Context, w io.Writer, infoDir string) (int64, error) {
+	<-h.release
+	return 0, fmt.Errorf("the source went away")
+}
+
+// TestFailingAttemptKeepsAnotherAttemptsData: two attempts at one id pass
+// the "no manifest yet" check together; the one that completes keeps its
+// data when the other fails afterwards.
+func TestFailingAttemptKeepsAnotherAttemptsData(t *testing.T) {
+	b := newBed(t)
+	seed(t, b.root(t, 0), 20)
+	ctx := context.Background()
+	held := heldStream{release: make(chan struct{})}
+	failed := make(chan error, 1)
+	go func() {
+		_, err := backup.Take(ctx, held, b.store, backup.Request{ID: "b1", Namespace: "shop", Group: "orders", Site: "iad"})
+		failed <- err
+	}()
+	time.Sleep(500 * time.Millisecond) // the held attempt is past its check
+	m, err := backup.Take(ctx, b.donor, b.store, backup.Request{ID: "b1", Namespace: "shop", Group: "orders", Site: "iad"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(held.release)
+	if err := <-failed; err == nil {
+		t.Fatal("the held attempt succeeded")
+	}
+	if _, err := b.store.Stat(ctx, m.Data); err != nil {
+		t.Fatalf("the completed backup's data is gone after the other attempt failed: %v", err)
+	}
+	b.wipe(t, 1)
+	if _, err := backup.Restore(ctx, b.store, "shop", "orders", "b1", b.receiver(t, 1)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestConsistentTimeIsTheToolsInUTC: mariadb-backup's end time is read as
+// UTC whatever the host's time zone, and lies within the taker's clock's
+// start and stop of the backup (one host here).
+func TestConsistentTimeIsTheToolsInUTC(t *testing.T) {
+	t.Setenv("TZ", "Asia/Tokyo")
+	b := newBed(t)
+	seed(t, b.root(t, 0), 10)
+	m, err := backup.Take(context.Background(), b.donor, b.store, backup.Request{ID: "b1", Namespace: "shop", Group: "orders", Site: "iad"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.ConsistentTime.Before(m.StartTime.Truncate(time.Second)) || m.ConsistentTime.After(m.StopTime) {
+		t.Fatalf("consistent at %s, taken from %s to %s", m.ConsistentTime, m.StartTime, m.StopTime)
+	}
+	if !m.WindowFrom().Equal(m.ConsistentTime) {
+		t.Fatalf("the window starts at %s, not at %s", m.WindowFrom(), m.ConsistentTime)
 	}
 }

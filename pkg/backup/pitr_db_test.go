@@ -3,9 +3,14 @@
 package backup_test
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,7 +20,7 @@ import (
 )
 
 func (b *bed) archiver(t *testing.T) *backup.Archiver {
-	return &backup.Archiver{Store: b.store, Group: "orders", Site: "iad", DB: b.root(t, 0), Dir: b.c.DataDir(0),
+	return &backup.Archiver{Store: b.store, Namespace: "shop", Group: "orders", Site: "iad", DB: b.root(t, 0), Dir: b.c.DataDir(0),
 		Logger: quiet()}
 }
 
@@ -42,7 +47,7 @@ func TestPITRBetweenTwoWrites(t *testing.T) {
 	src := b.root(t, 0)
 	ctx := context.Background()
 	seed(t, src, 100)
-	m, err := backup.Take(ctx, b.donor, b.store, backup.Request{ID: "b1", Group: "orders", Site: "iad"})
+	m, err := backup.Take(ctx, b.donor, b.store, backup.Request{ID: "b1", Namespace: "shop", Group: "orders", Site: "iad"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,18 +75,18 @@ func TestPITRBetweenTwoWrites(t *testing.T) {
 		t.Fatalf("archiving again copied %d files (%v); want none", again, err)
 	}
 
-	if _, _, err := backup.PlanRestore(ctx, b.store, "orders", "b1", time.Now().Add(time.Hour)); !errors.Is(err, topology.ErrOutsideWindow) {
+	if _, _, _, err := backup.PlanRestore(ctx, b.store, "shop", "orders", "b1", time.Now().Add(time.Hour)); !errors.Is(err, topology.ErrOutsideWindow) {
 		t.Fatalf("a target after the archive: %v", err)
 	}
-	if _, _, err := backup.PlanRestore(ctx, b.store, "orders", "b1", m.StartTime.Add(-time.Hour)); !errors.Is(err, topology.ErrOutsideWindow) {
+	if _, _, _, err := backup.PlanRestore(ctx, b.store, "shop", "orders", "b1", m.StartTime.Add(-time.Hour)); !errors.Is(err, topology.ErrOutsideWindow) {
 		t.Fatalf("a target before the backup: %v", err)
 	}
-	_, plan, err := backup.PlanRestore(ctx, b.store, "orders", "b1", target)
+	_, plan, _, err := backup.PlanRestore(ctx, b.store, "shop", "orders", "b1", target)
 	if err != nil {
 		t.Fatal(err)
 	}
 	b.wipe(t, 1)
-	if _, err := backup.Restore(ctx, b.store, "orders", "b1", b.receiver(t, 1)); err != nil {
+	if _, err := backup.Restore(ctx, b.store, "shop", "orders", "b1", b.receiver(t, 1)); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.c.Start(1); err != nil {
@@ -119,7 +124,7 @@ func TestPITRAcrossAFailover(t *testing.T) {
 	iad, pdx := b.root(t, 0), b.root(t, 1)
 	ctx := context.Background()
 	seed(t, iad, 100)
-	m, err := backup.Take(ctx, b.donor, b.store, backup.Request{ID: "b1", Group: "orders", Site: "iad"})
+	m, err := backup.Take(ctx, b.donor, b.store, backup.Request{ID: "b1", Namespace: "shop", Group: "orders", Site: "iad"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,11 +155,11 @@ func TestPITRAcrossAFailover(t *testing.T) {
 	time.Sleep(time.Until(target.Add(1100 * time.Millisecond)))
 	after := insert(t, pdx, "after the target")
 	exec1(t, pdx, "FLUSH BINARY LOGS")
-	pdxArch := &backup.Archiver{Store: b.store, Group: "orders", Site: "pdx", DB: pdx, Dir: c.DataDir(1), Logger: quiet()}
+	pdxArch := &backup.Archiver{Store: b.store, Namespace: "shop", Group: "orders", Site: "pdx", DB: pdx, Dir: c.DataDir(1), Logger: quiet()}
 	if _, err := pdxArch.ArchiveSealed(ctx); err != nil {
 		t.Fatal(err)
 	}
-	_, plan, err := backup.PlanRestore(ctx, b.store, "orders", "b1", target)
+	_, plan, _, err := backup.PlanRestore(ctx, b.store, "shop", "orders", "b1", target)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +167,7 @@ func TestPITRAcrossAFailover(t *testing.T) {
 		t.Fatalf("the plan does not end on pdx's binlog: %+v", plan.Files)
 	}
 	b.wipe(t, 2)
-	if _, err := backup.Restore(ctx, b.store, "orders", "b1", b.receiver(t, 2)); err != nil {
+	if _, err := backup.Restore(ctx, b.store, "shop", "orders", "b1", b.receiver(t, 2)); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Start(2); err != nil {
@@ -181,5 +186,146 @@ func TestPITRAcrossAFailover(t *testing.T) {
 	if maxID != a || n != a {
 		t.Fatalf("restored %d rows up to id %d; want ids 1..%d (the write after the target is %d); at %s; plan %v",
 			n, maxID, a, after, pos, plan.Files)
+	}
+}
+
+// TestArchiveRecordFromTheBinaryFile: a statement-logged row whose literal
+// reads like an event header in mariadb-binlog's text changes nothing in
+// the archived record: its end is the server's position and its times
+// are the real ones.
+func TestArchiveRecordFromTheBinaryFile(t *testing.T) {
+	b := newBed(t)
+	src := b.root(t, 0)
+	ctx := context.Background()
+	seed(t, src, 10)
+	exec1(t, src, "FLUSH BINARY LOGS")
+	conn, err := src.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = conn.Close() }()
+	if _, err := conn.ExecContext(ctx, "SET SESSION binlog_format = 'STATEMENT'"); err != nil {
+		t.Fatal(err)
+	}
+	forged := "hello\n#681231 23:59:59 server id 1  end_log_pos 1 CRC32 0x0 \tGTID 0-1-999999 trans\n"
+	if _, err := conn.ExecContext(ctx, "INSERT INTO shop.orders (note) VALUES ('"+strings.ReplaceAll(forged, "\n", "\\n")+"')"); err != nil {
+		t.Fatal(err)
+	}
+	var end string
+	if err := src.QueryRow("SELECT @@gtid_binlog_pos").Scan(&end); err != nil {
+		t.Fatal(err)
+	}
+	exec1(t, src, "FLUSH BINARY LOGS")
+	before := time.Now().UTC()
+	if _, err := b.archiver(t).ArchiveSealed(ctx); err != nil {
+		t.Fatal(err)
+	}
+	recs, _, err := backup.ListArchive(ctx, b.store, "shop", "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last backup.ArchivedFile
+	for _, r := range recs {
+		if r.End == end {
+			last = r
+		}
+	}
+	if last.End != end || last.Max.After(before.Add(time.Minute)) || last.Max.Before(before.Add(-time.Hour)) ||
+		last.FirstGTID != end {
+		t.Fatalf("no record ends at %s with real times: %+v", end, recs)
+	}
+}
+
+// TestArchiveTwoIncarnations: after RESET MASTER the site's binlog names
+// and empty Gtid_list begin again; the new files are archived next to
+// the old ones, not mistaken for them. A second pass reads no sealed
+// file again: they are overwritten with zeros (same size and time) and
+// it still succeeds.
+func TestArchiveTwoIncarnations(t *testing.T) {
+	b := newBed(t)
+	src := b.root(t, 0)
+	ctx := context.Background()
+	arch := b.archiver(t)
+	seed(t, src, 10)
+	exec1(t, src, "FLUSH BINARY LOGS")
+	n1, err := arch.ArchiveSealed(ctx)
+	if err != nil || n1 == 0 {
+		t.Fatalf("first incarnation: %d, %v", n1, err)
+	}
+	exec1(t, src, "RESET MASTER")
+	insert(t, src, "second incarnation")
+	exec1(t, src, "FLUSH BINARY LOGS")
+	n2, err := arch.ArchiveSealed(ctx)
+	if err != nil || n2 != 1 {
+		t.Fatalf("second incarnation: archived %d (%v), want its one sealed file", n2, err)
+	}
+	recs, _, err := backup.ListArchive(ctx, b.store, "shop", "orders")
+	if err != nil || len(recs) != n1+n2 {
+		t.Fatalf("%d records (%v), want %d", len(recs), err, n1+n2)
+	}
+	files, err := filepath.Glob(filepath.Join(b.c.DataDir(0), "mysql-bin.0*"))
+	if err != nil || len(files) < 2 {
+		t.Fatalf("binlogs: %v %v", files, err)
+	}
+	for _, f := range files[:len(files)-1] { // the sealed ones
+		fi, err := os.Stat(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, make([]byte, fi.Size()), 0o660); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(f, fi.ModTime(), fi.ModTime()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := arch.ArchiveSealed(ctx); err != nil || n != 0 {
+		t.Fatalf("a pass over archived files: %d, %v", n, err)
+	}
+}
+
+// TestArchiveRefusesBadRecords: a record that is not JSON, and a good
+// record copied under another site's key, are left out and reported;
+// the restore that does not need them is still planned. When the record
+// it needs is the bad one, the plan is refused.
+func TestArchiveRefusesBadRecords(t *testing.T) {
+	b := newBed(t)
+	src := b.root(t, 0)
+	ctx := context.Background()
+	seed(t, src, 10)
+	if _, err := backup.Take(ctx, b.donor, b.store, backup.Request{ID: "b1", Namespace: "shop", Group: "orders", Site: "iad"}); err != nil {
+		t.Fatal(err)
+	}
+	insert(t, src, "after the backup")
+	exec1(t, src, "FLUSH BINARY LOGS")
+	if _, err := b.archiver(t).ArchiveSealed(ctx); err != nil {
+		t.Fatal(err)
+	}
+	recs, refused, err := backup.ListArchive(ctx, b.store, "shop", "orders")
+	if err != nil || len(refused) != 0 || len(recs) == 0 {
+		t.Fatalf("%d records, refused %v, %v", len(recs), refused, err)
+	}
+	last := recs[len(recs)-1]
+	put := func(key string, body []byte) {
+		t.Helper()
+		if _, err := b.store.Put(ctx, key, bytes.NewReader(body), "application/json"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	good, err := json.Marshal(last)
+	if err != nil {
+		t.Fatal(err)
+	}
+	put("shop/orders/binlog/zzz/mysql-bin.000009@00.json", []byte("{not json"))
+	put("shop/orders/binlog/fra/"+last.File+"@"+last.SHA256[:32]+".json", good)
+	target := last.Max
+	_, plan, refused, err := backup.PlanRestore(ctx, b.store, "shop", "orders", "b1", target)
+	if err != nil || len(refused) != 2 || len(plan.Files) == 0 {
+		t.Fatalf("plan %v, refused %v, %v", plan.Files, refused, err)
+	}
+	put(last.Data+".json", []byte(`{"namespace":"other"}`))
+	_, _, refused, err = backup.PlanRestore(ctx, b.store, "shop", "orders", "b1", target)
+	if len(refused) != 3 || !errors.Is(err, topology.ErrArchiveGap) && !errors.Is(err, topology.ErrOutsideWindow) {
+		t.Fatalf("without the record it needs: refused %d, %v", len(refused), err)
 	}
 }

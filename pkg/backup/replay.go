@@ -31,67 +31,92 @@ type Client struct {
 // replay to target (whole seconds: binlog events carry no finer time). A
 // target outside the window, or an archive with a gap before it, is
 // refused here, before anything is restored.
-func PlanRestore(ctx context.Context, store *objstore.Store, group, id string, target time.Time) (Manifest, topology.PITRPlan, error) {
-	m, err := Read(ctx, store, group, id)
+//
+// Archive records that cannot be read or do not match their key are left
+// out and returned: a plan that needed one fails on the gap it leaves.
+func PlanRestore(ctx context.Context, store *objstore.Store, namespace, group, id string, target time.Time) (Manifest,
+	topology.PITRPlan, []RefusedRecord, error) {
+	m, err := Read(ctx, store, namespace, group, id)
 	if err != nil {
-		return Manifest{}, topology.PITRPlan{}, err
+		return Manifest{}, topology.PITRPlan{}, nil, err
 	}
 	base, err := gtid.ParsePos(m.GTIDPosition)
 	if err != nil {
-		return m, topology.PITRPlan{}, fmt.Errorf("%w: manifest position %q: %w", ErrInvalid, m.GTIDPosition, err)
+		return m, topology.PITRPlan{}, nil, fmt.Errorf("%w: manifest position %q: %w", ErrInvalid, m.GTIDPosition, err)
 	}
-	recs, err := ListArchive(ctx, store, group)
+	recs, refused, err := ListArchive(ctx, store, namespace, group)
 	if err != nil {
-		return m, topology.PITRPlan{}, err
+		return m, topology.PITRPlan{}, refused, err
 	}
-	files, err := planInput(recs)
+	files := planInput(recs)
+	plan, err := topology.PlanPITR(files, base, m.WindowFrom(), target.Truncate(time.Second))
 	if err != nil {
-		return m, topology.PITRPlan{}, err
+		return m, plan, refused, fmt.Errorf("restore %s/%s/%s to %s (%d archive records refused): %w", namespace, group,
+			id, target.UTC().Format(time.RFC3339), len(refused), err)
 	}
-	plan, err := topology.PlanPITR(files, base, m.StopTime, target.Truncate(time.Second))
-	if err != nil {
-		return m, plan, fmt.Errorf("restore %s/%s to %s: %w", group, id, target.UTC().Format(time.RFC3339), err)
-	}
-	return m, plan, nil
+	return m, plan, refused, nil
 }
 
 // Replay applies plan's files to the restored mysqld db, from base (the
 // backup's position) to target, and returns the position reached. Each
-// file is checked against its record before it is read, and after each
-// file db must have reached the last GTID the file gave before target:
-// a replay that falls short fails loudly (ErrReplayShort).
+// file is checked against its record before it is read. What each file
+// must leave the server at is computed from the file itself, apart from
+// the replay: a file before the last, its end; the file where an event at
+// or after target is met, every transaction closed before that event.
+// Replay stops after that file. A server short of it fails loudly
+// (ErrReplayShort).
 func Replay(ctx context.Context, store *objstore.Store, plan topology.PITRPlan, base string, target time.Time,
 	db *sql.DB, cl Client, tool, tmpDir string) (gtid.Pos, error) {
 	state, err := gtid.ParsePos(base)
 	if err != nil {
 		return nil, fmt.Errorf("%w: base position %q: %w", ErrInvalid, base, err)
 	}
-	stop := target.UTC().Truncate(time.Second).Format("2006-01-02 15:04:05")
+	target = target.UTC().Truncate(time.Second)
 	for _, f := range plan.Files {
 		path, err := fetchArchived(ctx, store, f.File, tmpDir)
 		if err != nil {
 			return state, err
 		}
-		s, err := applyBinlog(ctx, tool, path, state, stop, cl)
+		want, hit, err := replayFile(ctx, path, state, target, cl, tool)
 		_ = os.Remove(path)
 		if err != nil {
 			return state, fmt.Errorf("replay %s: %w", f.File, err)
-		}
-		if s.events == 0 {
-			continue
 		}
 		var got string
 		if err := db.QueryRowContext(ctx, "SELECT @@gtid_binlog_pos").Scan(&got); err != nil {
 			return state, fmt.Errorf("replay %s: %w", f.File, err)
 		}
 		reached, err := gtid.ParsePos(got)
-		if err != nil || !reached.HasReached(s.last) {
-			return state, fmt.Errorf("%w: after %s the server is at %q, the file gave up to %s", ErrReplayShort,
-				f.File, got, s.last)
+		if err != nil || !reached.HasReached(want) {
+			return state, fmt.Errorf("%w: after %s the server is at %q, the file should have brought it to %s",
+				ErrReplayShort, f.File, got, want)
 		}
-		state = topology.MaxPos(state, s.last)
+		state = topology.MaxPos(state, want)
+		if hit {
+			break
+		}
 	}
 	return state, nil
+}
+
+// replayFile computes what the file must bring the server to, then
+// applies it.
+func replayFile(ctx context.Context, path string, state gtid.Pos, target time.Time, cl Client, tool string) (gtid.Pos, bool, error) {
+	facts, err := scanBinlog(path)
+	if err != nil {
+		return nil, false, err
+	}
+	want, hit, err := replayExpect(path, state, target)
+	if err != nil {
+		return nil, false, err
+	}
+	if !hit {
+		want = topology.MaxPos(state, facts.End)
+	}
+	if err := applyBinlog(ctx, tool, path, state, target.Format("2006-01-02 15:04:05"), cl); err != nil {
+		return nil, false, err
+	}
+	return want, hit, nil
 }
 
 // fetchArchived downloads one archived file, checked against its record.
@@ -120,8 +145,8 @@ func fetchArchived(ctx context.Context, store *objstore.Store, key, dir string) 
 }
 
 // applyBinlog pipes mariadb-binlog's text for one file, from state and
-// stopping at stop, into the client, and returns what it saw pass.
-func applyBinlog(ctx context.Context, tool, path string, state gtid.Pos, stop string, cl Client) (*scan, error) {
+// stopping at stop, into the client.
+func applyBinlog(ctx context.Context, tool, path string, state gtid.Pos, stop string, cl Client) error {
 	bin := cl.Binary
 	if bin == "" {
 		bin = "mariadb"
@@ -133,26 +158,22 @@ func applyBinlog(ctx context.Context, tool, path string, state gtid.Pos, stop st
 	client.Stderr = &cerr
 	stdin, err := client.StdinPipe()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := client.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", bin, err)
+		return fmt.Errorf("start %s: %w", bin, err)
 	}
-	s := &scan{}
 	targs := []string{"--stop-datetime=" + stop}
 	if len(state) > 0 {
 		targs = append(targs, "--start-position="+state.String())
 	}
-	toolErr := binlogTool(ctx, tool, path, io.MultiWriter(s, stdin), targs...)
+	toolErr := binlogTool(ctx, tool, path, stdin, targs...)
 	closeErr := stdin.Close()
 	waitErr := client.Wait()
 	if waitErr != nil {
-		return s, fmt.Errorf("%s: %w: %s", bin, waitErr, strings.TrimSpace(cerr.String()))
+		return fmt.Errorf("%s: %w: %s", bin, waitErr, strings.TrimSpace(cerr.String()))
 	}
-	if err := errors.Join(toolErr, closeErr, s.err); err != nil {
-		return s, err
-	}
-	return s, nil
+	return errors.Join(toolErr, closeErr)
 }
 
 // readRecord reads the record stored next to an archived file.

@@ -18,10 +18,11 @@ import (
 // maxManifest bounds a manifest read back: they are a few hundred bytes.
 const maxManifest = 1 << 20
 
-// Read returns the manifest of backup id of group: ErrNoManifest when there
-// is none (it never completed), ErrInvalid when it is malformed.
-func Read(ctx context.Context, store *objstore.Store, group, id string) (Manifest, error) {
-	keys := KeysFor(group, id)
+// Read returns the manifest of backup id of namespace's group:
+// ErrNoManifest when there is none (it never completed), ErrInvalid when
+// it is malformed or names another backup.
+func Read(ctx context.Context, store *objstore.Store, namespace, group, id string) (Manifest, error) {
+	keys := KeysFor(namespace, group, id)
 	rc, err := store.Get(ctx, keys.Manifest)
 	if objstore.IsNotFound(err) {
 		return Manifest{}, fmt.Errorf("%w: %s", ErrNoManifest, keys.Dir)
@@ -38,19 +39,20 @@ func Read(ctx context.Context, store *objstore.Store, group, id string) (Manifes
 	if err != nil {
 		return Manifest{}, fmt.Errorf("backup %s: %w", keys.Dir, err)
 	}
-	if m.Group != group || m.ID != id {
-		return Manifest{}, fmt.Errorf("%w: manifest under %s names %s/%s", ErrInvalid, keys.Dir, m.Group, m.ID)
+	if m.Namespace != namespace || m.Group != group || m.ID != id {
+		return Manifest{}, fmt.Errorf("%w: manifest under %s names %s/%s/%s", ErrInvalid, keys.Dir, m.Namespace,
+			m.Group, m.ID)
 	}
 	return m, nil
 }
 
-// Restore installs backup id of group into rcv's empty datadir (mysqld
+// Restore installs backup id of namespace's group into rcv's empty datadir (mysqld
 // stopped) and returns its manifest. It fetches and prepares through rcv,
 // checks the prepared position against the manifest, and only then
 // installs: data that fails a check never reaches the datadir. rcv's URL
 // and Client are not used; its Source is set here.
-func Restore(ctx context.Context, store *objstore.Store, group, id string, rcv *clone.Receiver) (Manifest, error) {
-	m, err := Read(ctx, store, group, id)
+func Restore(ctx context.Context, store *objstore.Store, namespace, group, id string, rcv *clone.Receiver) (Manifest, error) {
+	m, err := Read(ctx, store, namespace, group, id)
 	if err != nil {
 		return Manifest{}, err
 	}

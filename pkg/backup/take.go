@@ -34,8 +34,10 @@ type Request struct {
 }
 
 func (r Request) validate() error {
-	if !validName.MatchString(r.ID) || !validName.MatchString(r.Group) || r.Site == "" {
-		return fmt.Errorf("%w: backup id %q group %q site %q", ErrInvalid, r.ID, r.Group, r.Site)
+	if !validName.MatchString(r.ID) || !validName.MatchString(r.Namespace) || !validName.MatchString(r.Group) ||
+		!validName.MatchString(r.Site) {
+		return fmt.Errorf("%w: backup id %q namespace %q group %q site %q", ErrInvalid, r.ID, r.Namespace, r.Group,
+			r.Site)
 	}
 	return nil
 }
@@ -48,14 +50,15 @@ func (r Request) now() time.Time {
 }
 
 // Take streams a base backup from src into store, compressed, and writes
-// its manifest last. It refuses an id whose manifest exists. On failure no
-// manifest is written, and the data object, if the store kept one, is
-// removed.
+// its manifest last. It refuses an id whose manifest exists. Each attempt
+// writes its own data object, named by its manifest: on failure no
+// manifest is written and only this attempt's data object is removed, so
+// a concurrent attempt at the same id never loses its data to this one.
 func Take(ctx context.Context, src Streamer, store *objstore.Store, req Request) (Manifest, error) {
 	if err := req.validate(); err != nil {
 		return Manifest{}, err
 	}
-	keys := KeysFor(req.Group, req.ID)
+	keys := KeysFor(req.Namespace, req.Group, req.ID)
 	if _, err := store.Stat(ctx, keys.Manifest); err == nil {
 		return Manifest{}, fmt.Errorf("%w: backup %s already exists", ErrInvalid, keys.Dir)
 	} else if !objstore.IsNotFound(err) {
@@ -66,21 +69,30 @@ func Take(ctx context.Context, src Streamer, store *objstore.Store, req Request)
 		return Manifest{}, fmt.Errorf("backup %s: %w", keys.Dir, err)
 	}
 	defer func() { _ = os.RemoveAll(infoDir) }()
+	data, err := keys.newDataKey()
+	if err != nil {
+		return Manifest{}, fmt.Errorf("backup %s: %w", keys.Dir, err)
+	}
 	m := Manifest{Version: ManifestVersion, ID: req.ID, Namespace: req.Namespace, Group: req.Group, Site: req.Site,
-		Method: "mariadb-backup", StartTime: req.now(), Data: keys.Data, Compression: "zstd"}
-	sum, err := upload(ctx, src, store, keys.Data, infoDir)
+		Method: "mariadb-backup", StartTime: req.now(), Data: data, Compression: "zstd"}
+	sum, err := upload(ctx, src, store, data, infoDir)
 	if err != nil {
 		return Manifest{}, fmt.Errorf("backup %s: %w", keys.Dir, err)
 	}
 	coords, err := readInfo(infoDir)
 	if err != nil {
-		_ = store.Remove(context.WithoutCancel(ctx), keys.Data)
+		_ = store.Remove(context.WithoutCancel(ctx), data)
 		return Manifest{}, fmt.Errorf("backup %s: %w", keys.Dir, err)
 	}
+	if coords.EndTime.IsZero() {
+		_ = store.Remove(context.WithoutCancel(ctx), data)
+		return Manifest{}, fmt.Errorf("backup %s: %w: xtrabackup_info has no end_time", keys.Dir, ErrNoPosition)
+	}
 	m.GTIDPosition, m.BinlogFile, m.BinlogOffset = coords.Position, coords.File, coords.Offset
+	m.ConsistentTime = coords.EndTime
 	m.Size, m.SHA256, m.RawSize, m.StopTime = sum.size, sum.sha256, sum.raw, req.now()
 	if err := putManifest(ctx, store, keys, m); err != nil {
-		_ = store.Remove(context.WithoutCancel(ctx), keys.Data)
+		_ = store.Remove(context.WithoutCancel(ctx), data)
 		return Manifest{}, fmt.Errorf("backup %s: %w", keys.Dir, err)
 	}
 	return m, nil

@@ -147,6 +147,8 @@ func (d *Donor) stream(ctx context.Context, w io.Writer, infoDir string) (int64,
 		bin = "mariadb-backup"
 	}
 	cmd := exec.CommandContext(ctx, bin, d.args(infoDir)...)
+	// xtrabackup_info's start and end times are in the tool's time zone.
+	cmd.Env = append(os.Environ(), "TZ=UTC")
 	cmd.WaitDelay = 5 * time.Second
 	stderr := &tailBuffer{max: 4 << 10}
 	cmd.Stderr = stderr

@@ -35,6 +35,10 @@ var (
 	// ErrBadRecloneRequest means a reclone-site annotation value is not
 	// <site>:<prefix> or <site>:confirm=<group> (ParseRecloneRequest).
 	ErrBadRecloneRequest = errors.New("topology: bad reclone request")
+	// ErrArchiveAmbiguous means archived files of different sites hold
+	// different transactions where a restore would replay them: one site
+	// diverged, and the archive alone cannot tell which.
+	ErrArchiveAmbiguous = errors.New("topology: binlog archive is ambiguous")
 	// ErrBadRole means a SiteView's Role is not a v1alpha1.SiteRole.
 	ErrBadRole = errors.New("topology: bad site role")
 )

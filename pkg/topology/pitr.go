@@ -15,8 +15,21 @@ type ArchivedBinlog struct {
 	// Start is the GTID state before the file's first event (its
 	// Gtid_list); End the state after its last.
 	Start, End gtid.Pos
-	// First and Last are its first and last event times.
-	First, Last time.Time
+	// Runs are its transactions' GTIDs in file order, as runs of one
+	// domain and server with consecutive seqs.
+	Runs []GTIDRun
+	// First and Last are its first and last transactions' times (each
+	// the time its GTID event was written: the commit); Max the latest
+	// time of any event in it. Times are not monotonic within a file.
+	First, Last, Max time.Time
+}
+
+// GTIDRun is the GTIDs Domain-Server-From through Domain-Server-To.
+type GTIDRun struct {
+	Domain uint32 `json:"domain"`
+	Server uint32 `json:"server"`
+	From   uint64 `json:"from"`
+	To     uint64 `json:"to"`
 }
 
 // PITRWindow is what an archive can restore to from one base backup.
@@ -36,26 +49,40 @@ type PITRPlan struct {
 }
 
 // PlanPITR chooses the archived files that carry a base backup, consistent
-// at position base and taken until baseStop, forward to target. Files of
+// at position base and taken until baseStop, forward to target. A file
+// continues the chain from the state reached when, for each domain it has
+// transactions in, its first seq is at most one past the state's, its
+// Gtid_list is within the state, and it ends past the state. Files of
 // several sites may overlap (a new primary's binlog repeats what it had
-// replicated): each step takes, among the files that start at or before
-// the state reached and end past it, the one that ends furthest. A target
-// outside the window, or a gap in the chain before it, is refused before
-// anything is restored.
+// replicated); where they could both continue, or where the chosen file
+// overlaps another site's file beyond the state, they must hold the same
+// GTIDs (same server ids) there, else the plan is refused
+// (ErrArchiveAmbiguous): one of them diverged, and which one is not
+// something the archive alone can tell. The chain stops at the first file
+// whose latest event time is at or after target (times are not monotonic
+// within a file). A target outside the window, or a gap before it, is
+// refused before anything is restored.
 func PlanPITR(files []ArchivedBinlog, base gtid.Pos, baseStop, target time.Time) (PITRPlan, error) {
 	plan := PITRPlan{Window: PITRWindow{From: baseStop}}
 	state := slices.Clone(base)
 	for {
-		next, ok := nextArchived(files, state)
+		next, ok, err := nextArchived(files, state)
+		if err != nil {
+			return plan, err
+		}
 		if !ok {
 			break
 		}
+		if err := agreesWithOthers(files, next, state); err != nil {
+			return plan, err
+		}
 		plan.Files = append(plan.Files, next)
 		state = MaxPos(state, next.End)
-		if next.Last.After(plan.Window.To) {
-			plan.Window.To = next.Last
+		latest := next.latest()
+		if latest.After(plan.Window.To) {
+			plan.Window.To = latest
 		}
-		if !next.Last.Before(target) {
+		if !latest.Before(target) {
 			break // replay stops inside this file
 		}
 	}
@@ -78,27 +105,139 @@ func PlanPITR(files []ArchivedBinlog, base gtid.Pos, baseStop, target time.Time)
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
-// nextArchived is the file that carries state furthest: it starts at or
-// before state and ends past it.
-func nextArchived(files []ArchivedBinlog, state gtid.Pos) (ArchivedBinlog, bool) {
-	var best ArchivedBinlog
-	found := false
-	for _, f := range files {
-		if !state.HasReached(f.Start) || state.HasReached(f.End) {
-			continue
-		}
-		if !found || cmpPos(f.End, best.End) > 0 || (cmpPos(f.End, best.End) == 0 && f.Site+f.File < best.Site+best.File) {
-			best, found = f, true
-		}
+// latest is the file's latest event time.
+func (f ArchivedBinlog) latest() time.Time {
+	if f.Max.Before(f.Last) {
+		return f.Last
 	}
-	return best, found
+	return f.Max
 }
 
-// gapAfter tells whether some file ends past state without being reachable
+// continues tells whether f carries state on with no GTID skipped.
+func (f ArchivedBinlog) continues(state gtid.Pos) bool {
+	if len(f.Runs) == 0 || state.HasReached(f.End) || !state.HasReached(f.Start) {
+		return false
+	}
+	seen := map[uint32]bool{}
+	for _, r := range f.Runs {
+		if seen[r.Domain] {
+			continue
+		}
+		seen[r.Domain] = true
+		if r.From > seqOf(state, r.Domain)+1 {
+			return false
+		}
+	}
+	return true
+}
+
+func seqOf(p gtid.Pos, domain uint32) uint64 {
+	g, _ := p.Domain(domain)
+	return g.Seq
+}
+
+// nextArchived is the file that carries state furthest. Candidates of
+// several sites must agree, and one must end at or past all the others.
+func nextArchived(files []ArchivedBinlog, state gtid.Pos) (ArchivedBinlog, bool, error) {
+	var cands []ArchivedBinlog
+	for _, f := range files {
+		if f.continues(state) {
+			cands = append(cands, f)
+		}
+	}
+	if len(cands) == 0 {
+		return ArchivedBinlog{}, false, nil
+	}
+	slices.SortFunc(cands, func(a, b ArchivedBinlog) int { return cmp.Compare(a.Site+"/"+a.File, b.Site+"/"+b.File) })
+	for i, a := range cands {
+		for _, b := range cands[i+1:] {
+			if a.Site != b.Site && !runsAgree(a.Runs, b.Runs, state) {
+				return ArchivedBinlog{}, false, fmt.Errorf("%w: %s/%s and %s/%s both continue from %s with different transactions",
+					ErrArchiveAmbiguous, a.Site, a.File, b.Site, b.File, state)
+			}
+		}
+	}
+	for _, a := range cands {
+		if slices.IndexFunc(cands, func(b ArchivedBinlog) bool { return !a.End.HasReached(b.End) }) < 0 {
+			return a, true, nil
+		}
+	}
+	return ArchivedBinlog{}, false, fmt.Errorf("%w: no file continuing from %s ends past all the others", ErrArchiveAmbiguous, state)
+}
+
+// agreesWithOthers refuses next when another site's file holds other
+// transactions than next in the seqs next would replay.
+func agreesWithOthers(files []ArchivedBinlog, next ArchivedBinlog, state gtid.Pos) error {
+	for _, f := range files {
+		if f.Site != next.Site && !runsAgree(f.Runs, next.Runs, state) {
+			return fmt.Errorf("%w: %s/%s and %s/%s hold different transactions after %s", ErrArchiveAmbiguous,
+				next.Site, next.File, f.Site, f.File, state)
+		}
+	}
+	return nil
+}
+
+// runsAgree tells whether a and b hold the same GTIDs in every domain,
+// over the seqs both cover, past state.
+func runsAgree(a, b []GTIDRun, state gtid.Pos) bool {
+	domains := map[uint32]bool{}
+	for _, r := range a {
+		domains[r.Domain] = true
+	}
+	for d := range domains {
+		lo, hi := span(a, d)
+		blo, bhi := span(b, d)
+		lo, hi = max(lo, blo, seqOf(state, d)+1), min(hi, bhi)
+		if lo > hi {
+			continue
+		}
+		if !slices.Equal(clip(a, d, lo, hi), clip(b, d, lo, hi)) {
+			return false
+		}
+	}
+	return true
+}
+
+// span is the lowest and highest seq of domain d in runs (1, 0 if none).
+func span(runs []GTIDRun, d uint32) (uint64, uint64) {
+	lo, hi, found := uint64(1), uint64(0), false
+	for _, r := range runs {
+		if r.Domain != d {
+			continue
+		}
+		if !found || r.From < lo {
+			lo = r.From
+		}
+		if !found || r.To > hi {
+			hi = r.To
+		}
+		found = true
+	}
+	return lo, hi
+}
+
+// clip is domain d's runs cut to lo..hi, adjacent runs of one server merged.
+func clip(runs []GTIDRun, d uint32, lo, hi uint64) []GTIDRun {
+	var out []GTIDRun
+	for _, r := range runs {
+		if r.Domain != d || r.To < lo || r.From > hi {
+			continue
+		}
+		r.From, r.To = max(r.From, lo), min(r.To, hi)
+		if n := len(out); n > 0 && out[n-1].Server == r.Server && out[n-1].To+1 == r.From {
+			out[n-1].To = r.To
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// gapAfter tells whether some file ends past state though none continues
 // from it: the archive lacks the file in between.
 func gapAfter(files []ArchivedBinlog, state gtid.Pos) bool {
 	for _, f := range files {
-		if !state.HasReached(f.End) && !state.HasReached(f.Start) {
+		if !state.HasReached(f.End) {
 			return true
 		}
 	}
@@ -119,17 +258,4 @@ func MaxPos(a, b gtid.Pos) gtid.Pos {
 	}
 	slices.SortFunc(out, func(x, y gtid.GTID) int { return cmp.Compare(x.Domain, y.Domain) })
 	return out
-}
-
-// cmpPos orders positions by the sum of their sequence numbers: enough to
-// pick the furthest of files that all start within the state reached.
-func cmpPos(a, b gtid.Pos) int {
-	var sa, sb uint64
-	for _, g := range a {
-		sa += g.Seq
-	}
-	for _, g := range b {
-		sb += g.Seq
-	}
-	return cmp.Compare(sa, sb)
 }

@@ -2,6 +2,7 @@ package topology
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -17,18 +18,57 @@ func pos(t *testing.T, s string) gtid.Pos {
 	return p
 }
 
+// runs parses "0-1-51..100" runs.
+func runs(t *testing.T, specs ...string) []GTIDRun {
+	t.Helper()
+	out := make([]GTIDRun, 0, len(specs))
+	for _, s := range specs {
+		var r GTIDRun
+		if _, err := fmt.Sscanf(s, "%d-%d-%d..%d", &r.Domain, &r.Server, &r.From, &r.To); err != nil {
+			t.Fatalf("run %q: %v", s, err)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+var pitrT0 = time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+
+func at(s int) time.Time { return pitrT0.Add(time.Duration(s) * time.Second) }
+
+// archived describes a file: times in seconds after t0, the latest event
+// time being its last transaction's.
+func archived(t *testing.T, site, name, start, end string, first, last int, rs ...string) ArchivedBinlog {
+	return ArchivedBinlog{Site: site, File: name, Start: pos(t, start), End: pos(t, end), First: at(first),
+		Last: at(last), Max: at(last), Runs: runs(t, rs...)}
+}
+
 func TestPlanPITR(t *testing.T) {
-	t0 := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
-	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
-	file := func(site, name, start, end string, first, last int) ArchivedBinlog {
-		return ArchivedBinlog{Site: site, File: name, Start: pos(t, start), End: pos(t, end), First: at(first), Last: at(last)}
+	file := func(site, name, start, end string, first, last int, rs ...string) ArchivedBinlog {
+		return archived(t, site, name, start, end, first, last, rs...)
 	}
 	// iad wrote 1-100 in two files, then failed over to pdx, whose first
 	// file repeats 81-100 (replicated) and goes on to 150.
-	iad1 := file("iad", "mysql-bin.000001", "", "0-1-50", 0, 50)
-	iad2 := file("iad", "mysql-bin.000002", "0-1-50", "0-1-100", 50, 100)
-	pdx1 := file("pdx", "mysql-bin.000001", "0-1-80", "0-2-150", 80, 150)
+	iad1 := file("iad", "mysql-bin.000001", "", "0-1-50", 0, 50, "0-1-1..50")
+	iad2 := file("iad", "mysql-bin.000002", "0-1-50", "0-1-100", 50, 100, "0-1-51..100")
+	pdx1 := file("pdx", "mysql-bin.000001", "0-1-80", "0-2-150", 80, 150, "0-1-81..100", "0-2-101..150")
 	archive := []ArchivedBinlog{pdx1, iad2, iad1}
+	// fra was cloned at 0-1-200 (its binlog state empty), replicated
+	// 201-300 and wrote them to its first file, whose Gtid_list is empty.
+	fra1 := file("fra", "mysql-bin.000001", "", "0-1-300", 200, 300, "0-1-201..300")
+	// A file whose commit times run backwards: its last transaction
+	// committed at 60, an earlier one at 95.
+	late := file("iad", "mysql-bin.000001", "", "0-1-100", 0, 60, "0-1-1..100")
+	late.Max = at(95)
+	after := file("iad", "mysql-bin.000002", "0-1-100", "0-1-200", 100, 200, "0-1-101..200")
+	// iad wrote 101-105 that never reached pdx (lost in an emergency
+	// failover); pdx, promoted at 0-1-100, rotated at once. iad's file
+	// holds 51-100 (replicated) and 101-105 (lost).
+	iad3 := file("iad", "mysql-bin.000003", "0-1-50", "0-1-105", 50, 105, "0-1-51..105")
+	pdxA := file("pdx", "mysql-bin.000001", "0-1-80", "0-2-103", 80, 110, "0-1-81..100", "0-2-101..103")
+	pdxB := file("pdx", "mysql-bin.000002", "0-2-103", "0-2-200", 110, 200, "0-2-104..200")
+	// The same seqs, iad's diverged file ending on the same one as pdx's.
+	iad3tie := file("iad", "mysql-bin.000003", "0-1-50", "0-1-103", 50, 105, "0-1-51..103")
 	cases := []struct {
 		name   string
 		files  []ArchivedBinlog
@@ -51,6 +91,19 @@ func TestPlanPITR(t *testing.T) {
 		{name: "nothing archived", base: "0-1-20", stop: 20, target: 30, err: ErrOutsideWindow},
 		{name: "the target is the backup", files: archive, base: "0-1-100", stop: 100, target: 100,
 			want: []string{"pdx/mysql-bin.000001"}},
+		{name: "a re-seeded site's first file does not jump a gap", files: []ArchivedBinlog{iad1, iad2, fra1},
+			base: "0-1-20", stop: 20, target: 250, err: ErrArchiveGap},
+		{name: "a re-seeded site's first file continues its own start", files: []ArchivedBinlog{fra1},
+			base: "0-1-200", stop: 200, target: 250, want: []string{"fra/mysql-bin.000001"}},
+		{name: "the chain stops at the file whose latest time reaches the target",
+			files: []ArchivedBinlog{late, after}, base: "0-1-1", stop: 1, target: 90,
+			want: []string{"iad/mysql-bin.000001"}},
+		{name: "a diverged old primary's file and the new primary's both continue",
+			files: []ArchivedBinlog{iad3, pdxA, pdxB}, base: "0-1-90", stop: 90, target: 150, err: ErrArchiveAmbiguous},
+		{name: "a diverged file ending on the same seq as the new primary's",
+			files: []ArchivedBinlog{iad3tie, pdxA, pdxB}, base: "0-1-90", stop: 90, target: 150, err: ErrArchiveAmbiguous},
+		{name: "a diverged file overlapping the chosen one beyond the state",
+			files: []ArchivedBinlog{iad3, pdxA, pdxB}, base: "0-1-100", stop: 100, target: 150, err: ErrArchiveAmbiguous},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
