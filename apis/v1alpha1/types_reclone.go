@@ -64,7 +64,9 @@ type SiteRecovery struct {
 	// the site has rejoined once it holds it and replicates.
 	// +optional
 	CatchUpGtid string `json:"catchUpGtid,omitempty"`
-	// FailedPhase is the phase that was running when the reclone failed.
+	// FailedPhase is the phase that was running when the reclone failed;
+	// empty when it stopped because its site became the active site or a
+	// failover's target (the site is then not held).
 	// After a failure in Cloning or CatchingUp the site's data may be
 	// partly replaced: it stays held (never a candidate) until a new
 	// reclone of it is accepted.

@@ -236,7 +236,7 @@ func (l *Loop) buildPass(g *v1alpha1.MysqlFailoverGroup) (failover.Pass, error) 
 		in.Sites = append(in.Sites, l.siteView(g, s, p.Evidence))
 	}
 	l.adminFence(g, &in)
-	holdRecloning(g, in.Sites)
+	holdRecloning(g, in)
 	l.markAcknowledgers(g, in.Sites)
 	in = topology.Judge(in) // every reader of the pass sees the sites as Decide does
 	d, err := topology.Decide(in)

@@ -216,11 +216,16 @@ func divergentCount(s string) float64 {
 // holdRecloning marks the views of the sites a reclone holds as fenced by
 // an administrator: while a site's data is being saved or replaced, and
 // after a reclone failed once its data may be partly replaced, it is never
-// a failover candidate, a donor, nor re-asserted (SiteRecovery.Holds).
-func holdRecloning(g *v1alpha1.MysqlFailoverGroup, views []topology.SiteView) {
-	for i := range views {
-		if failover.SiteStatusOf(&g.Status, views[i].Name).Recovery.Holds() {
-			views[i].AdminFenced = true
+// a failover candidate, a donor, nor re-asserted; never the active site
+// nor a failover's target (topology.RecloneHolds).
+func holdRecloning(g *v1alpha1.MysqlFailoverGroup, in topology.Input) {
+	planned := ""
+	if b := g.Status.PlannedFailover; b != nil {
+		planned = b.Target
+	}
+	for i := range in.Sites {
+		if topology.RecloneHolds(in, planned, in.Sites[i].Name, failover.SiteStatusOf(&g.Status, in.Sites[i].Name).Recovery) {
+			in.Sites[i].AdminFenced = true
 		}
 	}
 }

@@ -17,7 +17,7 @@ func (l *Loop) advanceReclone(ctx context.Context, p failover.Pass, site *v1alph
 	fail, wait := recloneHeld(p, site.Name)
 	switch {
 	case fail != "":
-		l.failReclone(ctx, p.Group, site.Name, v1alpha1.ReasonRecloneActiveSite, fail)
+		l.releaseReclone(ctx, p.Group, site.Name, fail)
 		return
 	case wait != "":
 		l.log.V(1).Info("reclone waits", "site", site.Name, "phase", r.Phase, "why", wait)
@@ -177,8 +177,14 @@ func (l *Loop) nextPhase(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, si
 
 // failReclone ends the reclone with a reason; the site is kept as it is.
 func (l *Loop) failReclone(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, site, reason, msg string) {
+	l.endFailed(ctx, g, site, reason, msg, failover.SiteRecord(&g.Status, site).Recovery.Phase)
+}
+
+// endFailed persists the reclone Failed with failedPhase, reports and counts it.
+func (l *Loop) endFailed(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, site, reason, msg string,
+	failedPhase v1alpha1.RecoveryPhase) {
 	rec := failover.SiteRecord(&g.Status, site)
-	rec.Recovery.FailedPhase = rec.Recovery.Phase
+	rec.Recovery.FailedPhase = failedPhase
 	l.endReclone(g, rec, v1alpha1.RecoveryFailed, reason, msg)
 	if err := l.patcher.PersistStatus(ctx, g); err != nil {
 		l.log.Error(err, "persist the failed reclone", "site", site)
@@ -186,6 +192,15 @@ func (l *Loop) failReclone(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, 
 	}
 	l.env.Metrics.Reclones.WithLabelValues(g.Namespace, g.Name, recloneFailed).Inc()
 	l.env.Notifier.Event(g, failover.EventWarning, v1alpha1.EventRecloneFailed, fmt.Sprintf("reclone of %s failed: %s: %s", site, reason, msg))
+}
+
+// releaseReclone ends the reclone of a site that is, or is becoming, the
+// active site: it fails with ActiveSite and records no FailedPhase, so the
+// site is not held (holding the active site would fence the writer on
+// every pass). What phase it was in is kept in the message.
+func (l *Loop) releaseReclone(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, site, why string) {
+	r := failover.SiteRecord(&g.Status, site).Recovery
+	l.endFailed(ctx, g, site, v1alpha1.ReasonRecloneActiveSite, fmt.Sprintf("%s (it was in %s)", why, r.Phase), "")
 }
 
 func (l *Loop) endReclone(_ *v1alpha1.MysqlFailoverGroup, rec *v1alpha1.SiteStatus, phase v1alpha1.RecoveryPhase, reason, msg string) {

@@ -155,7 +155,7 @@ func (w *recloneWorld) input(g *v1alpha1.MysqlFailoverGroup) topology.Input {
 		v.Diverged = failover.SiteStatusOf(&g.Status, s.Name).DivergentGtid != ""
 		in.Sites = append(in.Sites, v)
 	}
-	holdRecloning(g, in.Sites)
+	holdRecloning(g, in)
 	return topology.Judge(in)
 }
 

@@ -274,3 +274,21 @@ func decideCancel(v RecloneVerdict, ask RecloneAsk) RecloneVerdict {
 	}
 	return v
 }
+
+// RecloneHolds reports whether site, whose latest reclone is r, is held by
+// it (SiteRecovery.Holds): never a failover candidate, a donor, nor
+// re-asserted. The active site and the target of a failover in flight
+// (emergency, or planned: plannedTarget) are never held: holding the
+// active site would fence the group's only writer on every pass, and
+// holding a failover's target would stall the failover with the old
+// primary fenced. How such a site came to be active (an edited or restored
+// status) is for a person; the reclone itself stops (recloneHeld).
+func RecloneHolds(in Input, plannedTarget, site string, r *v1alpha1.SiteRecovery) bool {
+	switch {
+	case !r.Holds(), site == in.ActiveSite, site == plannedTarget && in.PlannedInFlight:
+		return false
+	case in.InFlight != nil && in.InFlight.To == site:
+		return false
+	}
+	return true
+}

@@ -252,3 +252,40 @@ func TestRecloneMayWipe(t *testing.T) {
 		})
 	}
 }
+
+// TestRecloneHolds: a reclone holds its site from the moment its data may
+// be partly replaced, but never the active site nor a failover's target.
+func TestRecloneHolds(t *testing.T) {
+	cloning := &v1alpha1.SiteRecovery{Phase: v1alpha1.RecoveryCloning}
+	failedCloning := &v1alpha1.SiteRecovery{Phase: v1alpha1.RecoveryFailed, FailedPhase: v1alpha1.RecoveryCloning}
+	base := func() Input { return group("a", wr("a", "A:1-10"), ro("b", "A:1-10"), ro("c", "A:1-10")) }
+	cases := []struct {
+		name    string
+		in      func(in *Input)
+		planned string
+		r       *v1alpha1.SiteRecovery
+		want    bool
+	}{
+		{name: "no reclone", r: nil, want: false},
+		{name: "cloning", r: cloning, want: true},
+		{name: "failed in cloning", r: failedCloning, want: true},
+		{name: "rejoined", r: &v1alpha1.SiteRecovery{Phase: v1alpha1.RecoveryRejoined}, want: false},
+		{name: "the active site is never held", in: func(in *Input) { in.ActiveSite = "c" }, r: failedCloning, want: false},
+		{name: "an emergency failover's target is never held",
+			in: func(in *Input) { in.InFlight = &Intent{From: "a", To: "c", Generation: 5} }, r: cloning, want: false},
+		{name: "a planned failover's target is never held",
+			in: func(in *Input) { in.PlannedInFlight = true }, planned: "c", r: failedCloning, want: false},
+		{name: "a planned failover that ended holds again", planned: "c", r: failedCloning, want: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			in := base()
+			if tc.in != nil {
+				tc.in(&in)
+			}
+			if got := RecloneHolds(in, tc.planned, "c", tc.r); got != tc.want {
+				t.Fatalf("RecloneHolds = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
