@@ -49,13 +49,17 @@ func UpdateStalled(phase v1alpha1.GroupPhase, progressAt time.Time, deadline tim
 // back, so that a planned failover admitted during a stalled update does
 // not make the next one wait a whole deadline again, nor when the update
 // retries a switchover that failed: a switchover failing every minute is
-// no progress.
+// no progress. Nor does an in-place upgrade restart it: a sidecar that
+// refuses or fails every upgrade is asked again each pass, and PlanRollout
+// cannot tell a first ask from a retry. Each in-place upgrade takes
+// seconds, so the upgrades of a whole group fit in one deadline; a site
+// restart (or a switchover) in between restarts the clock.
 func rolloutProgress(in RolloutInput, step *RolloutStep) {
 	switch {
 	case step.Phase == v1alpha1.GroupPhaseNone || step.Action == RolloutIdle:
 		step.ProgressAt = time.Time{}
 		return
-	case step.Action != RolloutWait && !retriedSwitchover(in, step):
+	case step.Action != RolloutWait && step.Action != RolloutUpgradeInPlace && !retriedSwitchover(in, step):
 		step.ProgressAt = in.Now
 		return
 	case in.ProgressAt.IsZero() || in.Phase == v1alpha1.GroupPhaseNone:
