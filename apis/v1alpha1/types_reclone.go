@@ -29,15 +29,17 @@ func (p RecoveryPhase) Terminal() bool { return p == RecoveryRejoined || p == Re
 
 // Holds reports whether a site whose latest reclone is r must not be a
 // failover candidate, a donor nor re-asserted: the reclone runs, or it
-// failed once the site's data may have been replaced in part.
+// failed once the site's data may have been replaced in part, or an
+// earlier reclone left the site's data incomplete (DataIncomplete) and
+// none has rejoined since.
 func (r *SiteRecovery) Holds() bool {
-	if r == nil {
+	switch {
+	case r == nil || r.Phase == RecoveryRejoined:
 		return false
-	}
-	if !r.Phase.Terminal() {
+	case !r.Phase.Terminal() || r.DataIncomplete:
 		return true
 	}
-	return r.Phase == RecoveryFailed && (r.FailedPhase == RecoveryCloning || r.FailedPhase == RecoveryCatchingUp)
+	return r.FailedPhase == RecoveryCloning || r.FailedPhase == RecoveryCatchingUp
 }
 
 // SiteRecovery is a site's latest reclone, persisted before each phase so
@@ -68,10 +70,16 @@ type SiteRecovery struct {
 	// empty when it stopped because its site became the active site or a
 	// failover's target (the site is then not held).
 	// After a failure in Cloning or CatchingUp the site's data may be
-	// partly replaced: it stays held (never a candidate) until a new
-	// reclone of it is accepted.
+	// partly replaced: it stays held (never a candidate) until a reclone
+	// of it rejoins (a new one carries DataIncomplete).
 	// +optional
 	FailedPhase RecoveryPhase `json:"failedPhase,omitempty"`
+	// DataIncomplete is true when the reclone before this one left the
+	// site's data possibly partly replaced (it held the site when this one
+	// was accepted): the site stays held whatever becomes of this reclone,
+	// cancelled or failed before Cloning included, until one rejoins.
+	// +optional
+	DataIncomplete bool `json:"dataIncomplete,omitempty"`
 	// Reason is a CamelCase word saying why the reclone failed.
 	// +optional
 	Reason string `json:"reason,omitempty"`

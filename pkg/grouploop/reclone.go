@@ -145,7 +145,7 @@ func (l *Loop) answerReclone(ctx context.Context, p failover.Pass, value string,
 	now := stamp(l.env.Clock.Now())
 	rec := failover.SiteRecord(&g.Status, v.Request.Site)
 	rec.Recovery = &v1alpha1.SiteRecovery{Phase: v1alpha1.RecoveryRequested, Request: value, Donor: v.Donor.Site,
-		DivergentGtid: rec.DivergentGtid, StartTime: &now, PhaseStartTime: &now,
+		DivergentGtid: rec.DivergentGtid, DataIncomplete: rec.Recovery.Holds(), StartTime: &now, PhaseStartTime: &now,
 		Message: fmt.Sprintf("reclone of %s from %s accepted", v.Request.Site, v.Donor.Site)}
 	if err := l.patcher.PersistStatus(ctx, g); err != nil {
 		l.log.Error(err, "persist the accepted reclone", "site", v.Request.Site)
@@ -237,8 +237,11 @@ func recoveryBlocked(g *v1alpha1.MysqlFailoverGroup) string {
 	for _, s := range g.Status.Sites {
 		div[s.Name] = s.DivergentGtid
 		running[s.Name] = s.Recovery != nil && !s.Recovery.Phase.Terminal()
-		if s.Recovery.Holds() && !running[s.Name] {
-			div[s.Name] = "its reclone failed in " + string(s.Recovery.FailedPhase) // it waits like a diverged site
+		if s.Recovery.Holds() && !running[s.Name] { // it waits like a diverged site
+			div[s.Name] = "its reclone failed in " + string(s.Recovery.FailedPhase)
+			if s.Recovery.DataIncomplete {
+				div[s.Name] = "an earlier reclone left its data incomplete"
+			}
 		}
 	}
 	for _, s := range g.Spec.Sites {

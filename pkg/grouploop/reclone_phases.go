@@ -197,9 +197,12 @@ func (l *Loop) endFailed(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, si
 // releaseReclone ends the reclone of a site that is, or is becoming, the
 // active site: it fails with ActiveSite and records no FailedPhase, so the
 // site is not held (holding the active site would fence the writer on
-// every pass). What phase it was in is kept in the message.
+// every pass). What phase it was in is kept in the message. An earlier
+// reclone's DataIncomplete goes too: the site serves as the group's
+// history now, whatever it holds.
 func (l *Loop) releaseReclone(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, site, why string) {
 	r := failover.SiteRecord(&g.Status, site).Recovery
+	r.DataIncomplete = false
 	l.endFailed(ctx, g, site, v1alpha1.ReasonRecloneActiveSite, fmt.Sprintf("%s (it was in %s)", why, r.Phase), "")
 }
 
