@@ -28,18 +28,22 @@ const (
 func (p RecoveryPhase) Terminal() bool { return p == RecoveryRejoined || p == RecoveryFailed }
 
 // Holds reports whether a site whose latest reclone is r must not be a
-// failover candidate, a donor nor re-asserted: the reclone runs, or it
-// failed once the site's data may have been replaced in part, or an
-// earlier reclone left the site's data incomplete (DataIncomplete) and
-// none has rejoined since.
+// failover candidate, a donor nor re-asserted: its data may be partly
+// replaced. That is so from Cloning on, after a failure in Cloning or
+// CatchingUp, and whenever an earlier reclone left the site's data
+// incomplete (DataIncomplete), until a reclone rejoins. In Requested and
+// PreservingData the site's data is whole (its replication is only
+// stopped): it stays a candidate, so that a commit it alone acknowledged
+// is not lost to a lagging site's promotion; a failover that targets it
+// stops the reclone.
 func (r *SiteRecovery) Holds() bool {
 	switch {
 	case r == nil || r.Phase == RecoveryRejoined:
 		return false
-	case !r.Phase.Terminal() || r.DataIncomplete:
+	case r.DataIncomplete, r.Phase == RecoveryCloning, r.Phase == RecoveryCatchingUp:
 		return true
 	}
-	return r.FailedPhase == RecoveryCloning || r.FailedPhase == RecoveryCatchingUp
+	return r.Phase == RecoveryFailed && (r.FailedPhase == RecoveryCloning || r.FailedPhase == RecoveryCatchingUp)
 }
 
 // SiteRecovery is a site's latest reclone, persisted before each phase so

@@ -11,7 +11,10 @@ func TestSiteRecoveryHolds(t *testing.T) {
 		want bool
 	}{
 		{"no reclone", nil, false},
-		{"requested", &SiteRecovery{Phase: RecoveryRequested}, true},
+		{"requested", &SiteRecovery{Phase: RecoveryRequested}, false},
+		{"preserving data", &SiteRecovery{Phase: RecoveryPreservingData}, false},
+		{"catching up", &SiteRecovery{Phase: RecoveryCatchingUp}, true},
+		{"requested after an earlier clone emptied the site", &SiteRecovery{Phase: RecoveryRequested, DataIncomplete: true}, true},
 		{"cloning", &SiteRecovery{Phase: RecoveryCloning}, true},
 		{"failed in requested", &SiteRecovery{Phase: RecoveryFailed, FailedPhase: RecoveryRequested}, false},
 		{"failed in preserving", &SiteRecovery{Phase: RecoveryFailed, FailedPhase: RecoveryPreservingData}, false},

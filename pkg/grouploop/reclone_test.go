@@ -388,12 +388,17 @@ func TestRecloneRequestWaitsForThePassAct(t *testing.T) {
 	}
 }
 
-// TestRecloningSiteIsNeverPromoted: while c is recloned, the active site
-// is lost. c holds the most of it, and is still never the target: the
-// failover goes to b, or waits when b is gone too.
-func TestRecloningSiteIsNeverPromoted(t *testing.T) {
+// TestRecloningSiteIsPromotedOnlyBeforeCloning: while c is recloned, the
+// active site is lost; c holds the most of it (a commit b lacks, which c
+// may have acknowledged alone). From Cloning on c's data may be partly
+// replaced: it is never the target, the failover goes to b, or waits
+// when b is gone too. Before Cloning c's data is whole: it is promoted
+// like any replica, and the failover's intent stops the reclone without
+// holding c.
+func TestRecloningSiteIsPromotedOnlyBeforeCloning(t *testing.T) {
 	for _, phase := range []v1alpha1.RecoveryPhase{v1alpha1.RecoveryRequested, v1alpha1.RecoveryPreservingData,
 		v1alpha1.RecoveryCloning, v1alpha1.RecoveryCatchingUp} {
+		held := phase == v1alpha1.RecoveryCloning || phase == v1alpha1.RecoveryCatchingUp
 		for _, bUp := range []bool{true, false} {
 			t.Run(string(phase)+map[bool]string{true: " b up", false: " b down"}[bUp], func(t *testing.T) {
 				w := newRecloneWorld(t)
@@ -414,6 +419,20 @@ func TestRecloningSiteIsNeverPromoted(t *testing.T) {
 					Replication: topology.Replication{Running: true}}
 				w.pass()
 				d := w.decisions[0]
+				if !held {
+					if d.Kind != topology.KindFailover || d.Target != "c" {
+						t.Fatalf("decision %s, want a failover to c, which holds the most", d.String())
+					}
+					w.edit(func(st *v1alpha1.MysqlFailoverGroupStatus) {
+						st.ActiveSite, st.TopologyGeneration = "c", 5
+						st.Failover = &v1alpha1.FailoverIntent{From: "a", To: "c", Generation: 5, Step: v1alpha1.StepFencing}
+					})
+					w.pass()
+					if r := w.recovery(); r.Phase != v1alpha1.RecoveryFailed || r.Reason != v1alpha1.ReasonRecloneActiveSite || r.Holds() {
+						t.Fatalf("the reclone of the promoted c: %+v", r)
+					}
+					return
+				}
 				w.assertNeverWriter()
 				if bUp && (d.Kind != topology.KindFailover || d.Target != "b") {
 					t.Fatalf("decision %s, want a failover to b", d.String())

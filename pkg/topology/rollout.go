@@ -205,17 +205,17 @@ func PlanRollout(in RolloutInput) RolloutStep {
 	var todo []RolloutSite
 	in.Sites = slices.Clone(in.Sites)
 	for i, s := range in.Sites {
-		if s.Drifted && !s.View.AdminFenced && !s.View.Diverged {
+		if s.Drifted && !rolloutSkips(in, s) {
 			drifted = append(drifted, s.View.Name)
 		}
 		s.Stale = s.Stale || s.Drifted // a hand edit is rolled back like any change
 		in.Sites[i] = s
 		bin := binaryStale(in, s)
-		if bin && (!in.InPlace || s.View.AdminFenced || s.View.Diverged) {
+		if bin && (!in.InPlace || rolloutSkips(in, s)) {
 			notInPlace = append(notInPlace, s.View.Name)
 		}
 		switch {
-		case s.View.AdminFenced || s.View.Diverged:
+		case rolloutSkips(in, s):
 			if s.Stale || (bin && in.InPlace) {
 				skipped = append(skipped, s.View.Name)
 			}
@@ -366,6 +366,14 @@ func binaryMessage(in RolloutInput, sites []string) string {
 		"image, so the ordered update leaves it: set spec.updates.inPlaceSidecarUpdates: true to upgrade it in "+
 		"place without restarting mysqld, or set spec.sidecar.image to the sidecar image of the operator's release "+
 		"(an ordered update then restarts the sites one at a time)", who)
+}
+
+// rolloutSkips: the update leaves the site as it is: fenced by an
+// administrator (a reclone from Cloning on marks it so), diverged, or
+// under a reclone that has not begun to replace its data yet (its data is
+// being saved; the reclone does not hold it, so it is not marked fenced).
+func rolloutSkips(in RolloutInput, s RolloutSite) bool {
+	return s.View.AdminFenced || s.View.Diverged || (in.Recloning != "" && s.View.Name == in.Recloning)
 }
 
 // binaryStale: the site's sidecar runs another binary than the operator ships.
