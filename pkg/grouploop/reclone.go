@@ -225,7 +225,7 @@ func holdRecloning(g *v1alpha1.MysqlFailoverGroup, in topology.Input) {
 	}
 	for i := range in.Sites {
 		if topology.RecloneHolds(in, planned, in.Sites[i].Name, failover.SiteStatusOf(&g.Status, in.Sites[i].Name).Recovery) {
-			in.Sites[i].AdminFenced = true
+			in.Sites[i].AdminFenced, in.Sites[i].DataReplaced = true, true
 		}
 	}
 }

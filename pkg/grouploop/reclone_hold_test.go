@@ -36,3 +36,21 @@ func TestRecloneNeverHoldsTheActiveSite(t *testing.T) {
 		t.Fatalf("recovery %+v: want Failed, ActiveSite, not holding", r)
 	}
 }
+
+// TestRecloningSiteIsNoAcknowledgerToWaitFor: c is cloned (mysqld stopped)
+// and its last record said it could acknowledge under required. a is lost;
+// b holds all a wrote. c's data is being replaced, and before that b was
+// proven to hold all of it: the failover to b does not wait for c.
+func TestRecloningSiteIsNoAcknowledgerToWaitFor(t *testing.T) {
+	for _, phase := range []v1alpha1.RecoveryPhase{v1alpha1.RecoveryCloning, v1alpha1.RecoveryCatchingUp} {
+		t.Run(string(phase), func(t *testing.T) {
+			w := runningWorld(t, phase)
+			w.views["a"] = topology.SiteView{Name: "a", State: v1alpha1.StateUnreachable, FenceConfirmed: true}
+			w.views["c"] = topology.SiteView{Name: "c", State: v1alpha1.StateUnreachable, FenceConfirmed: true, MayAcknowledge: true}
+			w.pass()
+			if d := w.decisions[0]; d.Kind != topology.KindFailover || d.Target != "b" {
+				t.Fatalf("decision %s, want a failover to b", d.String())
+			}
+		})
+	}
+}

@@ -19,10 +19,12 @@ import (
 
 // unreadAcknowledgers names the sites, other than from (the source whose
 // commits are at stake) and target, that may hold acknowledged commits
-// target lacks and cannot be read now.
+// target lacks and cannot be read now. A site whose data a reclone is
+// replacing (DataReplaced) is not one: its mysqld is stopped while it is
+// cloned, and what it held was proven held elsewhere first.
 func unreadAcknowledgers(in Input, from, target string) []string {
 	return names(in.Sites, func(s SiteView) bool {
-		return s.MayAcknowledge && s.Name != from && s.Name != target && (!s.reachable() || s.Stale)
+		return s.MayAcknowledge && !s.DataReplaced && s.Name != from && s.Name != target && (!s.reachable() || s.Stale)
 	})
 }
 

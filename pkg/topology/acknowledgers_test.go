@@ -12,6 +12,9 @@ import (
 func TestDecideUnreadAcknowledger(t *testing.T) {
 	lostA := confirmed(down("a"))
 	acks := func(s SiteView) SiteView { return with(s, func(v *SiteView) { v.MayAcknowledge = true }) }
+	recloned := func(s SiteView) SiteView {
+		return with(s, func(v *SiteView) { v.AdminFenced, v.DataReplaced = true, true })
+	}
 	blockedBy := func(target string) want {
 		return want{kind: KindFailoverBlocked, reason: v1alpha1.ReasonAcknowledgerUnread, target: target, wanted: KindFailover}
 	}
@@ -35,6 +38,11 @@ func TestDecideUnreadAcknowledger(t *testing.T) {
 			group("a", lostA, acks(with(ro("b", "A:1-5"), func(v *SiteView) { v.Stale = true })), ro("c", "A:1-8")), blockedBy("c")},
 		{"the old primary's own mark does not count",
 			group("a", acks(lostA), ro("c", "A:1-8")), promote("c")},
+		{"the acknowledger is recloned from Cloning on (data not relied on; another copy was proven): not waited for",
+			group("a", lostA, ro("b", "A:1-10"), acks(recloned(confirmed(down("c"))))), promote("b")},
+		{"an administrator fence alone is not a reclone: still waited for",
+			group("a", lostA, ro("b", "A:1-10"), acks(with(confirmed(down("c")), func(v *SiteView) { v.AdminFenced = true }))),
+			blockedBy("b")},
 		{"failover in flight: its promotion waits for the acknowledger too",
 			inFlight(group("c", lostA, acks(confirmed(down("b"))), ro("c", "A:1-8")), "a", "c"), blockedBy("c")},
 	}

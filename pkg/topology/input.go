@@ -72,6 +72,13 @@ type SiteView struct {
 	// AdminFenced is true when an administrator fenced the site; it is never
 	// promoted nor re-asserted while fenced.
 	AdminFenced bool
+	// DataReplaced is true when a reclone is replacing the site's data, or
+	// may have left it partly replaced (v1alpha1.SiteRecovery.Holds: from
+	// Cloning on, or after a failure there); the caller also marks it
+	// AdminFenced. Nothing relies on what it holds: before its data was
+	// replaced another replica was proven to hold all of it
+	// (RecloneMayWipe), so it is never waited for as an acknowledger.
+	DataReplaced bool
 	// Diverged is true when the site is known to hold transactions the
 	// authoritative history discarded; it is never promoted and never rejoins.
 	Diverged bool
