@@ -234,13 +234,21 @@ func RecoveryWaiting(order []string, divergent map[string]string, running map[st
 // data. With no such replica (a two-site group) the active site alone
 // keeps the group's data during the reclone, and nothing is waited for.
 // The caller stops the site's replication first, so what it holds no
-// longer grows.
+// longer grows. A site not observed now (down, or its probe stale) may
+// hold more than its last known set, up to all the active site holds:
+// it is judged on both, never on an empty or old set alone.
 func RecloneMayWipe(in Input, site string, divergent gtid.Set) string {
 	s, ok := in.Site(site)
 	if !ok {
 		return "no such site"
 	}
-	held := s.Executed.Union(s.Replication.Retrieved).Subtract(divergent)
+	held := s.Executed.Union(s.Replication.Retrieved)
+	if !s.reachable() || s.Stale {
+		if a, ok := in.Site(in.ActiveSite); ok {
+			held = held.Union(a.Executed)
+		}
+	}
+	held = held.Subtract(divergent)
 	var others gtid.Set
 	copies := 0
 	for _, o := range in.Sites {

@@ -242,6 +242,16 @@ func TestRecloneMayWipe(t *testing.T) {
 			in: group("a", wr("a", "A:1-10"), role(ro("b", "A:1-10"), v1alpha1.RoleDROnly),
 				ro("d", "A:1-9"), ro("c", "A:1-10")), wait: true},
 		{name: "two sites: nobody else to hold it", in: group("a", wr("a", "A:1-10"), ro("c", "A:1-11"))},
+		{name: "unobserved, nothing known: it may hold all the active site holds, which b lacks",
+			in: group("a", wr("a", "A:1-10"), ro("b", "A:1-8"), down("c")), wait: true},
+		{name: "unobserved, nothing known: b holds all the active site holds",
+			in: group("a", wr("a", "A:1-10"), ro("b", "A:1-10"), down("c"))},
+		{name: "stale: judged on its last set and the active site's",
+			in:   group("a", wr("a", "A:1-10"), ro("b", "A:1-9"), with(ro("c", "A:1-5"), func(v *SiteView) { v.Stale = true })),
+			wait: true},
+		{name: "unobserved, its last set holds more than the active site's",
+			in:   group("a", wr("a", "A:1-10"), ro("b", "A:1-10"), with(down("c"), func(v *SiteView) { v.Executed = set("A:1-11") })),
+			wait: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
