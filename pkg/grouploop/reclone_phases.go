@@ -103,7 +103,11 @@ func (l *Loop) preserve(ctx context.Context, p failover.Pass, site *v1alpha1.Sit
 		}
 		r.PreservedAt = prog.PreservedAt
 	}
-	if why := l.mayWipe(ctx, p, site); why != "" {
+	why := l.mayWipe(ctx, p, site)
+	if why == "" {
+		why = l.recheckDonor(p, site)
+	}
+	if why != "" {
 		if r.Message != "waiting to clone: "+why {
 			r.Message = "waiting to clone: " + why
 			l.log.Info("reclone waits before cloning", "site", site.Name, "why", why)
@@ -118,6 +122,26 @@ func (l *Loop) preserve(ctx context.Context, p failover.Pass, site *v1alpha1.Sit
 		msg = fmt.Sprintf("errant transactions saved at %s; cloning from %s", r.PreservedAt, r.Donor)
 	}
 	l.nextPhase(ctx, p.Group, site.Name, v1alpha1.RecoveryCloning, msg)
+}
+
+// recheckDonor makes sure the reclone's donor may still donate before
+// Cloning is persisted (the site's data is replaced from it): a donor that
+// went away or fell behind since the acceptance is replaced by the one
+// topology.CloneDonor picks now. It says why Cloning must wait, "" when it
+// need not.
+func (l *Loop) recheckDonor(p failover.Pass, site *v1alpha1.SiteStatus) string {
+	r := site.Recovery
+	unfit := topology.DonorUnfit(p.Input, site.Name, r.Donor)
+	if unfit == "" {
+		return ""
+	}
+	d, err := topology.CloneDonor(p.Input, site.Name)
+	if err != nil {
+		return fmt.Sprintf("the donor %s may not donate (%s) and no other may: %v", r.Donor, unfit, err)
+	}
+	l.log.Info("reclone donor replaced before cloning", "site", site.Name, "was", r.Donor, "why", unfit, "donor", d.Site)
+	r.Donor = d.Site // persisted with Cloning
+	return ""
 }
 
 // cloneSite replaces the site's data; once done, CatchingUp records the

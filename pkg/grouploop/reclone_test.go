@@ -37,6 +37,8 @@ type fakeRecloner struct {
 	err     error
 	onDone  func(phase v1alpha1.RecoveryPhase)
 	request map[string]bool
+	// donors is the donor of every Cloning ask.
+	donors []string
 }
 
 func newFakeRecloner() *fakeRecloner {
@@ -50,6 +52,9 @@ func (f *fakeRecloner) Run(_ context.Context, _ types.NamespacedName, site strin
 	}
 	f.asked[s.Phase]++
 	f.request[s.Request] = true
+	if s.Phase == v1alpha1.RecoveryCloning {
+		f.donors = append(f.donors, s.Donor)
+	}
 	if f.err != nil {
 		return RecloneProgress{}, f.err
 	}

@@ -122,3 +122,30 @@ func primaryUnfit(a SiteView) string {
 	}
 	return ""
 }
+
+// DonorUnfit says why donor may not seed target now, "" when it may: the
+// rules CloneDonor applies, for one recorded donor. A reclone's donor is
+// chosen when the request is accepted; it is asked again right before the
+// site's data is replaced, since the donor may have gone away meanwhile.
+func DonorUnfit(in Input, target, donor string) string {
+	s, ok := in.Site(donor)
+	switch {
+	case !ok:
+		return fmt.Sprintf("%q is not a site of the group", donor)
+	case donor == target:
+		return "it is the clone's target"
+	case in.InFlight != nil || in.PlannedInFlight:
+		return "a failover owns the topology"
+	}
+	active, _ := in.Site(in.ActiveSite)
+	if donor == in.ActiveSite {
+		return primaryUnfit(active)
+	}
+	diverged := false
+	if active.State == v1alpha1.StateWritable {
+		for _, d := range divergence(in, active) {
+			diverged = diverged || d.Site == donor
+		}
+	}
+	return replicaUnfit(in, s, active, diverged)
+}

@@ -96,3 +96,38 @@ func TestCloneDonor(t *testing.T) {
 		})
 	}
 }
+
+// TestDonorUnfit: the recorded donor of a reclone, judged again before the
+// site's data is replaced.
+func TestDonorUnfit(t *testing.T) {
+	primary := wr("a", "A:1-10")
+	tests := []struct {
+		name  string
+		in    Input
+		donor string
+		unfit bool
+	}{
+		{name: "a caught-up replica", in: group("a", primary, ro("b", "A:1-10"), ro("c", "")), donor: "b"},
+		{name: "the writing primary", in: group("a", primary, ro("b", "A:1-10"), ro("c", "")), donor: "a"},
+		{name: "the replica went down", in: group("a", primary, down("b"), ro("c", "")), donor: "b", unfit: true},
+		{name: "the replica's probe is stale",
+			in:    group("a", primary, with(ro("b", "A:1-10"), func(v *SiteView) { v.Stale = true }), ro("c", "")),
+			donor: "b", unfit: true},
+		{name: "the replica holds what the primary lacks", in: group("a", primary, ro("b", "A:1-10,B:1"), ro("c", "")),
+			donor: "b", unfit: true},
+		{name: "the primary stopped writing", in: group("a", ro("a", "A:1-10"), ro("b", "A:1-10"), ro("c", "")),
+			donor: "a", unfit: true},
+		{name: "a failover in flight", in: inFlight(group("a", primary, ro("b", "A:1-10"), ro("c", "")), "a", "b"),
+			donor: "b", unfit: true},
+		{name: "the target itself", in: group("a", primary, ro("b", "A:1-10"), ro("c", "")), donor: "c", unfit: true},
+		{name: "not a site", in: group("a", primary, ro("b", "A:1-10"), ro("c", "")), donor: "z", unfit: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			why := DonorUnfit(tc.in, "c", tc.donor)
+			if (why != "") != tc.unfit {
+				t.Fatalf("DonorUnfit = %q, want unfit %v", why, tc.unfit)
+			}
+		})
+	}
+}
