@@ -129,9 +129,12 @@ func (l *Loop) answerReclone(ctx context.Context, p failover.Pass, value string,
 	}
 	v := topology.DecideReclone(p.Input, ask)
 	if v.Accepted() && v.Request.Cancel {
-		l.failReclone(ctx, g, v.Request.Site, v1alpha1.ReasonRecloneCancelled,
-			fmt.Sprintf("cancelled (%q) before the site's data was touched", value))
-		l.clearRecloneRequest(ctx, g, value)
+		// The request is removed only once the cancel is in status: else
+		// the reclone would go on with the person's cancel gone.
+		if l.failReclone(ctx, g, v.Request.Site, v1alpha1.ReasonRecloneCancelled,
+			fmt.Sprintf("cancelled (%q) before the site's data was touched", value)) {
+			l.clearRecloneRequest(ctx, g, value)
+		}
 		return
 	}
 	if v.Accepted() && l.env.Recloner == nil {

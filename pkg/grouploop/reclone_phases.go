@@ -200,22 +200,25 @@ func (l *Loop) nextPhase(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, si
 }
 
 // failReclone ends the reclone with a reason; the site is kept as it is.
-func (l *Loop) failReclone(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, site, reason, msg string) {
-	l.endFailed(ctx, g, site, reason, msg, failover.SiteRecord(&g.Status, site).Recovery.Phase)
+// It reports whether the failure was persisted.
+func (l *Loop) failReclone(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, site, reason, msg string) bool {
+	return l.endFailed(ctx, g, site, reason, msg, failover.SiteRecord(&g.Status, site).Recovery.Phase)
 }
 
-// endFailed persists the reclone Failed with failedPhase, reports and counts it.
+// endFailed persists the reclone Failed with failedPhase, reports and
+// counts it; false when it could not be persisted.
 func (l *Loop) endFailed(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, site, reason, msg string,
-	failedPhase v1alpha1.RecoveryPhase) {
+	failedPhase v1alpha1.RecoveryPhase) bool {
 	rec := failover.SiteRecord(&g.Status, site)
 	rec.Recovery.FailedPhase = failedPhase
 	l.endReclone(g, rec, v1alpha1.RecoveryFailed, reason, msg)
 	if err := l.patcher.PersistStatus(ctx, g); err != nil {
 		l.log.Error(err, "persist the failed reclone", "site", site)
-		return
+		return false
 	}
 	l.env.Metrics.Reclones.WithLabelValues(g.Namespace, g.Name, recloneFailed).Inc()
 	l.env.Notifier.Event(g, failover.EventWarning, v1alpha1.EventRecloneFailed, fmt.Sprintf("reclone of %s failed: %s: %s", site, reason, msg))
+	return true
 }
 
 // releaseReclone ends the reclone of a site that is, or is becoming, the
