@@ -61,7 +61,8 @@ type RolloutInput struct {
 	Decision Kind
 	// EmergencyInFlight is true while status.failover is set.
 	EmergencyInFlight bool
-	// Recloning names the site whose reclone runs, "": none. The primary's
+	// Recloning names the site whose reclone runs, "": none. The update
+	// takes no step while it runs (rolloutBusy). The primary's
 	// switchover waits for it (a planned failover is refused meanwhile).
 	Recloning string
 	// AuthorityMoved is true when the active site changed during this
@@ -306,9 +307,6 @@ func planPrimary(in RolloutInput, todo []RolloutSite, left string) RolloutStep {
 	case !in.CooldownEnds.IsZero() && in.Now.Before(in.CooldownEnds):
 		return waitStep(fmt.Sprintf("updating: switching the primary %s over to %s after the failover cooldown ends at %s %s",
 			active, target, in.CooldownEnds.UTC().Format(time.RFC3339), left))
-	case in.Recloning != "":
-		return waitStep(fmt.Sprintf("updating: switching the primary %s over to %s after the reclone of %s ends %s",
-			active, target, in.Recloning, left))
 	case !in.SwitchoverFailedAt.IsZero() && in.Now.Before(in.SwitchoverFailedAt.Add(SwitchoverRetry)):
 		return waitStep(fmt.Sprintf("updating: the switchover of the primary %s failed (%s); retrying after %s %s",
 			active, in.SwitchoverFailure, in.SwitchoverFailedAt.Add(SwitchoverRetry).UTC().Format(time.RFC3339), left))
@@ -340,6 +338,11 @@ func rolloutBusy(in RolloutInput) string {
 		return "a planned failover is in flight"
 	case in.AuthorityMoved:
 		return "the active site changed in this pass"
+	case in.Recloning != "":
+		// Its site is down or being saved, and a restart (or an in-place
+		// upgrade) of any other site could be the clone's donor's, or
+		// leave two sites down at once.
+		return fmt.Sprintf("the reclone of %s runs; no site is restarted until it ends", in.Recloning)
 	case in.Decision != KindHealthy && in.Decision != KindDegraded:
 		return fmt.Sprintf("the group is %s", in.Decision)
 	case in.ActiveSite == "":
