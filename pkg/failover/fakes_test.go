@@ -40,6 +40,10 @@ type fakeSite struct {
 	// what its relay log holds now, which a drain applies (less than
 	// retrieved when the relay log was lost since the probe).
 	retrieved, relay gtid.Set
+	// slowApply: its applier applies one relay log transaction per
+	// RelayRead (a drain applies none of it); sqlStopped: its SQL thread
+	// stopped, nothing is applied.
+	slowApply, sqlStopped bool
 }
 
 var errDown = errors.New("fake: site unreachable")
@@ -166,7 +170,11 @@ func (w *world) Fence(_ context.Context, n string) error {
 
 // DrainRelayLog applies what the site's relay log holds.
 func (w *world) DrainRelayLog(_ context.Context, n string, _ time.Duration) error {
-	if s, ok := w.sites[n]; ok && s.up && w.drainErr == nil {
+	s, ok := w.sites[n]
+	if ok && (s.slowApply || s.sqlStopped) {
+		return ErrDrainPending
+	}
+	if ok && s.up && w.drainErr == nil {
 		s.executed, s.relay = s.executed.Union(s.relay), gtid.Set{}
 	}
 	return w.drainErr
@@ -244,6 +252,24 @@ func (w *world) ReplicateFrom(_ context.Context, n, src string) error {
 		s.source, s.writable = src, false
 	}
 	return err
+}
+
+// RelayRead reads a site's replication: its IO thread holds received what
+// it applied and what its relay log holds (a relay log lost since the
+// probe shows as a received set that shrank).
+func (w *world) RelayRead(_ context.Context, n string) (topology.RelayRead, error) {
+	s, err := w.site(n)
+	if err != nil {
+		return topology.RelayRead{}, err
+	}
+	if s.slowApply && !s.sqlStopped {
+		for _, iv := range s.relay.Intervals(uuidA) {
+			one := gtid.MustParseSet(fmt.Sprintf("%s:%d", uuidA, iv.Start))
+			s.executed, s.relay = s.executed.Union(one), s.relay.Subtract(one)
+			break
+		}
+	}
+	return topology.RelayRead{Executed: s.executed, Retrieved: s.executed.Union(s.relay), Applying: !s.sqlStopped}, nil
 }
 
 // SalvageRead reads a site as the operator's SQL would.

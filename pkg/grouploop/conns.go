@@ -217,6 +217,25 @@ func (c *conns) SalvageRead(ctx context.Context, site string) (bool, gtid.Set, e
 	return st.Fenced(), st.Executed, nil
 }
 
+// RelayRead implements failover.DB. A site without replication has
+// received nothing (its relay log is gone); a received set that cannot be
+// parsed is an error, never taken for a shrunk one. mysql.Status has no
+// uptime: it is left unknown.
+func (c *conns) RelayRead(ctx context.Context, site string) (topology.RelayRead, error) {
+	st, err := c.Status(ctx, site)
+	if err != nil {
+		return topology.RelayRead{}, fmt.Errorf("read %s's replication: %w", site, err)
+	}
+	r := topology.RelayRead{Executed: st.Executed}
+	if rs := st.Replica; rs != nil {
+		if r.Retrieved, err = rs.RetrievedSet(st.Flavor); err != nil {
+			return topology.RelayRead{}, fmt.Errorf("read %s's received set: %w", site, err)
+		}
+		r.Applying = rs.SQLRunning && rs.LastSQLErrno == 0
+	}
+	return r, nil
+}
+
 // Salvage implements failover.DB: source is read again, and must be
 // fenced, right before site replicates from it, through the address and
 // replication account ReplicateFrom uses.
