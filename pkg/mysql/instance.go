@@ -3,8 +3,10 @@ package mysql
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	gomysql "github.com/go-sql-driver/mysql"
@@ -144,7 +146,15 @@ func (in *instance) conn(ctx context.Context) (executor, func(), error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect: %w", err)
 	}
-	return sqlExecutor{conn: c}, func() { _ = c.Close() }, nil
+	drop := new(atomic.Bool)
+	return sqlExecutor{conn: c, drop: drop}, func() {
+		if drop.Load() {
+			// ErrBadConn from Raw: database/sql closes the connection
+			// instead of pooling it.
+			_ = c.Raw(func(any) error { return driver.ErrBadConn })
+		}
+		_ = c.Close()
+	}, nil
 }
 
 func (in *instance) Addr() string { return in.addr }

@@ -35,7 +35,7 @@ func TestSalvageStatements(t *testing.T) {
 			r.answer(mysqlExecutedQuery, []string{"gtid_executed=" + uuidA + ":1-12"})
 		},
 		want: []string{
-			lockSent, "SET SESSION lock_wait_timeout = ? [1]", mysqlReadOnlyQuery, "SHOW REPLICA STATUS",
+			idleSent, lockSent, "SET SESSION lock_wait_timeout = ? [1]", mysqlReadOnlyQuery, "SHOW REPLICA STATUS",
 			"STOP REPLICA", mysqlChangeSource + " [db-a 3306 repl pw]",
 			"START REPLICA UNTIL SQL_AFTER_GTIDS = ? [" + mysqlUntil.String() + "]",
 			mysqlReadOnlyQuery, unlockStatement, mysqlSubsetQuery + " [" + mysqlUntil.String() + "]", "STOP REPLICA", mysqlExecutedQuery,
@@ -49,7 +49,7 @@ func TestSalvageStatements(t *testing.T) {
 			r.answer(mariadbStateQuery, []string{"gtid_binlog_state=0-1-12"})
 		},
 		want: []string{
-			lockSent, "SET SESSION lock_wait_timeout = ? [1]", mariadbReadOnlyQuery, "SHOW REPLICA STATUS",
+			idleSent, lockSent, "SET SESSION lock_wait_timeout = ? [1]", mariadbReadOnlyQuery, "SHOW REPLICA STATUS",
 			mariadbChangeMaster + " [db-a 3306 repl pw]", "START REPLICA UNTIL master_gtid_pos = ? [0-1-12]",
 			mariadbReadOnlyQuery, unlockStatement, mariadbReachedQuery, "STOP REPLICA", mariadbStateQuery,
 		},
@@ -121,7 +121,7 @@ func TestSalvageRefusesAWritableServer(t *testing.T) {
 	if !errors.Is(err, ErrSalvageTargetWritable) {
 		t.Fatalf("got %v, want ErrSalvageTargetWritable", err)
 	}
-	if want := []string{lockSent, "SET SESSION lock_wait_timeout = ? [1]", mysqlReadOnlyQuery, unlockStatement}; !slices.Equal(rec.sent(), want) {
+	if want := []string{idleSent, lockSent, "SET SESSION lock_wait_timeout = ? [1]", mysqlReadOnlyQuery, unlockStatement}; !slices.Equal(rec.sent(), want) {
 		t.Fatalf("sent %v, want only %v", rec.sent(), want)
 	}
 }

@@ -45,7 +45,7 @@ func (in *instance) SalvageFrom(ctx context.Context, source Endpoint, creds Cred
 		}
 		// Ordered with a promotion of this server (topolock.go): from the
 		// read-only check to the start, no promotion runs here.
-		unlock, err := lockTopology(ctx, ex, in.lockWaitSeconds())
+		unlock, err := lockTopology(ctx, ex, in.lockWaitSeconds(), in.lockIdleSeconds())
 		if err != nil {
 			return err
 		}
