@@ -117,6 +117,9 @@ type world struct {
 	salvageErr    error
 	salvageTakes  time.Duration
 	salvageUnread bool
+	// salvageMoved lists the salvages refused for a target that changed
+	// since it was read.
+	salvageMoved []string
 	// relayMemo, when set, is the sequence whose memory of relay logs
 	// found short the passes read (Emergency.ReceivedLost), as the poll
 	// loop does.
@@ -284,7 +287,7 @@ func (w *world) SalvageRead(_ context.Context, n string) (bool, gtid.Set, error)
 
 // Salvage gives n the transactions of src up to until, in order (the
 // fake's sets are one uuid's prefixes), refusing a writable source.
-func (w *world) Salvage(_ context.Context, n, src string, until gtid.Set) (gtid.Set, error) {
+func (w *world) Salvage(_ context.Context, n, src string, until, expect gtid.Set) (gtid.Set, error) {
 	w.salvages = append(w.salvages, n+"<-"+src)
 	w.now = w.now.Add(w.salvageTakes)
 	s, err := w.site(n)
@@ -294,6 +297,10 @@ func (w *world) Salvage(_ context.Context, n, src string, until gtid.Set) (gtid.
 	from, err := w.site(src)
 	if err != nil {
 		return s.executed, err
+	}
+	if !s.executed.Equal(expect) || s.source != src {
+		w.salvageMoved = append(w.salvageMoved, n)
+		return s.executed, ErrSalvageTargetMoved
 	}
 	if from.writable || s.writable {
 		w.t.Errorf("salvage %s from %s: source writable %v, target writable %v", n, src, from.writable, s.writable)

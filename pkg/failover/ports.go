@@ -40,7 +40,11 @@ type DB interface {
 	// site is not read-only (it never sets that itself). It returns
 	// site's executed set read after the stop (empty when unknown), also
 	// with an error (mysql.Instance.SalvageFrom).
-	Salvage(ctx context.Context, site, source string, until gtid.Set) (gtid.Set, error)
+	//
+	// expect is site's executed set as SalvageRead read it: site must
+	// still hold exactly that, and still replicate from source, when the
+	// salvage starts (ErrSalvageTargetMoved, nothing touched, otherwise).
+	Salvage(ctx context.Context, site, source string, until, expect gtid.Set) (gtid.Set, error)
 	// ArmLeaseFence makes site's mysqld fence itself after the given time
 	// (whole seconds), unless armed again first; it works on a fenced
 	// site, before the step that makes it writable (leasefence.go).

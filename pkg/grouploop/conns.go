@@ -239,7 +239,7 @@ func (c *conns) RelayRead(ctx context.Context, site string) (topology.RelayRead,
 // Salvage implements failover.DB: source is read again, and must be
 // fenced, right before site replicates from it, through the address and
 // replication account ReplicateFrom uses.
-func (c *conns) Salvage(ctx context.Context, site, source string, until gtid.Set) (gtid.Set, error) {
+func (c *conns) Salvage(ctx context.Context, site, source string, until, expect gtid.Set) (gtid.Set, error) {
 	sc, err := c.get(site)
 	if err != nil {
 		return gtid.Set{}, err
@@ -255,7 +255,10 @@ func (c *conns) Salvage(ctx context.Context, site, source string, until gtid.Set
 	if !st.Fenced() {
 		return gtid.Set{}, fmt.Errorf("salvage from %s: %w", source, failover.ErrSalvageSourceWritable)
 	}
-	set, err := sc.inst.SalvageFrom(ctx, src.access.Endpoint, src.access.Replication, until)
+	set, err := sc.inst.SalvageFrom(ctx, src.access.Endpoint, src.access.Replication, until, expect)
+	if errors.Is(err, mysql.ErrSalvageTargetMoved) {
+		return set, fmt.Errorf("salvage %s from %s: %w: %w", site, source, failover.ErrSalvageTargetMoved, err)
+	}
 	if errors.Is(err, mysql.ErrSalvageTargetWritable) {
 		return set, fmt.Errorf("salvage %s from %s: %w: %w", site, source, failover.ErrSalvageTargetWritable, err)
 	}

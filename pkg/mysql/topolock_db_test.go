@@ -33,7 +33,7 @@ func TestTopologyLockOfAStalledHolderExpires(t *testing.T) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		_, _ = deposed.SalvageFrom(ctx, s.endpoint(0), s.repl(), s.executed(t, 0))
+		_, _ = deposed.SalvageFrom(ctx, s.endpoint(0), s.repl(), s.executed(t, 0), s.executed(t, 1))
 	}()
 	select {
 	case <-held:

@@ -18,7 +18,7 @@ func TestTopologyLockBusy(t *testing.T) {
 		"promote": func(ctx context.Context, in *instance) error { _, err := in.Promote(ctx); return err },
 		"salvage": func(ctx context.Context, in *instance) error {
 			_, err := in.SalvageFrom(ctx, Endpoint{Host: "db-a", Port: 3306}, Credentials{User: "repl"},
-				gtid.MustParseSet(uuidA+":1-12"))
+				gtid.MustParseSet(uuidA+":1-12"), gtid.MustParseSet(uuidA+":1-10"))
 			return err
 		},
 	} {
