@@ -38,8 +38,8 @@ type Emergency struct {
 	// lostRelay names relay logs found short of what their site's probe
 	// showed received (received.go).
 	lostRelay receivedLost
-	// drainSite and drainW watch a slow drain of that target past its
-	// drain timeout (received.go, topology.JudgeDrain).
+	// drainSite ("generation/target") and drainW watch a slow drain of
+	// that target past its drain timeout (received.go, topology.JudgeDrain).
 	drainSite string
 	drainW    topology.DrainWatch
 }

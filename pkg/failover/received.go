@@ -61,8 +61,8 @@ func (e *Emergency) checkDrained(ctx context.Context, p Pass, it *v1alpha1.Failo
 		return fmt.Sprintf("%s was ranked on transactions in its relay log, and it could not be read after the drain: %v",
 			it.To, err), nil
 	}
-	if e.drainSite != it.To {
-		e.drainSite, e.drainW = it.To, topology.DrainWatch{}
+	if key := fmt.Sprintf("%d/%s", it.Generation, it.To); e.drainSite != key {
+		e.drainSite, e.drainW = key, topology.DrainWatch{} // a new target, or the same one again later
 	}
 	bounds := topology.DrainBounds{Progress: p.Settings.DrainTimeout, Overall: p.Settings.DrainSlowTimeout}
 	began := e.drainW.Start.IsZero()
