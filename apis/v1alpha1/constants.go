@@ -239,3 +239,17 @@ const (
 // was not promoted on that pass; the candidates are ranked again on what
 // it executed.
 const EventRelayLogShort = "RelayLogShort"
+
+// A drain that ran out of spec's drain timeout with the target short of
+// what it received (topology.JudgeDrain).
+const (
+	// EventRelayDrainSlow (Normal): the target's relay log still holds what
+	// it received and its applier advances: the promotion waits on,
+	// bounded by progress and overall.
+	EventRelayDrainSlow = "RelayDrainSlow"
+	// EventRelayDrainStalled (Warning): the target's applier stopped, or
+	// stood still, or outran the overall bound: what it received and did
+	// not apply is recorded lost (failoverIntent.receivedLostGtidSet) and
+	// the candidates are ranked again on what they executed.
+	EventRelayDrainStalled = "RelayDrainStalled"
+)

@@ -248,6 +248,12 @@ type FailoverIntent struct {
 	// listed.
 	// +optional
 	Abandoned []string `json:"abandoned,omitempty"`
+	// ReceivedLostGtidSet names transactions a target received and could
+	// not apply before its promotion: its relay log was gone, or its
+	// applier stalled past the drain bounds. lastFailover counts those the
+	// promoted site lacks as lost.
+	// +optional
+	ReceivedLostGtidSet string `json:"receivedLostGtidSet,omitempty"`
 }
 
 // FailoverRecord describes a completed failover.
@@ -270,6 +276,16 @@ type FailoverRecord struct {
 	// LostGtidSet names those transactions.
 	// +optional
 	LostGtidSet string `json:"lostGtidSet,omitempty"`
+	// ReceivedLostGtidSet names the transactions a candidate received and
+	// could not apply before the promotion that the new primary lacks
+	// (failoverIntent's); they count in transactionsLost from the
+	// failover's end.
+	// +optional
+	ReceivedLostGtidSet string `json:"receivedLostGtidSet,omitempty"`
+	// SourceLossPending is true while transactionsLost counts only
+	// receivedLostGtidSet: the old primary is still to be read.
+	// +optional
+	SourceLossPending bool `json:"sourceLossPending,omitempty"`
 	// SalvagedTransactions counts the old primary's transactions the new
 	// primary took from the old primary's binlogs during the failover
 	// (spec.failover.salvageTimeout), before it was made writable.

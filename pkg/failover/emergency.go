@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/topology"
 )
 
 // Outcome says where Advance stopped.
@@ -37,6 +38,10 @@ type Emergency struct {
 	// lostRelay names relay logs found short of what their site's probe
 	// showed received (received.go).
 	lostRelay receivedLost
+	// drainSite ("generation/target") and drainW watch a slow drain of
+	// that target past its drain timeout (received.go, topology.JudgeDrain).
+	drainSite string
+	drainW    topology.DrainWatch
 }
 
 // NewEmergency returns the sequence acting through env.
@@ -126,10 +131,15 @@ func (e *Emergency) begin(ctx context.Context, p Pass, from, to string, abandone
 	st := &p.Group.Status
 	now := e.env.Clock.Now()
 	src, _ := p.Input.Site(from)
+	var receivedLost string // a retarget keeps what the earlier targets gave up
+	if st.Failover != nil {
+		receivedLost = st.Failover.ReceivedLostGtidSet
+	}
 	st.TopologyGeneration++
 	st.ActiveSite = to
 	st.Failover = &v1alpha1.FailoverIntent{From: from, To: to, Generation: st.TopologyGeneration,
-		Step: v1alpha1.StepIntent, StartTime: metav1.NewTime(now).Rfc3339Copy(), Abandoned: slices.Clone(abandoned)}
+		Step: v1alpha1.StepIntent, StartTime: metav1.NewTime(now).Rfc3339Copy(), Abandoned: slices.Clone(abandoned),
+		ReceivedLostGtidSet: receivedLost}
 	if !src.Executed.IsEmpty() {
 		st.Failover.SourceGtidExecuted = src.Executed.String()
 	}

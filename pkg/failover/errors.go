@@ -35,6 +35,10 @@ var (
 	// ErrSalvageTargetWritable: DB.Salvage found its target writable and
 	// left it as it was (it may be a primary another operator promoted).
 	ErrSalvageTargetWritable = errors.New("failover: salvage target is not read-only")
+	// ErrSalvageTargetMoved: DB.Salvage found its target changed since it
+	// was read (another executed set, or another replication source: a
+	// promotion since) and left it as it was.
+	ErrSalvageTargetMoved = errors.New("failover: salvage target changed since it was read")
 	// ErrLeaseFence means the site's mysqld's lease fence could not be
 	// armed (or its sidecar's last ask leaves too little of its lease to
 	// arm it for) before a step that would make the site writable; the

@@ -40,6 +40,10 @@ type fakeSite struct {
 	// what its relay log holds now, which a drain applies (less than
 	// retrieved when the relay log was lost since the probe).
 	retrieved, relay gtid.Set
+	// slowApply: its applier applies one relay log transaction per
+	// RelayRead (a drain applies none of it); sqlStopped: its SQL thread
+	// stopped, nothing is applied.
+	slowApply, sqlStopped bool
 }
 
 var errDown = errors.New("fake: site unreachable")
@@ -113,6 +117,9 @@ type world struct {
 	salvageErr    error
 	salvageTakes  time.Duration
 	salvageUnread bool
+	// salvageMoved lists the salvages refused for a target that changed
+	// since it was read.
+	salvageMoved []string
 	// relayMemo, when set, is the sequence whose memory of relay logs
 	// found short the passes read (Emergency.ReceivedLost), as the poll
 	// loop does.
@@ -166,7 +173,11 @@ func (w *world) Fence(_ context.Context, n string) error {
 
 // DrainRelayLog applies what the site's relay log holds.
 func (w *world) DrainRelayLog(_ context.Context, n string, _ time.Duration) error {
-	if s, ok := w.sites[n]; ok && s.up && w.drainErr == nil {
+	s, ok := w.sites[n]
+	if ok && (s.slowApply || s.sqlStopped) {
+		return ErrDrainPending
+	}
+	if ok && s.up && w.drainErr == nil {
 		s.executed, s.relay = s.executed.Union(s.relay), gtid.Set{}
 	}
 	return w.drainErr
@@ -246,6 +257,24 @@ func (w *world) ReplicateFrom(_ context.Context, n, src string) error {
 	return err
 }
 
+// RelayRead reads a site's replication: its IO thread holds received what
+// it applied and what its relay log holds (a relay log lost since the
+// probe shows as a received set that shrank).
+func (w *world) RelayRead(_ context.Context, n string) (topology.RelayRead, error) {
+	s, err := w.site(n)
+	if err != nil {
+		return topology.RelayRead{}, err
+	}
+	if s.slowApply && !s.sqlStopped {
+		for _, iv := range s.relay.Intervals(uuidA) {
+			one := gtid.MustParseSet(fmt.Sprintf("%s:%d", uuidA, iv.Start))
+			s.executed, s.relay = s.executed.Union(one), s.relay.Subtract(one)
+			break
+		}
+	}
+	return topology.RelayRead{Executed: s.executed, Retrieved: s.executed.Union(s.relay), Applying: !s.sqlStopped}, nil
+}
+
 // SalvageRead reads a site as the operator's SQL would.
 func (w *world) SalvageRead(_ context.Context, n string) (bool, gtid.Set, error) {
 	w.salvageReads = append(w.salvageReads, n)
@@ -258,7 +287,7 @@ func (w *world) SalvageRead(_ context.Context, n string) (bool, gtid.Set, error)
 
 // Salvage gives n the transactions of src up to until, in order (the
 // fake's sets are one uuid's prefixes), refusing a writable source.
-func (w *world) Salvage(_ context.Context, n, src string, until gtid.Set) (gtid.Set, error) {
+func (w *world) Salvage(_ context.Context, n, src string, until, expect gtid.Set) (gtid.Set, error) {
 	w.salvages = append(w.salvages, n+"<-"+src)
 	w.now = w.now.Add(w.salvageTakes)
 	s, err := w.site(n)
@@ -268,6 +297,10 @@ func (w *world) Salvage(_ context.Context, n, src string, until gtid.Set) (gtid.
 	from, err := w.site(src)
 	if err != nil {
 		return s.executed, err
+	}
+	if !s.executed.Equal(expect) || s.source != src {
+		w.salvageMoved = append(w.salvageMoved, n)
+		return s.executed, ErrSalvageTargetMoved
 	}
 	if from.writable || s.writable {
 		w.t.Errorf("salvage %s from %s: source writable %v, target writable %v", n, src, from.writable, s.writable)

@@ -30,6 +30,7 @@ func syncLastFailover(st *v1alpha1.MysqlFailoverGroupStatus) {
 	h := &st.FailoverHistory[len(st.FailoverHistory)-1]
 	if h.From == lf.From && h.To == lf.To && h.Time.Equal(&lf.Time) {
 		h.TransactionsLost, h.LostGtidSet = lf.TransactionsLost, lf.LostGtidSet
+		h.ReceivedLostGtidSet, h.SourceLossPending = lf.ReceivedLostGtidSet, lf.SourceLossPending
 	}
 }
 

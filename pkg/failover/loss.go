@@ -13,7 +13,7 @@ import (
 // nothing to account it against.
 func AccountLoss(st *v1alpha1.MysqlFailoverGroupStatus, fromExecuted gtid.Set) bool {
 	lf := st.LastFailover
-	if lf == nil || lf.TransactionsLost != nil || st.Failover != nil {
+	if lf == nil || LossAccounted(lf) || st.Failover != nil {
 		return false
 	}
 	promoted, err := gtid.ParseSet(st.PromotionGtidExecuted)
@@ -34,9 +34,35 @@ func AccountLoss(st *v1alpha1.MysqlFailoverGroupStatus, fromExecuted gtid.Set) b
 		// lost nothing, and what it wrote since is no loss either.
 		lost = gtid.Set{}
 	}
+	if rl, err := gtid.ParseSet(lf.ReceivedLostGtidSet); err == nil {
+		lost = lost.Union(rl)
+	}
 	n := int64(lost.Count())
-	lf.TransactionsLost = &n
+	lf.TransactionsLost, lf.SourceLossPending = &n, false
 	lf.LostGtidSet = lost.String()
 	syncLastFailover(st)
 	return true
+}
+
+// LossAccounted reports whether lf's loss is accounted in full: counted,
+// and not only what its candidates received and could not apply
+// (SourceLossPending).
+func LossAccounted(lf *v1alpha1.FailoverRecord) bool {
+	return lf.TransactionsLost != nil && !lf.SourceLossPending
+}
+
+// RecordReceivedLoss counts in lastFailover, at the failover's end, the
+// transactions its candidates received and could not apply that the new
+// primary lacks (Emergency.giveUpRelay): reported at once, not only once
+// the old primary can be read. The old primary's own loss is still to be
+// added (SourceLossPending, AccountLoss).
+func RecordReceivedLoss(st *v1alpha1.MysqlFailoverGroupStatus, lost gtid.Set) {
+	lf := st.LastFailover
+	if lf == nil || lost.IsEmpty() {
+		return
+	}
+	n := int64(lost.Count())
+	lf.ReceivedLostGtidSet, lf.LostGtidSet, lf.TransactionsLost = lost.String(), lost.String(), &n
+	lf.SourceLossPending = true
+	syncLastFailover(st)
 }

@@ -40,6 +40,20 @@ func TestAccountLoss(t *testing.T) {
 			st.LastFailover.TransactionsLost = &n
 			return st
 		}(), uuidA + ":1-10", false, 0, ""},
+		// What a candidate received and could not apply was counted at the
+		// failover's end (RecordReceivedLoss); the old primary's read adds
+		// its own loss to it, once.
+		{"received loss counted early: the old primary's read adds to it", func() v1alpha1.MysqlFailoverGroupStatus {
+			st := v1alpha1.MysqlFailoverGroupStatus{LastFailover: last(), PromotionGtidExecuted: uuidA + ":1-8"}
+			RecordReceivedLoss(&st, gtid.MustParseSet(uuidB+":5"))
+			return st
+		}(), uuidA + ":1-10", true, 3, uuidA + ":9-10," + uuidB + ":5"},
+		{"received loss and the old primary's both accounted", func() v1alpha1.MysqlFailoverGroupStatus {
+			st := v1alpha1.MysqlFailoverGroupStatus{LastFailover: last(), PromotionGtidExecuted: uuidA + ":1-8"}
+			RecordReceivedLoss(&st, gtid.MustParseSet(uuidA+":9-10"))
+			AccountLoss(&st, gtid.MustParseSet(uuidA+":1-10"))
+			return st
+		}(), uuidA + ":1-10", false, 0, ""},
 		{"no failover yet", v1alpha1.MysqlFailoverGroupStatus{}, uuidA + ":1-10", false, 0, ""},
 		// An emergency failover retargeted to the old primary itself: it
 		// kept every transaction it had, and its writes since are its

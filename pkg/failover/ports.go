@@ -29,6 +29,10 @@ type DB interface {
 	// SalvageRead reads whether site refuses application writes now and
 	// its executed GTID set (salvage.go).
 	SalvageRead(ctx context.Context, site string) (fenced bool, executed gtid.Set, err error)
+	// RelayRead reads site's executed set, what its IO thread holds
+	// received, and whether its SQL thread applies: a drain that ran out
+	// is judged from it (received.go, topology.JudgeDrain).
+	RelayRead(ctx context.Context, site string) (topology.RelayRead, error)
 	// Salvage makes site, kept read-only, take what source executed up to
 	// until by replicating from source with an UNTIL condition, and stops
 	// that replication before it returns, by ctx's deadline. It refuses,
@@ -36,7 +40,11 @@ type DB interface {
 	// site is not read-only (it never sets that itself). It returns
 	// site's executed set read after the stop (empty when unknown), also
 	// with an error (mysql.Instance.SalvageFrom).
-	Salvage(ctx context.Context, site, source string, until gtid.Set) (gtid.Set, error)
+	//
+	// expect is site's executed set as SalvageRead read it: site must
+	// still hold exactly that, and still replicate from source, when the
+	// salvage starts (ErrSalvageTargetMoved, nothing touched, otherwise).
+	Salvage(ctx context.Context, site, source string, until, expect gtid.Set) (gtid.Set, error)
 	// ArmLeaseFence makes site's mysqld fence itself after the given time
 	// (whole seconds), unless armed again first; it works on a fenced
 	// site, before the step that makes it writable (leasefence.go).
@@ -110,6 +118,11 @@ type Settings struct {
 	PeerCheckInterval time.Duration
 	// DrainTimeout bounds the wait for the target's relay log (default 30 s).
 	DrainTimeout time.Duration
+	// DrainSlowTimeout bounds, past DrainTimeout, the wait for a target
+	// whose applier is slow but advances (within DrainTimeout each time)
+	// on a relay log that still holds what it received (default 5 min;
+	// topology.JudgeDrain).
+	DrainSlowTimeout time.Duration
 	// CallTimeout bounds one SQL or Kubernetes call (default 5 s).
 	CallTimeout time.Duration
 	// FenceTimeout bounds one SQL fence attempt on an old primary that may
@@ -137,6 +150,7 @@ func (s Settings) withDefaults() Settings {
 	def(&s.LeaseTimeout, 20*time.Second)
 	def(&s.PeerCheckInterval, 5*time.Second)
 	def(&s.DrainTimeout, 30*time.Second)
+	def(&s.DrainSlowTimeout, 5*time.Minute)
 	def(&s.CallTimeout, 5*time.Second)
 	def(&s.FenceTimeout, time.Second)
 	def(&s.AdoptionWait, 2*s.PeerCheckInterval)

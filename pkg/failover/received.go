@@ -11,16 +11,23 @@ import (
 
 // Candidates are ranked by what they received as well as what they applied
 // (topology.Holdings), so the target of an emergency failover may have been
-// chosen for transactions still in its relay log. A relay log does not
-// always survive until the promotion: a mysqld restart, or a replication
-// reset, since the probe drops it while the probe's received set (MariaDB's
-// Gtid_IO_Pos above all) may still name what it held. So after the drain
-// the target's executed set is read, and it is promoted only when it holds
-// what it was ranked on (topology.DrainedShort). When it does not, the pass
-// waits, and this memory tells the next passes that the received set the
-// target's probe shows is not held (Replication.ReceivedLost): it is
-// ranked on its executed set, and Decide retargets when another candidate
-// holds more.
+// chosen for transactions still in its relay log. After the drain the
+// target is read again (DB.RelayRead) and, when it does not yet hold what
+// it was ranked on, topology.JudgeDrain tells a slow applier from a relay
+// log that is gone:
+//
+//   - slow (the SQL thread runs, the received set stands, the executed set
+//     advances): the pass waits, bounded by progress (DrainTimeout without
+//     an advance) and overall (DrainSlowTimeout), and says so.
+//   - gone (the received set shrank, or mysqld restarted) or stalled past
+//     the bounds: the target is not promoted on that pass; this memory
+//     tells the next passes that the received set its probe shows is not
+//     held (Replication.ReceivedLost), so it is ranked on its executed set
+//     and Decide retargets when another candidate holds more. What it
+//     received and did not apply is recorded in the intent
+//     (ReceivedLostGtidSet), and the failover's end counts what the new
+//     primary lacks of it as lost: never dropped in silence by Promote's
+//     replication reset.
 
 // receivedLost is what Emergency remembers of relay logs found not to hold
 // what their site's probe showed received: site to that received set.
@@ -40,30 +47,70 @@ func (e *Emergency) ReceivedLost(site string, retrieved gtid.Set) bool {
 
 // checkDrained reads the target after the drain when it was credited with
 // transactions it had not applied, and says why it may not be promoted on
-// this pass: its executed set could not be read, or lacks what it was
-// ranked on. "" when it holds all of it, or nothing was credited.
-func (e *Emergency) checkDrained(ctx context.Context, p Pass, it *v1alpha1.FailoverIntent) string {
+// this pass: it could not be read, its applier is slow, or its relay log is
+// gone or stalled. "" when it holds all of it, or nothing was credited.
+func (e *Emergency) checkDrained(ctx context.Context, p Pass, it *v1alpha1.FailoverIntent) (string, error) {
 	to, _ := p.Input.Site(it.To)
 	if topology.Unapplied(to).IsEmpty() {
-		return ""
+		return "", nil
 	}
 	cctx, cancel := e.call(ctx, p)
-	_, after, err := e.env.DB.SalvageRead(cctx, it.To)
+	read, err := e.env.DB.RelayRead(cctx, it.To)
 	cancel()
 	if err != nil {
-		return fmt.Sprintf("%s was ranked on transactions in its relay log, and its executed set could not be read after the drain: %v",
-			it.To, err)
+		return fmt.Sprintf("%s was ranked on transactions in its relay log, and it could not be read after the drain: %v",
+			it.To, err), nil
 	}
-	short := topology.DrainedShort(to, after)
-	if short.IsEmpty() {
-		return ""
+	if key := fmt.Sprintf("%d/%s", it.Generation, it.To); e.drainSite != key {
+		e.drainSite, e.drainW = key, topology.DrainWatch{} // a new target, or the same one again later
 	}
+	bounds := topology.DrainBounds{Progress: p.Settings.DrainTimeout, Overall: p.Settings.DrainSlowTimeout}
+	began := e.drainW.Start.IsZero()
+	verdict, w := topology.JudgeDrain(to, e.drainW, read, e.env.Clock.Now(), bounds)
+	e.drainW = w
+	short := topology.DrainedShort(to, read.Executed)
+	switch verdict {
+	case topology.DrainHolds:
+		return "", nil
+	case topology.DrainSlow:
+		msg := fmt.Sprintf("waiting for %s's applier: %d transactions it received are in its relay log, not applied yet (%s); "+
+			"it waits while they apply, each %s at most, %s in all (until %s)", it.To, short.Count(), short,
+			bounds.Progress, bounds.Overall, w.Start.Add(bounds.Overall).UTC().Format("15:04:05"))
+		if began {
+			e.env.Notifier.Event(p.Group, EventNormal, v1alpha1.EventRelayDrainSlow, msg)
+		}
+		return msg, nil
+	}
+	return e.giveUpRelay(ctx, p, it, to, short, verdict)
+}
+
+// giveUpRelay records what the target received and will not apply as lost
+// for this failover (the failover's end counts what the new primary lacks
+// of it), and ranks the target again on what it executed.
+func (e *Emergency) giveUpRelay(ctx context.Context, p Pass, it *v1alpha1.FailoverIntent, to topology.SiteView,
+	short gtid.Set, verdict topology.DrainVerdict) (string, error) {
 	if e.lostRelay == nil {
 		e.lostRelay = receivedLost{}
 	}
 	e.lostRelay[it.To] = to.Replication.Retrieved.String()
-	msg := fmt.Sprintf("%s's relay log did not hold %s (%d transactions) its probe showed received: "+
-		"not promoted on it; the candidates are ranked again without it", it.To, short, short.Count())
-	e.env.Notifier.Event(p.Group, EventWarning, v1alpha1.EventRelayLogShort, msg)
-	return msg
+	prev, _ := gtid.ParseSet(it.ReceivedLostGtidSet)
+	it.ReceivedLostGtidSet = prev.Union(short).String()
+	reason, why := v1alpha1.EventRelayLogShort, "its relay log did not hold"
+	if verdict == topology.DrainStalled {
+		reason, why = v1alpha1.EventRelayDrainStalled, "its applier stopped or stalled past the drain bounds, short of"
+	}
+	msg := fmt.Sprintf("%s: %s %s (%d transactions) its probe showed received: recorded lost unless the new primary holds them; "+
+		"not promoted on it, the candidates are ranked again on what they executed", it.To, why, short, short.Count())
+	e.env.Notifier.Event(p.Group, EventWarning, reason, msg)
+	return msg, e.persist(ctx, p)
+}
+
+// receivedLoss is what the failover's targets received and could not
+// apply that the promoted set lacks.
+func receivedLoss(it *v1alpha1.FailoverIntent, promoted gtid.Set) gtid.Set {
+	set, err := gtid.ParseSet(it.ReceivedLostGtidSet)
+	if err != nil || set.IsEmpty() {
+		return gtid.Set{}
+	}
+	return gtid.LacksPart(promoted, set)
 }

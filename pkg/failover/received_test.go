@@ -2,7 +2,9 @@ package failover
 
 import (
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
 	"github.com/shipstream/bloodraven/pkg/gtid"
@@ -62,6 +64,94 @@ func TestEmergencyRankedOnReceived(t *testing.T) {
 			}
 			if !tc.lost && slices.Contains(w.events, v1alpha1.EventRelayLogShort) {
 				t.Fatalf("events %v: a relay log that held everything reported short", w.events)
+			}
+		})
+	}
+}
+
+// runUntilDone runs passes a second apart until a failover completes.
+func runUntilDone(t *testing.T, w *world, e *Emergency, passes int) []string {
+	var waits []string
+	for i := 0; i < passes && w.persisted.Status.LastFailover == nil; i++ {
+		out, err := run(t, w, e)
+		if err != nil {
+			t.Logf("pass %d: %v", i, err)
+		}
+		if out.Waiting != "" {
+			waits = append(waits, out.Waiting)
+		}
+		w.now = w.now.Add(time.Second)
+	}
+	if w.persisted.Status.LastFailover == nil {
+		t.Fatalf("no failover completed in %d passes; waits %q", passes, waits)
+	}
+	return waits
+}
+
+// TestSlowDrainIsNotAShortRelayLog (from the review): c received A:1-10
+// (under semi-sync it alone acknowledged A:9-10) and its relay log still
+// holds A:8-10; its SQL thread is merely slow, so the drain runs out of
+// its timeout. It must not be taken for a relay log gone: the failover
+// waits while c's applier advances, says so, and promotes c with A:1-10.
+func TestSlowDrainIsNotAShortRelayLog(t *testing.T) {
+	w := newWorld(t)
+	receivedAhead(w)
+	w.sites["c"].slowApply = true
+	e := NewEmergency(w.env())
+	w.relayMemo = e
+	var promotedWith gtid.Set
+	w.onPromote = func(site string) { promotedWith = w.sites[site].executed }
+	waits := runUntilDone(t, w, e, 20)
+	lf := w.persisted.Status.LastFailover
+	if lf.To != "c" || !gtid.Lacks(promotedWith, gtid.MustParseSet(uuidA+":1-10")).IsEmpty() {
+		t.Fatalf("promoted %s with %s, want c with A:1-10 (c's relay log held it)", lf.To, promotedWith)
+	}
+	if slices.Contains(w.events, v1alpha1.EventRelayLogShort) || !slices.Contains(w.events, v1alpha1.EventRelayDrainSlow) {
+		t.Fatalf("events %v: want the slow drain said, no relay log short", w.events)
+	}
+	if !slices.ContainsFunc(waits, func(s string) bool { return strings.Contains(s, "c's applier") }) {
+		t.Fatalf("waits %q: the wait for the applier is not said", waits)
+	}
+	if lf.TransactionsLost != nil && *lf.TransactionsLost != 0 {
+		t.Fatalf("lost %d %q: nothing was lost", *lf.TransactionsLost, lf.LostGtidSet)
+	}
+}
+
+// TestStalledDrainRecordsTheLoss: c's SQL thread stopped with A:8-10 in
+// its relay log. The failover does not wait for ever: past the drain
+// bounds c is ranked on what it executed, and what it received and no
+// promoted site holds is counted lost at once (not left to the old
+// primary's read, which may never come).
+func TestStalledDrainRecordsTheLoss(t *testing.T) {
+	cases := []struct {
+		name  string
+		bGone bool
+		to    string
+		lost  string
+	}{
+		{"b holds more executed: retargeted to b, A:9-10 lost", false, "b", uuidA + ":9-10"},
+		{"c alone: promoted with A:1-7, A:8-10 lost", true, "c", uuidA + ":8-10"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			receivedAhead(w)
+			w.sites["c"].sqlStopped = true
+			if tc.bGone {
+				w.sites["b"].up = false
+			}
+			e := NewEmergency(w.env())
+			w.relayMemo = e
+			runUntilDone(t, w, e, 30)
+			lf := w.persisted.Status.LastFailover
+			if lf.To != tc.to {
+				t.Fatalf("promoted %s, want %s", lf.To, tc.to)
+			}
+			if lf.TransactionsLost == nil || lf.LostGtidSet != gtid.MustParseSet(tc.lost).String() || !lf.SourceLossPending {
+				t.Fatalf("lost %v %q pending %v, want %s counted at once", lf.TransactionsLost, lf.LostGtidSet, lf.SourceLossPending, tc.lost)
+			}
+			if !slices.Contains(w.events, v1alpha1.EventRelayDrainStalled) || !slices.Contains(w.events, v1alpha1.EventTransactionsLost) {
+				t.Fatalf("events %v", w.events)
 			}
 		})
 	}

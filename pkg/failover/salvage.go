@@ -83,7 +83,11 @@ func (e *Emergency) salvage(ctx context.Context, p Pass, it *v1alpha1.FailoverIn
 			return "", fmt.Errorf("%w: salvage into %s: %w", ErrClaim, it.To, err)
 		}
 		m.done = true
-		return "", e.salvageTail(ctx, p, it, d)
+		var expect gtid.Set // DecideSalvage applies only on a pass that read
+		if att.Read != nil {
+			expect = att.Read.Target
+		}
+		return "", e.salvageTail(ctx, p, it, d, expect)
 	}
 	m.done = true
 	return "", nil
@@ -123,11 +127,13 @@ func (e *Emergency) salvageRead(ctx context.Context, p Pass, it *v1alpha1.Failov
 // first gets its semi-sync replica part under the old primary
 // (PrepareReplica): an earlier attempt may have left it the semi-sync
 // source (PrepareWritable, then the process died before Promote), and the
-// commits it applies would wait for acknowledgements nobody sends.
-func (e *Emergency) salvageTail(ctx context.Context, p Pass, it *v1alpha1.FailoverIntent, d topology.Salvage) error {
+// commits it applies would wait for acknowledgements nobody sends. expect
+// is the target's executed set as read: the salvage starts only while the
+// target still holds it and replicates from the old primary (DB.Salvage).
+func (e *Emergency) salvageTail(ctx context.Context, p Pass, it *v1alpha1.FailoverIntent, d topology.Salvage, expect gtid.Set) error {
 	PrepareReplica(ctx, p, e.env.DB, it.To, it.From)
 	cctx, cancel := context.WithTimeout(ctx, d.Budget)
-	after, err := e.env.DB.Salvage(cctx, it.To, it.From, d.Until)
+	after, err := e.env.DB.Salvage(cctx, it.To, it.From, d.Until, expect)
 	cancel()
 	var got gtid.Set
 	if !after.IsEmpty() {
@@ -138,6 +144,11 @@ func (e *Emergency) salvageTail(ctx context.Context, p Pass, it *v1alpha1.Failov
 	case errors.Is(err, ErrSalvageTargetWritable):
 		e.env.Notifier.Event(p.Group, EventWarning, v1alpha1.EventSalvageRefused,
 			fmt.Sprintf("%s was found writable as its salvage from %s started, and was left as it was: %v", it.To, it.From, err))
+		return nil
+	case errors.Is(err, ErrSalvageTargetMoved):
+		e.env.Notifier.Event(p.Group, EventWarning, v1alpha1.EventSalvageRefused,
+			fmt.Sprintf("%s changed since it was read (promoted since?) as its salvage from %s started, and was left as it was: %v",
+				it.To, it.From, err))
 		return nil
 	case err != nil && after.IsEmpty():
 		// The target's set was not read after the salvage: some of the

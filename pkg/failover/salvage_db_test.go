@@ -16,6 +16,7 @@ import (
 	"github.com/shipstream/bloodraven/internal/testbed"
 	"github.com/shipstream/bloodraven/pkg/gtid"
 	"github.com/shipstream/bloodraven/pkg/mysql"
+	"github.com/shipstream/bloodraven/pkg/topology"
 )
 
 // SalvageRead reads site as the poll loop's connections do.
@@ -27,9 +28,25 @@ func (s sqlSites) SalvageRead(ctx context.Context, site string) (bool, gtid.Set,
 	return st.Fenced(), st.Executed, nil
 }
 
+// RelayRead reads site's replication as the poll loop's connections do.
+func (s sqlSites) RelayRead(ctx context.Context, site string) (topology.RelayRead, error) {
+	st, err := s.in[site].Status(ctx)
+	if err != nil {
+		return topology.RelayRead{}, err
+	}
+	r := topology.RelayRead{Executed: st.Executed}
+	if rs := st.Replica; rs != nil {
+		if r.Retrieved, err = rs.RetrievedSet(st.Flavor); err != nil {
+			return topology.RelayRead{}, err
+		}
+		r.Applying = rs.SQLRunning && rs.LastSQLErrno == 0
+	}
+	return r, nil
+}
+
 // Salvage reads source's fence again right before, as the poll loop's
 // connections do, and salvages site from it with the replication account.
-func (s sqlSites) Salvage(ctx context.Context, site, source string, until gtid.Set) (gtid.Set, error) {
+func (s sqlSites) Salvage(ctx context.Context, site, source string, until, expect gtid.Set) (gtid.Set, error) {
 	st, err := s.in[source].Status(ctx)
 	if err != nil {
 		return gtid.Set{}, err
@@ -39,7 +56,7 @@ func (s sqlSites) Salvage(ctx context.Context, site, source string, until gtid.S
 	}
 	r := s.c.Accounts.Replication
 	return s.in[site].SalvageFrom(ctx, mysql.Endpoint{Host: testbed.Host, Port: s.c.Port(s.index[source])},
-		mysql.Credentials{User: r.User, Password: r.Password}, until)
+		mysql.Credentials{User: r.User, Password: r.Password}, until, expect)
 }
 
 // TestEmergencySalvageOnMariaDB runs the emergency promotion of b on real

@@ -204,11 +204,11 @@ type deadlineDB struct {
 	left *time.Duration
 }
 
-func (d deadlineDB) Salvage(ctx context.Context, n, src string, until gtid.Set) (gtid.Set, error) {
+func (d deadlineDB) Salvage(ctx context.Context, n, src string, until, expect gtid.Set) (gtid.Set, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		*d.left = time.Until(dl)
 	}
-	return d.world.Salvage(ctx, n, src, until)
+	return d.world.Salvage(ctx, n, src, until, expect)
 }
 
 // TestSalvageOnlyWhenMayMakeWritable: a pass that may not make the target
@@ -337,7 +337,7 @@ func TestSalvageTargetFoundWritable(t *testing.T) {
 // writableTargetDB's Salvage finds its target writable.
 type writableTargetDB struct{ *world }
 
-func (writableTargetDB) Salvage(context.Context, string, string, gtid.Set) (gtid.Set, error) {
+func (writableTargetDB) Salvage(context.Context, string, string, gtid.Set, gtid.Set) (gtid.Set, error) {
 	return gtid.Set{}, fmt.Errorf("salvage b from a: %w", ErrSalvageTargetWritable)
 }
 
@@ -367,4 +367,52 @@ func TestSalvageOrderedByTheStatus(t *testing.T) {
 	if len(w.salvages) != 0 || !w.sites["b"].executed.Equal(before) || w.sites["b"].writable {
 		t.Fatalf("salvages %v, b holds %s (writable %v); want b untouched", w.salvages, w.sites["b"].executed, w.sites["b"].writable)
 	}
+}
+
+// TestSalvageRefusesATargetChangedSinceItsRead (review D3): between the
+// salvage's read of the target and its start, the target changed (a new
+// leader promoted it and it wrote; or it was repointed). The salvage is
+// given the set it read, the target refuses it under its topology lock,
+// and the target keeps what it holds: nothing of the old primary's tail
+// lands on top of it.
+func TestSalvageRefusesATargetChangedSinceItsRead(t *testing.T) {
+	cases := []struct {
+		name   string
+		change func(*fakeSite)
+	}{
+		{"it wrote since", func(s *fakeSite) { s.executed = s.executed.Union(gtid.MustParseSet(uuidB + ":1")) }},
+		{"it replicates from another source since", func(s *fakeSite) { s.source = "c" }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			w.persisted.Spec.Failover.SalvageTimeout = &metav1.Duration{Duration: 10 * time.Second}
+			salvageInFlight(w)
+			env := w.env()
+			env.DB = changedAfterReadDB{world: w, change: tc.change}
+			if _, err := run(t, w, NewEmergency(env)); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Contains(w.salvageMoved, "b") || !slices.Contains(w.events, v1alpha1.EventSalvageRefused) {
+				t.Fatalf("refused %v, events %v: want b's salvage refused", w.salvageMoved, w.events)
+			}
+			if lf := w.persisted.Status.LastFailover; lf != nil && lf.SalvagedTransactions != 0 {
+				t.Fatalf("salvaged %d into a target changed since its read", lf.SalvagedTransactions)
+			}
+		})
+	}
+}
+
+// changedAfterReadDB changes the target right after its salvage read.
+type changedAfterReadDB struct {
+	*world
+	change func(*fakeSite)
+}
+
+func (d changedAfterReadDB) SalvageRead(ctx context.Context, n string) (bool, gtid.Set, error) {
+	fenced, set, err := d.world.SalvageRead(ctx, n)
+	if n == "b" && err == nil {
+		d.change(d.sites["b"])
+	}
+	return fenced, set, err
 }

@@ -72,8 +72,8 @@ func (e *Emergency) promote(ctx context.Context, p Pass, it *v1alpha1.FailoverIn
 		return wait, nil
 	}
 	// It holds what it was ranked on (received.go).
-	if wait := e.checkDrained(ctx, p, it); wait != "" {
-		return wait, nil
+	if wait, err := e.checkDrained(ctx, p, it); wait != "" || err != nil {
+		return wait, err
 	}
 	// The old primary's missing tail, when it can be read (salvage.go).
 	if wait, err := e.salvage(ctx, p, it, gated); wait != "" || err != nil {
@@ -216,7 +216,12 @@ func (e *Emergency) complete(ctx context.Context, p Pass, it *v1alpha1.FailoverI
 	RecordFailover(st, v1alpha1.FailoverRecord{Time: metav1.NewTime(e.env.Clock.Now()).Rfc3339Copy(), From: it.From, To: it.To,
 		Kind: v1alpha1.KindEmergency, Generation: it.Generation, SalvagedTransactions: it.SalvagedTransactions})
 	st.ActiveSite, st.Failover = it.To, nil
-	e.lostRelay = nil
+	e.lostRelay, e.drainSite, e.drainW = nil, "", topology.DrainWatch{}
+	promoted, _ := gtid.ParseSet(st.PromotionGtidExecuted)
+	lost := receivedLoss(it, promoted)
+	if !lost.IsEmpty() {
+		RecordReceivedLoss(st, lost)
+	}
 	if from, ok := p.Input.Site(it.From); ok && it.From != it.To && from.State != v1alpha1.StateUnreachable &&
 		from.State != v1alpha1.StateUnknown {
 		AccountLoss(st, from.Executed)
@@ -226,6 +231,11 @@ func (e *Emergency) complete(ctx context.Context, p Pass, it *v1alpha1.FailoverI
 		return err
 	}
 	e.env.Notifier.FailoverCompleted(p.Group, v1alpha1.KindEmergency)
+	if !lost.IsEmpty() {
+		e.env.Notifier.Event(p.Group, EventWarning, v1alpha1.EventTransactionsLost,
+			fmt.Sprintf("failover %s -> %s lost %d transactions its candidates received and could not apply: %s",
+				it.From, it.To, lost.Count(), lost))
+	}
 	e.env.Notifier.Event(p.Group, EventNormal, v1alpha1.EventFailoverExecuted,
 		fmt.Sprintf("%s is primary, generation %d (from %s, fence confirmed by %s)", it.To, it.Generation, it.From, it.FenceConfirmedBy))
 	return nil

@@ -217,10 +217,29 @@ func (c *conns) SalvageRead(ctx context.Context, site string) (bool, gtid.Set, e
 	return st.Fenced(), st.Executed, nil
 }
 
+// RelayRead implements failover.DB. A site without replication has
+// received nothing (its relay log is gone); a received set that cannot be
+// parsed is an error, never taken for a shrunk one. mysql.Status has no
+// uptime: it is left unknown.
+func (c *conns) RelayRead(ctx context.Context, site string) (topology.RelayRead, error) {
+	st, err := c.Status(ctx, site)
+	if err != nil {
+		return topology.RelayRead{}, fmt.Errorf("read %s's replication: %w", site, err)
+	}
+	r := topology.RelayRead{Executed: st.Executed}
+	if rs := st.Replica; rs != nil {
+		if r.Retrieved, err = rs.RetrievedSet(st.Flavor); err != nil {
+			return topology.RelayRead{}, fmt.Errorf("read %s's received set: %w", site, err)
+		}
+		r.Applying = rs.SQLRunning && rs.LastSQLErrno == 0
+	}
+	return r, nil
+}
+
 // Salvage implements failover.DB: source is read again, and must be
 // fenced, right before site replicates from it, through the address and
 // replication account ReplicateFrom uses.
-func (c *conns) Salvage(ctx context.Context, site, source string, until gtid.Set) (gtid.Set, error) {
+func (c *conns) Salvage(ctx context.Context, site, source string, until, expect gtid.Set) (gtid.Set, error) {
 	sc, err := c.get(site)
 	if err != nil {
 		return gtid.Set{}, err
@@ -236,7 +255,10 @@ func (c *conns) Salvage(ctx context.Context, site, source string, until gtid.Set
 	if !st.Fenced() {
 		return gtid.Set{}, fmt.Errorf("salvage from %s: %w", source, failover.ErrSalvageSourceWritable)
 	}
-	set, err := sc.inst.SalvageFrom(ctx, src.access.Endpoint, src.access.Replication, until)
+	set, err := sc.inst.SalvageFrom(ctx, src.access.Endpoint, src.access.Replication, until, expect)
+	if errors.Is(err, mysql.ErrSalvageTargetMoved) {
+		return set, fmt.Errorf("salvage %s from %s: %w: %w", site, source, failover.ErrSalvageTargetMoved, err)
+	}
 	if errors.Is(err, mysql.ErrSalvageTargetWritable) {
 		return set, fmt.Errorf("salvage %s from %s: %w: %w", site, source, failover.ErrSalvageTargetWritable, err)
 	}

@@ -174,7 +174,7 @@ func (l *Loop) recordConditions(g *v1alpha1.MysqlFailoverGroup, d topology.Decis
 func (l *Loop) accountLoss(g *v1alpha1.MysqlFailoverGroup) {
 	st := &g.Status
 	lf := st.LastFailover
-	if lf == nil || lf.TransactionsLost != nil {
+	if lf == nil || failover.LossAccounted(lf) {
 		return
 	}
 	// Only a read taken after the failover ended, of a site that no longer

@@ -26,6 +26,11 @@ var (
 	// read-only; it was left as it was (a writable server may be the
 	// primary another operator promoted).
 	ErrSalvageTargetWritable = errors.New("salvage target is not read-only")
+	// ErrSalvageTargetMoved: SalvageFrom refused a server that, under the
+	// topology lock, no longer holds the executed set its caller read, or
+	// no longer replicates from the salvage's source: it was promoted (and
+	// maybe fenced again) since. It was left as it was.
+	ErrSalvageTargetMoved = errors.New("salvage target changed since it was read")
 	// ErrTopologyLockBusy: a promotion or a salvage did not get the
 	// server's topology lock in time: another operator process's step
 	// holds it (topolock.go). Nothing was changed.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 )
 
 // row is one result row: column name to value (Valid false for NULL).
@@ -45,11 +46,24 @@ func parseBool(s string) bool {
 type executor interface {
 	exec(ctx context.Context, query string, args ...any) error
 	query(ctx context.Context, query string, args ...any) ([]row, error)
+	// discard marks the session never to go back to the pool: its
+	// connection is closed when the verb releases it (topolock.go).
+	discard()
 }
 
 // sqlExecutor runs statements on one dedicated connection, so session
-// settings such as lock_wait_timeout hold for the whole sequence.
-type sqlExecutor struct{ conn *sql.Conn }
+// settings such as lock_wait_timeout hold for the whole sequence. drop,
+// when set, is the discard mark its release reads.
+type sqlExecutor struct {
+	conn *sql.Conn
+	drop *atomic.Bool
+}
+
+func (e sqlExecutor) discard() {
+	if e.drop != nil {
+		e.drop.Store(true)
+	}
+}
 
 func (e sqlExecutor) exec(ctx context.Context, query string, args ...any) error {
 	_, err := e.conn.ExecContext(ctx, query, args...)

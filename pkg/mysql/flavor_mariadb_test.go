@@ -55,7 +55,7 @@ func TestMariaDBStatements(t *testing.T) {
 			r.answer(mariadbReadOnlyQuery, []string{"read_only=0"})
 		},
 		verb: func(in *instance) error { _, err := in.Promote(ctx); return err },
-		want: []string{lockSent, "SHOW REPLICA STATUS", "STOP REPLICA", "RESET REPLICA ALL", mariadbStateQuery,
+		want: []string{idleSent, lockSent, "SHOW REPLICA STATUS", "STOP REPLICA", "RESET REPLICA ALL", mariadbStateQuery,
 			"SET GLOBAL read_only = OFF", mariadbReadOnlyQuery, unlockStatement},
 	}}
 	for _, tc := range tests {

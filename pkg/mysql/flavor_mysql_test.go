@@ -82,7 +82,7 @@ func TestMySQLStatements(t *testing.T) {
 		},
 		verb: func(in *instance) error { _, err := in.Promote(ctx); return err },
 		want: []string{
-			lockSent, "SHOW REPLICA STATUS", "STOP REPLICA", "RESET REPLICA ALL", mysqlExecutedQuery,
+			idleSent, lockSent, "SHOW REPLICA STATUS", "STOP REPLICA", "RESET REPLICA ALL", mysqlExecutedQuery,
 			"SET GLOBAL super_read_only = OFF", "SET GLOBAL read_only = OFF", mysqlReadOnlyQuery, unlockStatement,
 		},
 	}, {
@@ -93,7 +93,7 @@ func TestMySQLStatements(t *testing.T) {
 		},
 		verb: func(in *instance) error { _, err := in.Promote(ctx); return err },
 		want: []string{
-			lockSent, "SHOW REPLICA STATUS", mysqlExecutedQuery,
+			idleSent, lockSent, "SHOW REPLICA STATUS", mysqlExecutedQuery,
 			"SET GLOBAL super_read_only = OFF", "SET GLOBAL read_only = OFF", mysqlReadOnlyQuery, unlockStatement,
 		},
 	}, {

@@ -3,8 +3,10 @@ package mysql
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	gomysql "github.com/go-sql-driver/mysql"
@@ -53,8 +55,11 @@ type Instance interface {
 	// a fresh connection; a second of ctx's deadline, which it needs, is
 	// kept for that. It returns the executed set read after the stop
 	// (empty when that read failed); ErrTimeout when until was not reached
-	// in time. The caller checks the source is fenced.
-	SalvageFrom(ctx context.Context, source Endpoint, creds Credentials, until gtid.Set) (gtid.Set, error)
+	// in time. The caller checks the source is fenced. expect is the
+	// server's executed set as the caller read it: under the topology
+	// lock the server must still hold exactly that and still replicate
+	// from source (ErrSalvageTargetMoved, nothing changed, otherwise).
+	SalvageFrom(ctx context.Context, source Endpoint, creds Credentials, until, expect gtid.Set) (gtid.Set, error)
 	// StopReplication stops the replication threads and keeps the configuration.
 	StopReplication(ctx context.Context) error
 	// ErrantAgainst returns the transactions this server has that source lacks.
@@ -144,7 +149,15 @@ func (in *instance) conn(ctx context.Context) (executor, func(), error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect: %w", err)
 	}
-	return sqlExecutor{conn: c}, func() { _ = c.Close() }, nil
+	drop := new(atomic.Bool)
+	return sqlExecutor{conn: c, drop: drop}, func() {
+		if drop.Load() {
+			// ErrBadConn from Raw: database/sql closes the connection
+			// instead of pooling it.
+			_ = c.Raw(func(any) error { return driver.ErrBadConn })
+		}
+		_ = c.Close()
+	}, nil
 }
 
 func (in *instance) Addr() string { return in.addr }

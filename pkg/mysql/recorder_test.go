@@ -24,13 +24,21 @@ func (c call) String() string {
 // and answers queries with canned rows; errs holds errors to return, in
 // order, the next times a statement is sent.
 type recorder struct {
-	calls   []call
-	answers map[string][]row
-	errs    map[string][]error
+	// discarded: the verb marked the session never to be pooled again.
+	discarded bool
+	calls     []call
+	answers   map[string][]row
+	errs      map[string][]error
 }
 
-// lockSent is the topology lock's query as sent with a lock wait of 1 s.
-const lockSent = lockQuery + " [" + topologyLockName + " 1]"
+// lockSent is the topology lock's query as sent with a lock wait of 1 s;
+// idleSent bounds the locking session's idle time before it.
+const (
+	lockSent = lockQuery + " [" + topologyLockName + " 1]"
+	idleSent = lockIdleStatement + " [13]"
+)
+
+func (r *recorder) discard() { r.discarded = true }
 
 // newRecorder answers the topology lock as got (topolock.go).
 func newRecorder() *recorder {

@@ -41,7 +41,7 @@ func TestSalvageTakesTheTail(t *testing.T) {
 	}
 
 	sctx := ctxFor(t, 10*time.Second)
-	got, err := s.in[1].SalvageFrom(sctx, s.endpoint(0), s.repl(), until)
+	got, err := s.in[1].SalvageFrom(sctx, s.endpoint(0), s.repl(), until, s.executed(t, 1))
 	if err != nil {
 		t.Fatalf("salvage: %v", err)
 	}
@@ -85,7 +85,7 @@ func TestSalvageRefusesADivergedReplica(t *testing.T) {
 	before := s.executed(t, 1)
 	sctx := ctxFor(t, 5*time.Second)
 	start := time.Now()
-	got, err := s.in[1].SalvageFrom(sctx, s.endpoint(0), s.repl(), s.executed(t, 0))
+	got, err := s.in[1].SalvageFrom(sctx, s.endpoint(0), s.repl(), s.executed(t, 0), s.executed(t, 1))
 	if err == nil || !(errors.Is(err, mysql.ErrDiverged) || errors.Is(err, mysql.ErrSalvageStopped)) {
 		t.Fatalf("salvage of a diverged replica: %v, want diverged or stopped short", err)
 	}
@@ -123,7 +123,7 @@ func TestSalvageRefusesAWritableTarget(t *testing.T) {
 	}
 	before := s.status(t, 1)
 	sctx := ctxFor(t, 5*time.Second)
-	_, err := s.in[1].SalvageFrom(sctx, s.endpoint(0), s.repl(), s.executed(t, 0))
+	_, err := s.in[1].SalvageFrom(sctx, s.endpoint(0), s.repl(), s.executed(t, 0), s.executed(t, 1))
 	if !errors.Is(err, mysql.ErrSalvageTargetWritable) {
 		t.Fatalf("salvage into a writable server: %v, want ErrSalvageTargetWritable", err)
 	}
@@ -157,7 +157,7 @@ func TestSalvageStoppedWhenCancelled(t *testing.T) {
 	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	time.AfterFunc(2*time.Second, cancel)
 	start := time.Now()
-	_, err := s.in[1].SalvageFrom(sctx, s.endpoint(0), s.repl(), until)
+	_, err := s.in[1].SalvageFrom(sctx, s.endpoint(0), s.repl(), until, s.executed(t, 1))
 	if err == nil {
 		t.Fatal("a cancelled salvage reported success")
 	}
@@ -215,7 +215,7 @@ func TestSalvageOrderedWithAPromotion(t *testing.T) {
 		}
 	})
 	defer restore()
-	_, serr := s.in[1].SalvageFrom(ctxFor(t, 10*time.Second), s.endpoint(0), s.repl(), until)
+	_, serr := s.in[1].SalvageFrom(ctxFor(t, 10*time.Second), s.endpoint(0), s.repl(), until, s.executed(t, 1))
 	restore()
 	p := <-done
 	if p.err != nil {
@@ -232,4 +232,50 @@ func TestSalvageOrderedWithAPromotion(t *testing.T) {
 		t.Fatalf("the new primary: fenced %v, replication %+v; want writable, not replicating", st.Fenced(), st.Replica)
 	}
 	t.Logf("salvage: %v; promoted at %s", serr, p.set)
+}
+
+// TestSalvageRefusesATargetPromotedSince (review D3): a deposed leader
+// read target T (fenced, replicating from the old primary A) and stalled
+// past its lease. A new leader promoted T, T took writes, and T was later
+// fenced read-only again. The deposed leader's salvage must not point T at
+// A and apply A's tail on top of T's new writes: under the lock T's
+// executed set is not the one read earlier, nor is A its source any more.
+// It is refused, and T is left as it was.
+func TestSalvageRefusesATargetPromotedSince(t *testing.T) {
+	s := startSites(t, 2)
+	ctx := ctxFor(t, 60*time.Second)
+	app := s.db(t, 0, true)
+	mustExec(t, app, "CREATE TABLE t (id INT PRIMARY KEY)")
+	if err := s.in[1].WaitForGTID(ctx, s.executed(t, 0), 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.in[1].StopReplication(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, app, "INSERT INTO t VALUES (2)") // the old primary's tail
+	if err := s.in[0].Fence(ctx); err != nil {
+		t.Fatal(err)
+	}
+	until, read := s.executed(t, 0), s.executed(t, 1) // the deposed leader's reads
+
+	if _, err := s.in[1].Promote(ctx); err != nil { // the new leader
+		t.Fatal(err)
+	}
+	mustExec(t, s.db(t, 1, true), "INSERT INTO app.t VALUES (100)")
+	if err := s.in[1].Fence(ctx); err != nil { // fenced again later
+		t.Fatal(err)
+	}
+	before := s.executed(t, 1)
+
+	_, err := s.in[1].SalvageFrom(ctxFor(t, 10*time.Second), s.endpoint(0), s.repl(), until, read)
+	if !errors.Is(err, mysql.ErrSalvageTargetMoved) {
+		t.Fatalf("salvage into a target promoted since: %v, want ErrSalvageTargetMoved", err)
+	}
+	time.Sleep(time.Second)
+	if after := s.executed(t, 1); !after.Equal(before) {
+		t.Fatalf("the target went from %s to %s: the old tail landed on the new primary's writes", before, after)
+	}
+	if st := s.status(t, 1); st.Replica != nil && st.Replica.SourcePort == s.c.Port(0) {
+		t.Fatalf("the target was pointed back at the old primary: %+v", st.Replica)
+	}
 }

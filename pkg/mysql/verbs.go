@@ -146,3 +146,9 @@ func (in *instance) killApp(ctx context.Context, ex executor, d dialect) (int, e
 func (in *instance) lockWaitSeconds() int {
 	return max(1, int(in.cfg.LockWaitTimeout/time.Second))
 }
+
+// lockIdleSeconds bounds the topology lock's session idle time
+// (topolock.go): the lock wait, one call's read timeout, and a margin.
+func (in *instance) lockIdleSeconds() int {
+	return in.lockWaitSeconds() + int((in.cfg.ReadTimeout+time.Second-1)/time.Second) + lockIdleMargin
+}

@@ -76,7 +76,7 @@ func (in *instance) Promote(ctx context.Context) (gtid.Set, error) {
 	var set gtid.Set
 	err := in.run(ctx, "promote", 0, func(ctx context.Context, ex executor, d dialect) error {
 		// Ordered with a salvage into this server (topolock.go).
-		unlock, err := lockTopology(ctx, ex, in.lockWaitSeconds())
+		unlock, err := lockTopology(ctx, ex, in.lockWaitSeconds(), in.lockIdleSeconds())
 		if err != nil {
 			return err
 		}

@@ -29,7 +29,7 @@ const (
 // is stopped whatever happened, on a fresh connection with time of its
 // own: a cancelled ctx or a dead session does not leave the server
 // replicating from the old primary.
-func (in *instance) SalvageFrom(ctx context.Context, source Endpoint, creds Credentials, until gtid.Set) (gtid.Set, error) {
+func (in *instance) SalvageFrom(ctx context.Context, source Endpoint, creds Credentials, until, expect gtid.Set) (gtid.Set, error) {
 	verb := "salvage from " + source.String()
 	if err := creds.TLS.validate(); err != nil {
 		return gtid.Set{}, wrap(verb, in.addr, err)
@@ -45,11 +45,12 @@ func (in *instance) SalvageFrom(ctx context.Context, source Endpoint, creds Cred
 		}
 		// Ordered with a promotion of this server (topolock.go): from the
 		// read-only check to the start, no promotion runs here.
-		unlock, err := lockTopology(ctx, ex, in.lockWaitSeconds())
+		unlock, err := lockTopology(ctx, ex, in.lockWaitSeconds(), in.lockIdleSeconds())
 		if err != nil {
 			return err
 		}
-		err = startSalvage(ctx, ex, d, source, creds, target, in.lockWaitSeconds(), &pointed)
+		err = startSalvage(ctx, ex, d, salvageStart{source: source, creds: creds, target: target, expect: expect},
+			in.lockWaitSeconds(), &pointed)
 		unlock()
 		if err != nil {
 			return err
@@ -88,11 +89,26 @@ func (in *instance) stopSalvage(ctx context.Context) (gtid.Set, error) {
 // was read read-only, before its replication is changed.
 var salvageChecked func()
 
-// startSalvage checks the server is read-only, then points replication
-// at source and starts it until target; *pointed is set once the source
-// may have been changed (from then on replication must be stopped).
-func startSalvage(ctx context.Context, ex executor, d dialect, source Endpoint, creds Credentials,
-	target string, lockWait int, pointed *bool) error {
+// salvageStart is what startSalvage points the server at, and what it
+// must still be: its executed set as the caller read it (expect).
+type salvageStart struct {
+	source Endpoint
+	creds  Credentials
+	target string
+	expect gtid.Set
+}
+
+// startSalvage checks the server is read-only, holds the executed set the
+// caller read and replicates from the source, then points replication at
+// source and starts it until target; *pointed is set once the source may
+// have been changed (from then on replication must be stopped).
+//
+// The last two checks keep a deposed leader's salvage off a server a new
+// leader promoted since, even one fenced again later: its executed set
+// grew (its own writes) and RESET REPLICA ALL, or a repoint, changed its
+// source. Applying the old primary's tail there would diverge it.
+func startSalvage(ctx context.Context, ex executor, d dialect, s salvageStart, lockWait int, pointed *bool) error {
+	source, creds, target := s.source, s.creds, s.target
 	if err := d.setLockWaitTimeout(ctx, ex, lockWait); err != nil {
 		return err
 	}
@@ -106,9 +122,19 @@ func startSalvage(ctx context.Context, ex executor, d dialect, source Endpoint, 
 	if salvageChecked != nil {
 		salvageChecked()
 	}
+	now, err := d.executed(ctx, ex)
+	if err != nil {
+		return fmt.Errorf("read executed gtids: %w", err)
+	}
+	if !now.Equal(s.expect) {
+		return fmt.Errorf("%w: it holds %s, read as %s", ErrSalvageTargetMoved, now, s.expect)
+	}
 	rs, err := d.replicaStatus(ctx, ex)
 	if err != nil {
 		return err
+	}
+	if rs == nil || rs.Source() != source {
+		return fmt.Errorf("%w: it does not replicate from %s any more", ErrSalvageTargetMoved, source)
 	}
 	*pointed = true
 	if rs != nil {
