@@ -57,7 +57,7 @@ func TestSimRealOperatorReplays(t *testing.T) {
 func TestSimRealOperatorFoundSeeds(t *testing.T) {
 	for _, seed := range []uint64{1, 129, 149, 356, 712, 774, 1502, 1973, 2067, 2257, 4100, 7840, 9569, 10259,
 		11935, 11990, 12350, 13496, 19134, 22681, 23008, 26588, 26673, 30972, 33882, 37803, 45025, 45064, 45482, 50470, 51436,
-		61903, 62966, 300264} {
+		61903, 62966, 84948, 300264} {
 		cfg := ConfigForSeed(seed, DefaultSteps)
 		text, err := os.ReadFile(fmt.Sprintf("testdata/seeds/realop-%d.txt", seed))
 		if err != nil {
