@@ -71,6 +71,8 @@ type world struct {
 	persists  int
 	steps     []string // each persisted step, as "Step:confirmedBy", then "done"
 	failAt    int
+	// failOnce, when set, fails the first write it matches (then clears).
+	failOnce func(*v1alpha1.MysqlFailoverGroup) bool
 	// conflictAt makes the n-th persist meet a conflict: as the status
 	// patcher does, the write still lands, but the group is left holding a
 	// re-read copy, so pointers into its old status are detached.
@@ -354,6 +356,10 @@ func (w *world) TaintSite(_ context.Context, _ *v1alpha1.MysqlFailoverGroup, s s
 // Persister
 func (w *world) PersistStatus(_ context.Context, g *v1alpha1.MysqlFailoverGroup) error {
 	w.persists++
+	if w.failOnce != nil && w.failOnce(g) {
+		w.failOnce = nil
+		return errors.New("fake: API timeout on this write")
+	}
 	if w.failAt > 0 && w.persists >= w.failAt {
 		return errors.New("fake: operator crashed before this write")
 	}

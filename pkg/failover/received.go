@@ -89,10 +89,6 @@ func (e *Emergency) checkDrained(ctx context.Context, p Pass, it *v1alpha1.Failo
 // of it), and ranks the target again on what it executed.
 func (e *Emergency) giveUpRelay(ctx context.Context, p Pass, it *v1alpha1.FailoverIntent, to topology.SiteView,
 	short gtid.Set, verdict topology.DrainVerdict) (string, error) {
-	if e.lostRelay == nil {
-		e.lostRelay = receivedLost{}
-	}
-	e.lostRelay[it.To] = to.Replication.Retrieved.String()
 	prev, _ := gtid.ParseSet(it.ReceivedLostGtidSet)
 	it.ReceivedLostGtidSet = prev.Union(short).String()
 	reason, why := v1alpha1.EventRelayLogShort, "its relay log did not hold"
@@ -101,8 +97,18 @@ func (e *Emergency) giveUpRelay(ctx context.Context, p Pass, it *v1alpha1.Failov
 	}
 	msg := fmt.Sprintf("%s: %s %s (%d transactions) its probe showed received: recorded lost unless the new primary holds them; "+
 		"not promoted on it, the candidates are ranked again on what they executed", it.To, why, short, short.Count())
+	// Remembered only once the loss is on record: a pass re-read after a
+	// failed write would otherwise rank the target on what it executed
+	// and promote it without the record, and the loss would go uncounted.
+	if err := e.persist(ctx, p); err != nil {
+		return "", err
+	}
+	if e.lostRelay == nil {
+		e.lostRelay = receivedLost{}
+	}
+	e.lostRelay[it.To] = to.Replication.Retrieved.String()
 	e.env.Notifier.Event(p.Group, EventWarning, reason, msg)
-	return msg, e.persist(ctx, p)
+	return msg, nil
 }
 
 // receivedLoss is what the failover's targets received and could not

@@ -156,3 +156,24 @@ func TestStalledDrainRecordsTheLoss(t *testing.T) {
 		})
 	}
 }
+
+// TestGiveUpRelayWriteFailedKeepsTheLoss (from a review): the write that
+// records what the target received and will not apply fails; the next
+// pass, from the re-read status, must not take the target as ranked on
+// what it executed without that record, or the loss is never counted.
+func TestGiveUpRelayWriteFailedKeepsTheLoss(t *testing.T) {
+	w := newWorld(t)
+	receivedAhead(w)
+	w.sites["c"].sqlStopped = true
+	w.sites["b"].up = false
+	w.failOnce = func(g *v1alpha1.MysqlFailoverGroup) bool {
+		return g.Status.Failover != nil && g.Status.Failover.ReceivedLostGtidSet != ""
+	}
+	e := NewEmergency(w.env())
+	w.relayMemo = e
+	runUntilDone(t, w, e, 30)
+	lf := w.persisted.Status.LastFailover
+	if lf.To != "c" || lf.LostGtidSet != gtid.MustParseSet(uuidA+":8-10").String() {
+		t.Fatalf("promoted %s with lost %q, want c with A:8-10 counted", lf.To, lf.LostGtidSet)
+	}
+}
