@@ -57,6 +57,15 @@ func newBed(t *testing.T) *bed {
 func newBedOn(t *testing.T, c *testbed.MariaDBCluster) *bed {
 	t.Helper()
 	b := &bed{c: c, gw: testbed.StartObjectStore(t)}
+	newBedStore(t, b)
+	b.donor = &clone.Donor{DefaultsFile: b.c.ConfigFile(0), Socket: b.c.Socket(0), User: "root", TempDir: t.TempDir(),
+		Logger: quiet()}
+	return b
+}
+
+// newBedStore opens the bed's bucket on its gateway.
+func newBedStore(t *testing.T, b *bed) {
+	t.Helper()
 	s, err := objstore.New(objstore.Config{Endpoint: b.gw.Endpoint, Bucket: "backups", Prefix: "shop", PathStyle: true,
 		AccessKey: b.gw.AccessKey, SecretKey: b.gw.SecretKey})
 	if err != nil {
@@ -66,9 +75,6 @@ func newBedOn(t *testing.T, c *testbed.MariaDBCluster) *bed {
 		t.Fatal(err)
 	}
 	b.store = s
-	b.donor = &clone.Donor{DefaultsFile: b.c.ConfigFile(0), Socket: b.c.Socket(0), User: "root", TempDir: t.TempDir(),
-		Logger: quiet()}
-	return b
 }
 
 func (b *bed) root(t *testing.T, i int) *sql.DB {

@@ -43,6 +43,8 @@ type binlogEvent struct {
 	// transaction opened by the last GTID event.
 	GTID   gtid.GTID
 	Closes bool
+	// Off is the event's offset in the file.
+	Off int64
 }
 
 // readBinlog walks a binlog file's events in order, calling fn for each;
@@ -71,7 +73,7 @@ func readBinlog(r io.Reader, list func(gtid.BinlogState), fn func(binlogEvent) e
 			return fmt.Errorf("%w: binlog event at %d (%d bytes): %w", ErrInvalid, off, size, err)
 		}
 		ev := binlogEvent{At: time.Unix(int64(binary.LittleEndian.Uint32(hdr[0:4])), 0).UTC(), Type: hdr[4],
-			ServerID: binary.LittleEndian.Uint32(hdr[5:9])}
+			ServerID: binary.LittleEndian.Uint32(hdr[5:9]), Off: off}
 		if err := w.event(&ev, body, list); err != nil {
 			return fmt.Errorf("%w: binlog event at %d: %w", ErrInvalid, off, err)
 		}
@@ -267,10 +269,42 @@ func addToRuns(runs []topology.GTIDRun, g gtid.GTID) []topology.GTIDRun {
 	return append(runs, topology.GTIDRun{Domain: g.Domain, Server: g.Server, From: g.Seq, To: g.Seq})
 }
 
+// cutOffset is the offset of the first GTID event in path past end in its
+// domain: where the replay of a file cut at end must stop.
+func cutOffset(path string, end gtid.Pos) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = f.Close() }()
+	var at int64
+	errStop := errors.New("stop")
+	err = readBinlog(f, nil, func(ev binlogEvent) error {
+		if ev.Type == evGTID && ev.GTID.Seq > seqOfDomain(end, ev.GTID.Domain) {
+			at = ev.Off
+			return errStop
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errStop) {
+		return 0, fmt.Errorf("%s: %w", path, err)
+	}
+	if at == 0 {
+		return 0, fmt.Errorf("%w: %s holds nothing past %s, yet the plan cut it there", ErrInvalid, path, end)
+	}
+	return at, nil
+}
+
+func seqOfDomain(p gtid.Pos, domain uint32) uint64 {
+	g, _ := p.Domain(domain)
+	return g.Seq
+}
+
 // replayExpect is what replaying path up to target must leave the server
-// at: every transaction closed before the first event at or after target.
-// hit tells whether such an event is in the file (the replay stops there).
-func replayExpect(path string, from gtid.Pos, target time.Time) (want gtid.Pos, hit bool, err error) {
+// at: every transaction closed before the first event at or after target,
+// or before offset stopAt when that comes first (0: no such offset). hit
+// tells whether an event at or after target is met (the replay stops).
+func replayExpect(path string, from gtid.Pos, target time.Time, stopAt int64) (want gtid.Pos, hit bool, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, false, err
@@ -280,6 +314,9 @@ func replayExpect(path string, from gtid.Pos, target time.Time) (want gtid.Pos, 
 	var cur gtid.GTID
 	errStop := errors.New("stop")
 	err = readBinlog(f, nil, func(ev binlogEvent) error {
+		if stopAt > 0 && ev.Off >= stopAt {
+			return errStop
+		}
 		if !ev.At.Before(target) {
 			hit = true
 			return errStop

@@ -102,18 +102,18 @@ func TestScanBinlogFacts(t *testing.T) {
 	}
 	// The first transaction committed at 109: a target of 104 is met at
 	// its GTID event, and nothing before it is closed.
-	want, hit, err := replayExpect(p, gtid.Pos{g(0, 2, 80)}, at(104))
+	want, hit, err := replayExpect(p, gtid.Pos{g(0, 2, 80)}, at(104), 0)
 	if err != nil || !hit || want.String() != "0-2-80" {
 		t.Fatalf("expect to 104: %s %v %v", want, hit, err)
 	}
 	// A statement that began at 103 in a transaction whose GTID says 102
 	// (out of order): met inside it, the transaction is not closed.
 	q := newBinlog().list().trx(100, 101, g(0, 1, 1), "a").trx(103, 102, g(0, 1, 2), "b").file(t)
-	want, hit, err = replayExpect(q, nil, at(103))
+	want, hit, err = replayExpect(q, nil, at(103), 0)
 	if err != nil || !hit || want.String() != "0-1-1" {
 		t.Fatalf("expect to 103: %s %v %v", want, hit, err)
 	}
-	if _, hit, _ := replayExpect(p, nil, at(200)); hit {
+	if _, hit, _ := replayExpect(p, nil, at(200), 0); hit {
 		t.Fatal("a target after the file was met in it")
 	}
 }
@@ -157,4 +157,31 @@ func FuzzScanBinlog(f *testing.F) {
 		}
 		_, _ = scanBinlog(p)
 	})
+}
+
+// TestReplayExpectStopsAtTheCut: a file the plan cut is expected to bring
+// the server only to its kept end, and the cut is where the next
+// transaction's GTID event begins.
+func TestReplayExpectStopsAtTheCut(t *testing.T) {
+	p := newBinlog().list(g(0, 1, 10)).
+		trx(101, 101, g(0, 1, 11), "INSERT 1").
+		trx(102, 102, g(0, 1, 12), "INSERT 2").
+		trx(103, 103, g(0, 1, 13), "INSERT 3").file(t)
+	at := func(s int64) time.Time { return time.Unix(s, 0).UTC() }
+	off, err := cutOffset(p, gtid.Pos{g(0, 1, 12)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, hit, err := replayExpect(p, gtid.Pos{g(0, 1, 10)}, at(200), off)
+	if err != nil || hit || want.String() != "0-1-12" {
+		t.Fatalf("expect to the cut: %s %v %v", want, hit, err)
+	}
+	// A target met before the cut still ends the replay there.
+	want, hit, err = replayExpect(p, gtid.Pos{g(0, 1, 10)}, at(102), off)
+	if err != nil || !hit || want.String() != "0-1-11" {
+		t.Fatalf("expect to 102: %s %v %v", want, hit, err)
+	}
+	if _, err := cutOffset(p, gtid.Pos{g(0, 1, 13)}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("a cut past the file's end: %v", err)
+	}
 }

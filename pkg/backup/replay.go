@@ -48,8 +48,12 @@ func PlanRestore(ctx context.Context, store *objstore.Store, namespace, group, i
 	if err != nil {
 		return m, topology.PITRPlan{}, refused, err
 	}
+	timeline, err := ReadTimeline(ctx, store, namespace, group)
+	if err != nil {
+		return m, topology.PITRPlan{}, refused, err
+	}
 	files := planInput(recs)
-	plan, err := topology.PlanPITR(files, base, m.WindowFrom(), target.Truncate(time.Second))
+	plan, err := topology.PlanPITR(files, timeline, base, m.WindowFrom(), target.Truncate(time.Second))
 	if err != nil {
 		return m, plan, refused, fmt.Errorf("restore %s/%s/%s to %s (%d archive records refused): %w", namespace, group,
 			id, target.UTC().Format(time.RFC3339), len(refused), err)
@@ -77,7 +81,7 @@ func Replay(ctx context.Context, store *objstore.Store, plan topology.PITRPlan, 
 		if err != nil {
 			return state, err
 		}
-		want, hit, err := replayFile(ctx, path, state, target, cl, tool)
+		want, hit, err := replayFile(ctx, path, f, state, target, cl, tool)
 		_ = os.Remove(path)
 		if err != nil {
 			return state, fmt.Errorf("replay %s: %w", f.File, err)
@@ -100,20 +104,29 @@ func Replay(ctx context.Context, store *objstore.Store, plan topology.PITRPlan, 
 }
 
 // replayFile computes what the file must bring the server to, then
-// applies it.
-func replayFile(ctx context.Context, path string, state gtid.Pos, target time.Time, cl Client, tool string) (gtid.Pos, bool, error) {
+// applies it. A file the plan cut (an old primary's, whose tail the group
+// lost) is read only up to the first transaction past its kept end.
+func replayFile(ctx context.Context, path string, f topology.ArchivedBinlog, state gtid.Pos, target time.Time,
+	cl Client, tool string) (gtid.Pos, bool, error) {
 	facts, err := scanBinlog(path)
 	if err != nil {
 		return nil, false, err
 	}
-	want, hit, err := replayExpect(path, state, target)
+	end, stopAt := facts.End, int64(0)
+	if f.Cut {
+		if stopAt, err = cutOffset(path, f.End); err != nil {
+			return nil, false, err
+		}
+		end = f.End
+	}
+	want, hit, err := replayExpect(path, state, target, stopAt)
 	if err != nil {
 		return nil, false, err
 	}
 	if !hit {
-		want = topology.MaxPos(state, facts.End)
+		want = topology.MaxPos(state, end)
 	}
-	if err := applyBinlog(ctx, tool, path, state, target.Format("2006-01-02 15:04:05"), cl); err != nil {
+	if err := applyBinlog(ctx, tool, path, state, target.Format("2006-01-02 15:04:05"), stopAt, cl); err != nil {
 		return nil, false, err
 	}
 	return want, hit, nil
@@ -145,8 +158,9 @@ func fetchArchived(ctx context.Context, store *objstore.Store, key, dir string) 
 }
 
 // applyBinlog pipes mariadb-binlog's text for one file, from state and
-// stopping at stop, into the client.
-func applyBinlog(ctx context.Context, tool, path string, state gtid.Pos, stop string, cl Client) error {
+// stopping at the time stop (and before the event at offset stopAt, when
+// set), into the client.
+func applyBinlog(ctx context.Context, tool, path string, state gtid.Pos, stop string, stopAt int64, cl Client) error {
 	bin := cl.Binary
 	if bin == "" {
 		bin = "mariadb"
@@ -164,6 +178,9 @@ func applyBinlog(ctx context.Context, tool, path string, state gtid.Pos, stop st
 		return fmt.Errorf("start %s: %w", bin, err)
 	}
 	targs := []string{"--stop-datetime=" + stop}
+	if stopAt > 0 {
+		targs = append(targs, fmt.Sprintf("--stop-position=%d", stopAt))
+	}
 	if len(state) > 0 {
 		targs = append(targs, "--start-position="+state.String())
 	}

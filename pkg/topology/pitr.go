@@ -22,6 +22,9 @@ type ArchivedBinlog struct {
 	// the time its GTID event was written: the commit); Max the latest
 	// time of any event in it. Times are not monotonic within a file.
 	First, Last, Max time.Time
+	// Cut is set on a file CutAtDivergence shortened: it is replayed
+	// only up to End, and its times say nothing about that point.
+	Cut bool
 }
 
 // GTIDRun is the GTIDs Domain-Server-From through Domain-Server-To.
@@ -49,7 +52,10 @@ type PITRPlan struct {
 }
 
 // PlanPITR chooses the archived files that carry a base backup, consistent
-// at position base and taken until baseStop, forward to target. A file
+// at position base and taken until baseStop, forward to target. Each file
+// is first cut at the first transaction the group's timeline says its
+// server did not write (CutAtDivergence): an old primary's writes after
+// it lost the role are never replayed. A file
 // continues the chain from the state reached when, for each domain it has
 // transactions in, its first seq is at most one past the state's, its
 // Gtid_list is within the state, and it ends past the state. Files of
@@ -62,9 +68,14 @@ type PITRPlan struct {
 // whose latest event time is at or after target (times are not monotonic
 // within a file). A target outside the window, or a gap before it, is
 // refused before anything is restored.
-func PlanPITR(files []ArchivedBinlog, base gtid.Pos, baseStop, target time.Time) (PITRPlan, error) {
+func PlanPITR(files []ArchivedBinlog, timeline []Promotion, base gtid.Pos, baseStop, target time.Time) (PITRPlan, error) {
 	plan := PITRPlan{Window: PITRWindow{From: baseStop}}
 	state := slices.Clone(base)
+	whole := files
+	files = make([]ArchivedBinlog, len(whole))
+	for i, f := range whole {
+		files[i] = CutAtDivergence(f, timeline)
+	}
 	for {
 		next, ok, err := nextArchived(files, state)
 		if err != nil {
@@ -92,6 +103,10 @@ func PlanPITR(files []ArchivedBinlog, base gtid.Pos, baseStop, target time.Time)
 			stamp(target), stamp(baseStop))
 	case !target.After(plan.Window.To):
 		return plan, nil
+	case lostAfter(whole, files, state) != "":
+		return plan, fmt.Errorf("%w: from %s the archive holds only %s, whose transactions past it the timeline "+
+			"says were lost in a failover; the new writer's binlog is not archived yet", ErrArchiveGap, state,
+			lostAfter(whole, files, state))
 	case gapAfter(files, state):
 		return plan, fmt.Errorf("%w: no archived file continues from %s", ErrArchiveGap, state)
 	case plan.Window.To.IsZero():
@@ -105,8 +120,11 @@ func PlanPITR(files []ArchivedBinlog, base gtid.Pos, baseStop, target time.Time)
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
-// latest is the file's latest event time.
+// latest is the file's latest event time; none for a cut file.
 func (f ArchivedBinlog) latest() time.Time {
+	if f.Cut {
+		return time.Time{}
+	}
 	if f.Max.Before(f.Last) {
 		return f.Last
 	}
@@ -242,6 +260,17 @@ func gapAfter(files []ArchivedBinlog, state gtid.Pos) bool {
 		}
 	}
 	return false
+}
+
+// lostAfter names a file that was cut (cut[i] of whole[i]) and, whole,
+// ends past state: the archive reaches past state only with lost writes.
+func lostAfter(whole, cut []ArchivedBinlog, state gtid.Pos) string {
+	for i, f := range cut {
+		if f.Cut && !state.HasReached(whole[i].End) {
+			return f.Site + "/" + f.File
+		}
+	}
+	return ""
 }
 
 // MaxPos is the per-domain furthest of a and b.

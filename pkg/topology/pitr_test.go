@@ -69,14 +69,17 @@ func TestPlanPITR(t *testing.T) {
 	pdxB := file("pdx", "mysql-bin.000002", "0-2-103", "0-2-200", 110, 200, "0-2-104..200")
 	// The same seqs, iad's diverged file ending on the same one as pdx's.
 	iad3tie := file("iad", "mysql-bin.000003", "0-1-50", "0-1-103", 50, 105, "0-1-51..103")
+	// pdx (server 2) was promoted holding 0-1-100.
+	failedOver := []Promotion{{Generation: 2, To: "pdx", ToServer: 2, Position: pos(t, "0-1-100")}}
 	cases := []struct {
-		name   string
-		files  []ArchivedBinlog
-		base   string
-		stop   int
-		target int
-		want   []string
-		err    error
+		name     string
+		files    []ArchivedBinlog
+		timeline []Promotion
+		base     string
+		stop     int
+		target   int
+		want     []string
+		err      error
 	}{
 		{name: "inside the first file", files: archive, base: "0-1-20", stop: 20, target: 30, want: []string{"iad/mysql-bin.000001"}},
 		{name: "across the failover", files: archive, base: "0-1-20", stop: 20, target: 120,
@@ -104,10 +107,22 @@ func TestPlanPITR(t *testing.T) {
 			files: []ArchivedBinlog{iad3tie, pdxA, pdxB}, base: "0-1-90", stop: 90, target: 150, err: ErrArchiveAmbiguous},
 		{name: "a diverged file overlapping the chosen one beyond the state",
 			files: []ArchivedBinlog{iad3, pdxA, pdxB}, base: "0-1-100", stop: 100, target: 150, err: ErrArchiveAmbiguous},
+		{name: "the timeline cuts the diverged file and the new primary's files carry on",
+			files: []ArchivedBinlog{iad3, pdxA, pdxB}, timeline: failedOver, base: "0-1-90", stop: 90, target: 150,
+			want: []string{"pdx/mysql-bin.000001", "pdx/mysql-bin.000002"}},
+		{name: "only the diverged file reaches past the promotion",
+			files: []ArchivedBinlog{iad1, iad3}, timeline: failedOver, base: "0-1-20", stop: 20, target: 102,
+			err: ErrArchiveGap},
+		{name: "a target before the promotion, in a file the timeline does not cut",
+			files: []ArchivedBinlog{iad1, iad3}, timeline: failedOver, base: "0-1-20", stop: 20, target: 40,
+			want: []string{"iad/mysql-bin.000001"}},
+		{name: "a cut file's times do not end the chain",
+			files: []ArchivedBinlog{iad1, iad3}, timeline: failedOver, base: "0-1-20", stop: 20, target: 60,
+			err: ErrArchiveGap},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			plan, err := PlanPITR(c.files, pos(t, c.base), at(c.stop), at(c.target))
+			plan, err := PlanPITR(c.files, c.timeline, pos(t, c.base), at(c.stop), at(c.target))
 			if c.err != nil {
 				if !errors.Is(err, c.err) {
 					t.Fatalf("want %v, got %v (plan %+v)", c.err, err, plan)
@@ -128,6 +143,57 @@ func TestPlanPITR(t *testing.T) {
 				if got[i] != c.want[i] {
 					t.Fatalf("files %v, want %v", got, c.want)
 				}
+			}
+		})
+	}
+}
+
+func TestCutAtDivergence(t *testing.T) {
+	file := func(start string, rs ...string) ArchivedBinlog {
+		return archived(t, "iad", "mysql-bin.000003", start, "0-1-1", 0, 10, rs...)
+	}
+	promo := func(gen int64, server uint32, at string) Promotion {
+		return Promotion{Generation: gen, ToServer: server, Position: pos(t, at)}
+	}
+	cases := []struct {
+		name     string
+		file     ArchivedBinlog
+		timeline []Promotion
+		runs     []string // kept; nil: the file is not cut
+		end      string
+	}{
+		{name: "no timeline trusts the file", file: file("0-1-50", "0-1-51..105")},
+		{name: "the old primary's writes past the promotion are cut", file: file("0-1-50", "0-1-51..105"),
+			timeline: []Promotion{promo(2, 2, "0-1-100")}, runs: []string{"0-1-51..100"}, end: "0-1-100"},
+		{name: "the new primary's file agrees", file: file("0-1-80", "0-1-81..100", "0-2-101..103"),
+			timeline: []Promotion{promo(2, 2, "0-1-100")}},
+		{name: "a file wholly past the promotion by the old primary is cut to nothing",
+			file: file("0-1-100", "0-1-101..105"), timeline: []Promotion{promo(2, 2, "0-1-100")}, runs: []string{},
+			end: "0-1-100"},
+		{name: "the old primary promoted again writes past the second promotion",
+			file:     file("0-2-150", "0-2-151..200", "0-1-201..250"),
+			timeline: []Promotion{promo(2, 2, "0-1-100"), promo(3, 1, "0-2-200")}},
+		{name: "an abandoned target's writes, and what only it had received, are cut",
+			file:     file("0-1-80", "0-1-81..100", "0-3-101..104"),
+			timeline: []Promotion{promo(2, 3, "0-1-100"), promo(3, 4, "0-1-98")}, runs: []string{"0-1-81..98"},
+			end: "0-1-98"},
+		{name: "each domain is judged on its own", file: file("0-1-100,1-1-4", "1-1-5..12"),
+			timeline: []Promotion{promo(2, 2, "0-1-100,1-1-10")}, runs: []string{"1-1-5..10"}, end: "0-1-100,1-1-10"},
+		{name: "a domain the new primary never had is lost past nothing", file: file("0-1-100", "2-1-1..3"),
+			timeline: []Promotion{promo(2, 2, "0-1-100")}, runs: []string{}, end: "0-1-100"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := CutAtDivergence(c.file, c.timeline)
+			if c.runs == nil {
+				if got.Cut || len(got.Runs) != len(c.file.Runs) {
+					t.Fatalf("cut to %+v, want the file whole", got)
+				}
+				return
+			}
+			want := runs(t, c.runs...)
+			if !got.Cut || fmt.Sprint(got.Runs) != fmt.Sprint(want) || got.End.String() != pos(t, c.end).String() {
+				t.Fatalf("got runs %v end %s cut %v; want runs %v end %s", got.Runs, got.End, got.Cut, want, c.end)
 			}
 		})
 	}
