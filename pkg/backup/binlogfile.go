@@ -295,15 +295,45 @@ func cutOffset(path string, end gtid.Pos) (int64, error) {
 	return at, nil
 }
 
+// gtidOffsets are the offsets of g's GTID event in path and of the GTID
+// event after it (0 when g's transaction is the file's last).
+func gtidOffsets(path string, g gtid.GTID) (at, next int64, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer func() { _ = f.Close() }()
+	errStop := errors.New("stop")
+	err = readBinlog(f, nil, func(ev binlogEvent) error {
+		switch {
+		case ev.Type != evGTID:
+		case at > 0:
+			next = ev.Off
+			return errStop
+		case ev.GTID == g:
+			at = ev.Off
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errStop) {
+		return 0, 0, fmt.Errorf("%s: %w", path, err)
+	}
+	if at == 0 {
+		return 0, 0, fmt.Errorf("%w: %s does not hold %s, yet the plan says it does", ErrInvalid, path, g)
+	}
+	return at, next, nil
+}
+
 func seqOfDomain(p gtid.Pos, domain uint32) uint64 {
 	g, _ := p.Domain(domain)
 	return g.Seq
 }
 
 // replayExpect is what replaying path up to target must leave the server
-// at: every transaction closed before the first event at or after target,
-// or before offset stopAt when that comes first (0: no such offset). hit
-// tells whether an event at or after target is met (the replay stops).
+// at: every transaction closed before the first event at or after target
+// (none: target zero), or before offset stopAt when that comes first (0:
+// no such offset). hit tells whether an event at or after target is met
+// (the replay stops).
 func replayExpect(path string, from gtid.Pos, target time.Time, stopAt int64) (want gtid.Pos, hit bool, err error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -317,7 +347,7 @@ func replayExpect(path string, from gtid.Pos, target time.Time, stopAt int64) (w
 		if stopAt > 0 && ev.Off >= stopAt {
 			return errStop
 		}
-		if !ev.At.Before(target) {
+		if !target.IsZero() && !ev.At.Before(target) {
 			hit = true
 			return errStop
 		}

@@ -18,6 +18,14 @@ var (
 	// ErrReplayShort: after replaying an archived binlog, the restored
 	// server lacks a transaction the file gave it.
 	ErrReplayShort = errors.New("backup: replay fell short")
+	// ErrReplayMismatch: after replaying an archived binlog, the restored
+	// server is past what the file should have brought it to, or at the
+	// same seq with another server's transaction.
+	ErrReplayMismatch = errors.New("backup: replay reached another position than planned")
+	// ErrArchiveRefused: archive records the restore could not use; a
+	// plan made without them could miss the file that shows another
+	// history, so none is made.
+	ErrArchiveRefused = errors.New("backup: archive records refused")
 	// ErrNoPosition: mariadb-backup's info names no binlog position.
 	ErrNoPosition = errors.New("backup: no binlog position in the backup's info")
 )

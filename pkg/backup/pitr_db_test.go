@@ -93,7 +93,7 @@ func TestPITRBetweenTwoWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	dst := b.root(t, 1)
-	pos, err := backup.Replay(ctx, b.store, plan, m.GTIDPosition, target, dst,
+	pos, err := backup.Replay(ctx, b.store, plan, m.GTIDPosition, dst,
 		backup.Client{Socket: b.c.Socket(1), User: "root"}, "", t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -174,7 +174,7 @@ func TestPITRAcrossAFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	dst := b.root(t, 2)
-	pos, err := backup.Replay(ctx, b.store, plan, m.GTIDPosition, target, dst,
+	pos, err := backup.Replay(ctx, b.store, plan, m.GTIDPosition, dst,
 		backup.Client{Socket: c.Socket(2), User: "root"}, "", t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -285,9 +285,9 @@ func TestArchiveTwoIncarnations(t *testing.T) {
 }
 
 // TestArchiveRefusesBadRecords: a record that is not JSON, and a good
-// record copied under another site's key, are left out and reported;
-// the restore that does not need them is still planned. When the record
-// it needs is the bad one, the plan is refused.
+// record copied under another site's key, are refused and reported, and
+// the restore is not planned: a plan made without them could miss the
+// file that shows another history. Removed, the plan is made.
 func TestArchiveRefusesBadRecords(t *testing.T) {
 	b := newBed(t)
 	src := b.root(t, 0)
@@ -319,13 +319,18 @@ func TestArchiveRefusesBadRecords(t *testing.T) {
 	put("shop/orders/binlog/zzz/mysql-bin.000009@00.json", []byte("{not json"))
 	put("shop/orders/binlog/fra/"+last.File+"@"+last.SHA256[:32]+".json", good)
 	target := last.Max
-	_, plan, refused, err := backup.PlanRestore(ctx, b.store, "shop", "orders", "b1", target)
-	if err != nil || len(refused) != 2 || len(plan.Files) == 0 {
-		t.Fatalf("plan %v, refused %v, %v", plan.Files, refused, err)
-	}
-	put(last.Data+".json", []byte(`{"namespace":"other"}`))
 	_, _, refused, err = backup.PlanRestore(ctx, b.store, "shop", "orders", "b1", target)
-	if len(refused) != 3 || !errors.Is(err, topology.ErrArchiveGap) && !errors.Is(err, topology.ErrOutsideWindow) {
-		t.Fatalf("without the record it needs: refused %d, %v", len(refused), err)
+	if len(refused) != 2 || !errors.Is(err, backup.ErrArchiveRefused) {
+		t.Fatalf("refused %v, %v", refused, err)
+	}
+	for _, key := range []string{"shop/orders/binlog/zzz/mysql-bin.000009@00.json",
+		"shop/orders/binlog/fra/" + last.File + "@" + last.SHA256[:32] + ".json"} {
+		if err := b.store.Remove(ctx, key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, plan, refused, err := backup.PlanRestore(ctx, b.store, "shop", "orders", "b1", target)
+	if err != nil || len(refused) != 0 || len(plan.Files) == 0 {
+		t.Fatalf("plan %v, refused %v, %v", plan.Files, refused, err)
 	}
 }

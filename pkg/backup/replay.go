@@ -27,55 +27,103 @@ type Client struct {
 	User, Password string
 }
 
-// PlanRestore reads backup id's manifest and the archive, and plans the
-// replay to target (whole seconds: binlog events carry no finer time). A
-// target outside the window, or an archive with a gap before it, is
-// refused here, before anything is restored.
+// PlanRestore reads backup id's manifest, the archive and the group's
+// timeline, and plans the replay to target (whole seconds: binlog events
+// carry no finer time). A target outside the window, or an archive with a
+// gap before it, is refused here, before anything is restored.
 //
-// Archive records that cannot be read or do not match their key are left
-// out and returned: a plan that needed one fails on the gap it leaves.
+// Archive records that cannot be read or do not match their key are
+// returned, and fail the plan (ErrArchiveRefused): without them the plan
+// could miss the file that shows a continuation belongs to another
+// history. Repair or remove them, then plan again.
 func PlanRestore(ctx context.Context, store *objstore.Store, namespace, group, id string, target time.Time) (Manifest,
 	topology.PITRPlan, []RefusedRecord, error) {
+	in, err := readRestoreInput(ctx, store, namespace, group, id)
+	if err != nil {
+		return in.m, topology.PITRPlan{}, in.refused, err
+	}
+	plan, err := topology.PlanPITR(in.files, in.timeline, in.base, in.m.WindowFrom(), target.Truncate(time.Second))
+	if err != nil {
+		return in.m, plan, in.refused, fmt.Errorf("restore %s/%s/%s to %s (%d archive records refused): %w", namespace,
+			group, id, target.UTC().Format(time.RFC3339), len(in.refused), err)
+	}
+	return in.m, plan, in.refused, nil
+}
+
+// PlanRestoreToGTID is PlanRestore to the transaction target: the replay
+// stops just before it, or just after it when inclusive.
+func PlanRestoreToGTID(ctx context.Context, store *objstore.Store, namespace, group, id string, target gtid.GTID,
+	inclusive bool) (Manifest, topology.PITRPlan, []RefusedRecord, error) {
+	in, err := readRestoreInput(ctx, store, namespace, group, id)
+	if err != nil {
+		return in.m, topology.PITRPlan{}, in.refused, err
+	}
+	plan, err := topology.PlanPITRToGTID(in.files, in.timeline, in.base, target, inclusive)
+	if err != nil {
+		return in.m, plan, in.refused, fmt.Errorf("restore %s/%s/%s %s (%d archive records refused): %w", namespace,
+			group, id, plan.Target, len(in.refused), err)
+	}
+	return in.m, plan, in.refused, nil
+}
+
+// restoreInput is what a restore is planned from.
+type restoreInput struct {
+	m        Manifest
+	base     gtid.Pos
+	files    []topology.ArchivedBinlog
+	timeline []topology.Promotion
+	refused  []RefusedRecord
+}
+
+func readRestoreInput(ctx context.Context, store *objstore.Store, namespace, group, id string) (restoreInput, error) {
+	var in restoreInput
 	m, err := Read(ctx, store, namespace, group, id)
 	if err != nil {
-		return Manifest{}, topology.PITRPlan{}, nil, err
+		return in, err
 	}
-	base, err := gtid.ParsePos(m.GTIDPosition)
-	if err != nil {
-		return m, topology.PITRPlan{}, nil, fmt.Errorf("%w: manifest position %q: %w", ErrInvalid, m.GTIDPosition, err)
+	in.m = m
+	if in.base, err = gtid.ParsePos(m.GTIDPosition); err != nil {
+		return in, fmt.Errorf("%w: manifest position %q: %w", ErrInvalid, m.GTIDPosition, err)
 	}
 	recs, refused, err := ListArchive(ctx, store, namespace, group)
+	in.refused = refused
 	if err != nil {
-		return m, topology.PITRPlan{}, refused, err
+		return in, err
 	}
-	timeline, err := ReadTimeline(ctx, store, namespace, group)
-	if err != nil {
-		return m, topology.PITRPlan{}, refused, err
+	if len(refused) > 0 {
+		keys := make([]string, len(refused))
+		for i, r := range refused {
+			keys[i] = r.Key
+		}
+		return in, fmt.Errorf("%w: %d, repair or remove them: %s (first: %w)", ErrArchiveRefused, len(refused),
+			strings.Join(keys, ", "), refused[0].Err)
 	}
-	files := planInput(recs)
-	plan, err := topology.PlanPITR(files, timeline, base, m.WindowFrom(), target.Truncate(time.Second))
-	if err != nil {
-		return m, plan, refused, fmt.Errorf("restore %s/%s/%s to %s (%d archive records refused): %w", namespace, group,
-			id, target.UTC().Format(time.RFC3339), len(refused), err)
+	if in.timeline, err = ReadTimeline(ctx, store, namespace, group); err != nil {
+		return in, err
 	}
-	return m, plan, refused, nil
+	in.files = planInput(recs)
+	return in, nil
 }
 
 // Replay applies plan's files to the restored mysqld db, from base (the
-// backup's position) to target, and returns the position reached. Each
+// backup's position) to the plan's target, and returns the position
+// reached. Each
 // file is checked against its record before it is read. What each file
 // must leave the server at is computed from the file itself, apart from
 // the replay: a file before the last, its end; the file where an event at
 // or after target is met, every transaction closed before that event.
 // Replay stops after that file. A server short of it fails loudly
 // (ErrReplayShort).
-func Replay(ctx context.Context, store *objstore.Store, plan topology.PITRPlan, base string, target time.Time,
-	db *sql.DB, cl Client, tool, tmpDir string) (gtid.Pos, error) {
+func Replay(ctx context.Context, store *objstore.Store, plan topology.PITRPlan, base string, db *sql.DB, cl Client,
+	tool, tmpDir string) (gtid.Pos, error) {
 	state, err := gtid.ParsePos(base)
 	if err != nil {
 		return nil, fmt.Errorf("%w: base position %q: %w", ErrInvalid, base, err)
 	}
-	target = target.UTC().Truncate(time.Second)
+	target := plan.Target
+	if target.GTID == nil {
+		target.Time = target.Time.UTC().Truncate(time.Second)
+	}
 	for _, f := range plan.Files {
 		path, err := fetchArchived(ctx, store, f.File, tmpDir)
 		if err != nil {
@@ -95,6 +143,10 @@ func Replay(ctx context.Context, store *objstore.Store, plan topology.PITRPlan, 
 			return state, fmt.Errorf("%w: after %s the server is at %q, the file should have brought it to %s",
 				ErrReplayShort, f.File, got, want)
 		}
+		if d, ok := differsAt(reached, want); ok {
+			return state, fmt.Errorf("%w: after %s the server is at %q, the file should have brought it to %s "+
+				"(domain %d)", ErrReplayMismatch, f.File, got, want, d)
+		}
 		state = topology.MaxPos(state, want)
 		if hit {
 			break
@@ -105,31 +157,65 @@ func Replay(ctx context.Context, store *objstore.Store, plan topology.PITRPlan, 
 
 // replayFile computes what the file must bring the server to, then
 // applies it. A file the plan cut (an old primary's, whose tail the group
-// lost) is read only up to the first transaction past its kept end.
-func replayFile(ctx context.Context, path string, f topology.ArchivedBinlog, state gtid.Pos, target time.Time,
-	cl Client, tool string) (gtid.Pos, bool, error) {
+// lost) is read only up to the first transaction past its kept end; the
+// file holding a GTID target, up to that transaction or just past it.
+func replayFile(ctx context.Context, path string, f topology.ArchivedBinlog, state gtid.Pos,
+	target topology.PITRTarget, cl Client, tool string) (gtid.Pos, bool, error) {
 	facts, err := scanBinlog(path)
 	if err != nil {
 		return nil, false, err
 	}
-	end, stopAt := facts.End, int64(0)
+	end, stopAt, final := facts.End, int64(0), false
 	if f.Cut {
 		if stopAt, err = cutOffset(path, f.End); err != nil {
 			return nil, false, err
 		}
 		end = f.End
 	}
-	want, hit, err := replayExpect(path, state, target, stopAt)
+	if target.GTID != nil && f.Holds(*target.GTID) {
+		at, next, err := gtidOffsets(path, *target.GTID)
+		if err != nil {
+			return nil, false, err
+		}
+		if target.Inclusive {
+			at = next // 0: the target is the file's last transaction
+		}
+		stopAt, final = earliest(stopAt, at), true
+	}
+	want, hit, err := replayExpect(path, state, target.Time, stopAt)
 	if err != nil {
 		return nil, false, err
 	}
-	if !hit {
+	if !hit && !final {
 		want = topology.MaxPos(state, end)
 	}
-	if err := applyBinlog(ctx, tool, path, state, target.Format("2006-01-02 15:04:05"), stopAt, cl); err != nil {
+	stop := ""
+	if target.GTID == nil {
+		stop = target.Time.Format("2006-01-02 15:04:05")
+	}
+	if err := applyBinlog(ctx, tool, path, state, stop, stopAt, cl); err != nil {
 		return nil, false, err
 	}
-	return want, hit, nil
+	return want, hit || final, nil
+}
+
+// differsAt names a domain where reached is not exactly want: past it,
+// or at its seq with another server's transaction (another history).
+func differsAt(reached, want gtid.Pos) (uint32, bool) {
+	for _, w := range want {
+		if r, ok := reached.Domain(w.Domain); ok && (r.Seq != w.Seq || r.Server != w.Server) {
+			return w.Domain, true
+		}
+	}
+	return 0, false
+}
+
+// earliest is the lower of two offsets, 0 meaning none.
+func earliest(a, b int64) int64 {
+	if a == 0 || (b != 0 && b < a) {
+		return b
+	}
+	return a
 }
 
 // fetchArchived downloads one archived file, checked against its record.
@@ -177,7 +263,10 @@ func applyBinlog(ctx context.Context, tool, path string, state gtid.Pos, stop st
 	if err := client.Start(); err != nil {
 		return fmt.Errorf("start %s: %w", bin, err)
 	}
-	targs := []string{"--stop-datetime=" + stop}
+	var targs []string
+	if stop != "" {
+		targs = append(targs, "--stop-datetime="+stop)
+	}
 	if stopAt > 0 {
 		targs = append(targs, fmt.Sprintf("--stop-position=%d", stopAt))
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/shipstream/bloodraven/internal/testbed"
 	"github.com/shipstream/bloodraven/pkg/backup"
+	"github.com/shipstream/bloodraven/pkg/gtid"
 	"github.com/shipstream/bloodraven/pkg/topology"
 )
 
@@ -117,7 +118,7 @@ func TestPITRNeverReplaysLostWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	dst := b.root(t, 2)
-	if _, err := backup.Replay(ctx, b.store, plan, m.GTIDPosition, target, dst,
+	if _, err := backup.Replay(ctx, b.store, plan, m.GTIDPosition, dst,
 		backup.Client{Socket: c.Socket(2), User: "root"}, "", t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
@@ -195,5 +196,78 @@ func TestTimelineRefusesBadRecords(t *testing.T) {
 		if _, err := backup.ReadTimeline(ctx, b.store, "shop", "orders"); !errors.Is(err, backup.ErrInvalid) {
 			t.Errorf("%s: read (%v)", name, err)
 		}
+	}
+}
+
+// TestPITRToAGTID restores to a transaction's GTID, before it and through
+// it: the row it wrote is absent, then present, and the row after it is
+// absent both times. A GTID the archive does not hold is refused.
+func TestPITRToAGTID(t *testing.T) {
+	b := newBed(t)
+	src := b.root(t, 0)
+	ctx := context.Background()
+	seed(t, src, 50)
+	m, err := backup.Take(ctx, b.donor, b.store, backup.Request{ID: "b1", Namespace: "shop", Group: "orders", Site: "iad"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 30; i++ {
+		insert(t, src, "before")
+	}
+	exec1(t, src, "FLUSH BINARY LOGS")
+	conn, err := src.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(ctx, "INSERT INTO shop.orders (note) VALUES ('target')"); err != nil {
+		t.Fatal(err)
+	}
+	var last string
+	if err := conn.QueryRowContext(ctx, "SELECT @@last_gtid").Scan(&last); err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.Close()
+	target, err := gtid.ParseGTID(last)
+	if err != nil {
+		t.Fatal(err)
+	}
+	insert(t, src, "after")
+	exec1(t, src, "FLUSH BINARY LOGS")
+	if _, err := b.archiver(t).ArchiveSealed(ctx); err != nil {
+		t.Fatal(err)
+	}
+	missing := target
+	missing.Seq += 1000
+	if _, _, _, err := backup.PlanRestoreToGTID(ctx, b.store, "shop", "orders", "b1", missing, true); !errors.Is(err, topology.ErrOutsideWindow) {
+		t.Fatalf("a GTID not archived: %v", err)
+	}
+	for _, inclusive := range []bool{false, true} {
+		_, plan, _, err := backup.PlanRestoreToGTID(ctx, b.store, "shop", "orders", "b1", target, inclusive)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.wipe(t, 1)
+		if _, err := backup.Restore(ctx, b.store, "shop", "orders", "b1", b.receiver(t, 1)); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.c.Start(1); err != nil {
+			t.Fatal(err)
+		}
+		dst := b.root(t, 1)
+		pos, err := backup.Replay(ctx, b.store, plan, m.GTIDPosition, dst, backup.Client{Socket: b.c.Socket(1), User: "root"},
+			"", t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]int{"before": 30, "target": 0, "after": 0}
+		if inclusive {
+			want["target"] = 1
+		}
+		for note, n := range want {
+			if got := count(t, dst, note); got != n {
+				t.Fatalf("%s, inclusive %v: %d rows noted %q, want %d (at %s)", target, inclusive, got, note, n, pos)
+			}
+		}
+		_ = dst.Close()
 	}
 }

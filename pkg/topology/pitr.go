@@ -49,6 +49,27 @@ type PITRWindow struct {
 type PITRPlan struct {
 	Files  []ArchivedBinlog
 	Window PITRWindow
+	Target PITRTarget
+}
+
+// PITRTarget is where a replay stops: at the first event at or after
+// Time (whole seconds), or, when GTID is set, just before or (Inclusive)
+// just after that transaction.
+type PITRTarget struct {
+	Time      time.Time
+	GTID      *gtid.GTID
+	Inclusive bool
+}
+
+func (t PITRTarget) String() string {
+	switch {
+	case t.GTID == nil:
+		return stamp(t.Time)
+	case t.Inclusive:
+		return "through " + t.GTID.String()
+	default:
+		return "before " + t.GTID.String()
+	}
 }
 
 // PlanPITR chooses the archived files that carry a base backup, consistent
@@ -69,33 +90,11 @@ type PITRPlan struct {
 // within a file). A target outside the window, or a gap before it, is
 // refused before anything is restored.
 func PlanPITR(files []ArchivedBinlog, timeline []Promotion, base gtid.Pos, baseStop, target time.Time) (PITRPlan, error) {
-	plan := PITRPlan{Window: PITRWindow{From: baseStop}}
-	state := slices.Clone(base)
-	whole := files
-	files = make([]ArchivedBinlog, len(whole))
-	for i, f := range whole {
-		files[i] = CutAtDivergence(f, timeline)
-	}
-	for {
-		next, ok, err := nextArchived(files, state)
-		if err != nil {
-			return plan, err
-		}
-		if !ok {
-			break
-		}
-		if err := agreesWithOthers(files, next, state); err != nil {
-			return plan, err
-		}
-		plan.Files = append(plan.Files, next)
-		state = MaxPos(state, next.End)
-		latest := next.latest()
-		if latest.After(plan.Window.To) {
-			plan.Window.To = latest
-		}
-		if !latest.Before(target) {
-			break // replay stops inside this file
-		}
+	plan := PITRPlan{Window: PITRWindow{From: baseStop}, Target: PITRTarget{Time: target}}
+	whole, files := files, cutAll(files, timeline)
+	state, err := plan.chain(files, base, func(f ArchivedBinlog) bool { return !f.latest().Before(target) })
+	if err != nil {
+		return plan, err
 	}
 	switch {
 	case target.Before(plan.Window.From):
@@ -118,6 +117,39 @@ func PlanPITR(files []ArchivedBinlog, timeline []Promotion, base gtid.Pos, baseS
 	}
 }
 
+// cutAll is every file cut at its divergence by the timeline.
+func cutAll(files []ArchivedBinlog, timeline []Promotion) []ArchivedBinlog {
+	out := make([]ArchivedBinlog, len(files))
+	for i, f := range files {
+		out[i] = CutAtDivergence(f, timeline)
+	}
+	return out
+}
+
+// chain appends to the plan the files that carry base on, each checked
+// against the other sites' files, until stop says the target is met in
+// the last one or nothing continues; it returns the state reached.
+func (plan *PITRPlan) chain(files []ArchivedBinlog, base gtid.Pos, stop func(ArchivedBinlog) bool) (gtid.Pos, error) {
+	state := slices.Clone(base)
+	for {
+		next, ok, err := nextArchived(files, state)
+		if err != nil || !ok {
+			return state, err
+		}
+		if err := agreesWithOthers(files, next, state); err != nil {
+			return state, err
+		}
+		plan.Files = append(plan.Files, next)
+		state = MaxPos(state, next.End)
+		if latest := next.latest(); latest.After(plan.Window.To) {
+			plan.Window.To = latest
+		}
+		if stop(next) {
+			return state, nil // replay stops inside this file
+		}
+	}
+}
+
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 // latest is the file's latest event time; none for a cut file.
@@ -131,9 +163,11 @@ func (f ArchivedBinlog) latest() time.Time {
 	return f.Max
 }
 
-// continues tells whether f carries state on with no GTID skipped.
+// continues tells whether f carries state on with no GTID skipped, and
+// from the same history: where f holds (or its Gtid_list names) the seq
+// state last reached in a domain, it is the same transaction, by server.
 func (f ArchivedBinlog) continues(state gtid.Pos) bool {
-	if len(f.Runs) == 0 || state.HasReached(f.End) || !state.HasReached(f.Start) {
+	if len(f.Runs) == 0 || state.HasReached(f.End) || !state.HasReached(f.Start) || !f.sameHistory(state) {
 		return false
 	}
 	seen := map[uint32]bool{}
@@ -147,6 +181,35 @@ func (f ArchivedBinlog) continues(state gtid.Pos) bool {
 		}
 	}
 	return true
+}
+
+// sameHistory tells whether f agrees with state on each domain's last
+// transaction: a file that holds another server's transaction at that seq
+// belongs to another history (an old primary's lost writes on one side),
+// and a replay from state would skip it by seq alone.
+func (f ArchivedBinlog) sameHistory(state gtid.Pos) bool {
+	for _, g := range state {
+		if g.Seq == 0 {
+			continue
+		}
+		if s, ok := serverAt(f.Runs, g.Domain, g.Seq); ok && s != g.Server {
+			return false
+		}
+		if st, ok := f.Start.Domain(g.Domain); ok && st.Seq == g.Seq && st.Server != g.Server {
+			return false
+		}
+	}
+	return true
+}
+
+// serverAt is the server of domain's seq in runs, if they hold it.
+func serverAt(runs []GTIDRun, domain uint32, seq uint64) (uint32, bool) {
+	for _, r := range runs {
+		if r.Domain == domain && r.From <= seq && seq <= r.To {
+			return r.Server, true
+		}
+	}
+	return 0, false
 }
 
 func seqOf(p gtid.Pos, domain uint32) uint64 {
@@ -164,12 +227,19 @@ func nextArchived(files []ArchivedBinlog, state gtid.Pos) (ArchivedBinlog, bool,
 		}
 	}
 	if len(cands) == 0 {
+		for _, f := range files {
+			if !state.HasReached(f.End) && !f.sameHistory(state) {
+				return ArchivedBinlog{}, false, fmt.Errorf("%w: %s/%s holds other transactions than the ones %s "+
+					"ends on: the base or a file before belongs to another history", ErrArchiveAmbiguous, f.Site,
+					f.File, state)
+			}
+		}
 		return ArchivedBinlog{}, false, nil
 	}
 	slices.SortFunc(cands, func(a, b ArchivedBinlog) int { return cmp.Compare(a.Site+"/"+a.File, b.Site+"/"+b.File) })
 	for i, a := range cands {
 		for _, b := range cands[i+1:] {
-			if a.Site != b.Site && !runsAgree(a.Runs, b.Runs, state) {
+			if !runsAgree(a.Runs, b.Runs, state) {
 				return ArchivedBinlog{}, false, fmt.Errorf("%w: %s/%s and %s/%s both continue from %s with different transactions",
 					ErrArchiveAmbiguous, a.Site, a.File, b.Site, b.File, state)
 			}
@@ -183,11 +253,12 @@ func nextArchived(files []ArchivedBinlog, state gtid.Pos) (ArchivedBinlog, bool,
 	return ArchivedBinlog{}, false, fmt.Errorf("%w: no file continuing from %s ends past all the others", ErrArchiveAmbiguous, state)
 }
 
-// agreesWithOthers refuses next when another site's file holds other
-// transactions than next in the seqs next would replay.
+// agreesWithOthers refuses next when another file (of any site: one site
+// may hold two histories, before and after its data was replaced) holds
+// other transactions than next in the seqs next would replay.
 func agreesWithOthers(files []ArchivedBinlog, next ArchivedBinlog, state gtid.Pos) error {
 	for _, f := range files {
-		if f.Site != next.Site && !runsAgree(f.Runs, next.Runs, state) {
+		if (f.Site != next.Site || f.File != next.File) && !runsAgree(f.Runs, next.Runs, state) {
 			return fmt.Errorf("%w: %s/%s and %s/%s hold different transactions after %s", ErrArchiveAmbiguous,
 				next.Site, next.File, f.Site, f.File, state)
 		}

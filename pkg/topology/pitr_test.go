@@ -69,6 +69,14 @@ func TestPlanPITR(t *testing.T) {
 	pdxB := file("pdx", "mysql-bin.000002", "0-2-103", "0-2-200", 110, 200, "0-2-104..200")
 	// The same seqs, iad's diverged file ending on the same one as pdx's.
 	iad3tie := file("iad", "mysql-bin.000003", "0-1-50", "0-1-103", 50, 105, "0-1-51..103")
+	// A base backup taken on iad after it wrote 101-110, which pdx never
+	// received (promoted at 0-1-100, pdx wrote 0-2-101..200).
+	iadLost := file("iad", "mysql-bin.000003", "0-1-50", "0-1-110", 50, 110, "0-1-51..110")
+	pdxNew := file("pdx", "mysql-bin.000001", "0-1-80", "0-2-200", 80, 200, "0-1-81..100", "0-2-101..200")
+	// One site, two histories: a wrote 0-2-101..110 (lost); recloned from
+	// b at 0-3-105, its binlog begins again and holds b's 106-200.
+	aOld := file("a", "mysql-bin.000003@old", "0-1-100", "0-2-110", 100, 110, "0-2-101..110")
+	aNew := file("a", "mysql-bin.000001@new", "0-3-105", "0-3-200", 120, 200, "0-3-106..200")
 	// pdx (server 2) was promoted holding 0-1-100.
 	failedOver := []Promotion{{Generation: 2, To: "pdx", ToServer: 2, Position: pos(t, "0-1-100")}}
 	cases := []struct {
@@ -107,6 +115,12 @@ func TestPlanPITR(t *testing.T) {
 			files: []ArchivedBinlog{iad3tie, pdxA, pdxB}, base: "0-1-90", stop: 90, target: 150, err: ErrArchiveAmbiguous},
 		{name: "a diverged file overlapping the chosen one beyond the state",
 			files: []ArchivedBinlog{iad3, pdxA, pdxB}, base: "0-1-100", stop: 100, target: 150, err: ErrArchiveAmbiguous},
+		{name: "a base holding lost writes, with its own file archived",
+			files: []ArchivedBinlog{iadLost, pdxNew}, base: "0-1-110", stop: 110, target: 190, err: ErrArchiveAmbiguous},
+		{name: "a base holding lost writes, only the new primary's file archived",
+			files: []ArchivedBinlog{pdxNew}, base: "0-1-110", stop: 110, target: 190, err: ErrArchiveAmbiguous},
+		{name: "one site's files of two histories",
+			files: []ArchivedBinlog{aOld, aNew}, base: "0-1-100", stop: 100, target: 190, err: ErrArchiveAmbiguous},
 		{name: "the timeline cuts the diverged file and the new primary's files carry on",
 			files: []ArchivedBinlog{iad3, pdxA, pdxB}, timeline: failedOver, base: "0-1-90", stop: 90, target: 150,
 			want: []string{"pdx/mysql-bin.000001", "pdx/mysql-bin.000002"}},

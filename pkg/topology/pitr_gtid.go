@@ -1,0 +1,70 @@
+package topology
+
+import (
+	"fmt"
+
+	"github.com/shipstream/bloodraven/pkg/gtid"
+)
+
+// PlanPITRToGTID chooses the archived files that carry a base backup,
+// consistent at position base, up to the transaction target: just before
+// it, or through it (inclusive). The chain follows PlanPITR's rules (the
+// timeline's cuts, agreement between sites) and ends in the file that
+// holds target among the transactions it may replay. It refuses, before
+// anything is restored: a base already past the target
+// (ErrOutsideWindow); a target the timeline says the group lost, or one
+// the archive's history passes without holding it (ErrOutsideWindow); a
+// missing file before it (ErrArchiveGap).
+func PlanPITRToGTID(files []ArchivedBinlog, timeline []Promotion, base gtid.Pos, target gtid.GTID,
+	inclusive bool) (PITRPlan, error) {
+	plan := PITRPlan{Target: PITRTarget{GTID: &target, Inclusive: inclusive}}
+	if at, ok := base.Domain(target.Domain); ok {
+		switch {
+		case inclusive && at.Seq == target.Seq && at.Server == target.Server:
+			return plan, nil // the backup ends on the target
+		case !inclusive && at.Seq+1 == target.Seq:
+			return plan, nil // the backup ends just before it
+		case at.Seq >= target.Seq:
+			return plan, fmt.Errorf("%w: the base backup, at %s, is already past %s", ErrOutsideWindow, base,
+				plan.Target)
+		}
+	}
+	whole, files := files, cutAll(files, timeline)
+	state, err := plan.chain(files, base, func(f ArchivedBinlog) bool {
+		return seqOf(f.End, target.Domain) >= target.Seq
+	})
+	if err != nil {
+		return plan, err
+	}
+	if n := len(plan.Files); n > 0 && plan.Files[n-1].Holds(target) {
+		return plan, nil
+	}
+	for _, f := range whole {
+		if f.Holds(target) && !CutAtDivergence(f, timeline).Holds(target) {
+			return plan, fmt.Errorf("%w: %s is in %s/%s only among the writes the timeline says the group lost",
+				ErrOutsideWindow, target, f.Site, f.File)
+		}
+	}
+	switch {
+	case seqOf(state, target.Domain) >= target.Seq:
+		return plan, fmt.Errorf("%w: the archive's history reaches %s without holding %s", ErrOutsideWindow, state,
+			target)
+	case lostAfter(whole, files, state) != "":
+		return plan, fmt.Errorf("%w: from %s the archive holds only %s, whose transactions past it the timeline "+
+			"says were lost in a failover", ErrArchiveGap, state, lostAfter(whole, files, state))
+	case gapAfter(files, state):
+		return plan, fmt.Errorf("%w: no archived file continues from %s", ErrArchiveGap, state)
+	default:
+		return plan, fmt.Errorf("%w: %s is not archived (the archive ends at %s)", ErrOutsideWindow, target, state)
+	}
+}
+
+// Holds tells whether g is among the transactions f may replay.
+func (f ArchivedBinlog) Holds(g gtid.GTID) bool {
+	for _, r := range f.Runs {
+		if r.Domain == g.Domain && r.Server == g.Server && r.From <= g.Seq && g.Seq <= r.To {
+			return true
+		}
+	}
+	return false
+}
