@@ -4,7 +4,7 @@ import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 // BackupSpec turns on backups of a group into an S3-compatible object
 // store (docs/backups.md).
-// +kubebuilder:validation:XValidation:rule="self.schedules.all(a, self.schedules.exists_one(b, b.name == a.name))",message="backup schedule names must be unique"
+// +kubebuilder:validation:XValidation:rule="!has(self.schedules) || self.schedules.all(a, self.schedules.exists_one(b, b.name == a.name))",message="backup schedule names must be unique"
 type BackupSpec struct {
 	// ObjectStore is where base backups and archived binlogs go.
 	ObjectStore ObjectStoreSpec `json:"objectStore"`

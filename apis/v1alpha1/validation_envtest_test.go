@@ -298,6 +298,12 @@ func TestBackupSpecDefaultedAndMysqlBackupImmutable(t *testing.T) {
 	if mb.Spec.Method != v1alpha1.BackupMethodPhysical {
 		t.Fatalf("method defaulted to %q", mb.Spec.Method)
 	}
+	// No schedules at all: backups on request only.
+	bare := minimal("backup-no-schedules")
+	set(bare, "backup", backupSpec("bucket", "backups"))
+	if err := create(t, bare); err != nil {
+		t.Fatalf("a backup spec without schedules rejected: %v", err)
+	}
 	mb.Spec.Site = "pdx"
 	if err := cp.Client.Update(ctx, mb); err == nil || !strings.Contains(err.Error(), "a MysqlBackup's spec cannot change") {
 		t.Fatalf("changing a MysqlBackup's spec: %v", err)

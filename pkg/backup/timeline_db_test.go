@@ -201,7 +201,8 @@ func TestTimelineRefusesBadRecords(t *testing.T) {
 
 // TestPITRToAGTID restores to a transaction's GTID, before it and through
 // it: the row it wrote is absent, then present, and the row after it is
-// absent both times. A GTID the archive does not hold is refused.
+// absent both times. A GTID the archive does not hold is refused. The
+// catalog lists the backup with a window, and refuses a bad manifest.
 func TestPITRToAGTID(t *testing.T) {
 	b := newBed(t)
 	src := b.root(t, 0)
@@ -235,6 +236,14 @@ func TestPITRToAGTID(t *testing.T) {
 	exec1(t, src, "FLUSH BINARY LOGS")
 	if _, err := b.archiver(t).ArchiveSealed(ctx); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := b.store.Put(ctx, "shop/orders/base/zz/manifest.json", strings.NewReader("{"), "application/json"); err != nil {
+		t.Fatal(err)
+	}
+	cat, refused, err := backup.Catalog(ctx, b.store, "shop", "orders")
+	if err != nil || len(cat) != 1 || len(refused) != 1 || cat[0].Manifest.ID != "b1" || cat[0].WindowErr != nil ||
+		!cat[0].Window.From.Equal(m.WindowFrom()) || cat[0].Empty() {
+		t.Fatalf("catalog %+v, refused %v, %v", cat, refused, err)
 	}
 	missing := target
 	missing.Seq += 1000

@@ -3,6 +3,7 @@ package plugin
 import (
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -46,9 +47,13 @@ func Connect(cfg Config) (client.Client, string, error) {
 	return c, ns, nil
 }
 
-// Scheme knows the MysqlFailoverGroup kind.
+// Scheme knows the MysqlFailoverGroup kind, and Secrets (the backup
+// store's credentials).
 func Scheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
+	if err := corev1.AddToScheme(s); err != nil {
+		return nil, fmt.Errorf("scheme: %w", err)
+	}
 	if err := v1alpha1.AddToScheme(s); err != nil {
 		return nil, fmt.Errorf("scheme: %w", err)
 	}

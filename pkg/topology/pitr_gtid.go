@@ -2,6 +2,7 @@ package topology
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/shipstream/bloodraven/pkg/gtid"
 )
@@ -67,4 +68,15 @@ func (f ArchivedBinlog) Holds(g gtid.GTID) bool {
 		}
 	}
 	return false
+}
+
+// PITRCoverage is the window a base backup, consistent at base and taken
+// until baseStop, can be restored to with the archive as it is: from
+// baseStop to the latest event of the files that carry it on, by the
+// rules PlanPITR follows. An archive that is ambiguous from base is an
+// error (ErrArchiveAmbiguous); a window whose To is before From is empty.
+func PITRCoverage(files []ArchivedBinlog, timeline []Promotion, base gtid.Pos, baseStop time.Time) (PITRWindow, error) {
+	plan := PITRPlan{Window: PITRWindow{From: baseStop}}
+	_, err := plan.chain(cutAll(files, timeline), base, func(ArchivedBinlog) bool { return false })
+	return plan.Window, err
 }

@@ -86,3 +86,51 @@ func TestPlanPITRToGTID(t *testing.T) {
 		})
 	}
 }
+
+func TestPITRCoverage(t *testing.T) {
+	file := func(site, name, start, end string, first, last int, rs ...string) ArchivedBinlog {
+		return archived(t, site, name, start, end, first, last, rs...)
+	}
+	iad1 := file("iad", "mysql-bin.000001", "", "0-1-50", 0, 50, "0-1-1..50")
+	iad2 := file("iad", "mysql-bin.000002", "0-1-50", "0-1-100", 50, 100, "0-1-51..100")
+	pdx1 := file("pdx", "mysql-bin.000001", "0-1-80", "0-2-150", 80, 150, "0-1-81..100", "0-2-101..150")
+	cases := []struct {
+		name     string
+		files    []ArchivedBinlog
+		base     string
+		from, to int
+		empty    bool
+		err      error
+	}{
+		{name: "to the last event across a failover", files: []ArchivedBinlog{iad1, iad2, pdx1}, base: "0-1-20",
+			from: 20, to: 150},
+		{name: "a gap ends the window", files: []ArchivedBinlog{iad1, pdx1}, base: "0-1-20", from: 20, to: 50},
+		{name: "nothing archived after the backup", files: []ArchivedBinlog{iad1}, base: "0-1-50", from: 50, empty: true},
+		{name: "an ambiguous archive", base: "0-1-90", from: 90, err: ErrArchiveAmbiguous, files: []ArchivedBinlog{
+			file("iad", "mysql-bin.000003", "0-1-50", "0-1-105", 50, 105, "0-1-51..105"),
+			file("pdx", "mysql-bin.000001", "0-1-80", "0-2-103", 80, 110, "0-1-81..100", "0-2-101..103")}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w, err := PITRCoverage(c.files, nil, pos(t, c.base), at(c.from))
+			if c.err != nil {
+				if !errors.Is(err, c.err) {
+					t.Fatalf("want %v, got %v", c.err, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.empty {
+				if !w.To.Before(w.From) {
+					t.Fatalf("window %v..%v, want empty", w.From, w.To)
+				}
+				return
+			}
+			if !w.From.Equal(at(c.from)) || !w.To.Equal(at(c.to)) {
+				t.Fatalf("window %v..%v, want %v..%v", w.From, w.To, at(c.from), at(c.to))
+			}
+		})
+	}
+}
