@@ -31,9 +31,9 @@ func newLeaderLock(cfg *rest.Config, f flags) (resourcelock.Interface, error) {
 		}
 		ns = strings.TrimSpace(string(b))
 	}
-	host, err := os.Hostname()
+	identity, err := leaderIdentity(f)
 	if err != nil {
-		return nil, fmt.Errorf("leader election identity: %w", err)
+		return nil, err
 	}
 	cfg = rest.AddUserAgent(rest.CopyConfig(cfg), "leader-election")
 	cfg.Timeout = 5 * time.Second
@@ -46,11 +46,30 @@ func newLeaderLock(cfg *rest.Config, f flags) (resourcelock.Interface, error) {
 		return nil, fmt.Errorf("leader election client: %w", err)
 	}
 	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, ns, f.leaderElectionID, core, coord,
-		resourcelock.ResourceLockConfig{Identity: host + "_" + string(uuid.NewUUID())})
+		resourcelock.ResourceLockConfig{Identity: identity})
 	if err != nil {
 		return nil, fmt.Errorf("leader election lock: %w", err)
 	}
 	return lock, nil
+}
+
+// leaderIdentity is the name the operator holds the Lease under: its Pod's
+// name (--leader-election-identity, $POD_NAME in the chart), so that a
+// process restarted in the same Pod takes its own Lease back at once
+// instead of waiting for it to expire. Two processes of one Pod never run
+// together: the kubelet starts a container again only once the last one
+// has exited. Another Pod has another name and waits for the Lease as
+// before. Outside a Pod (no name given) each process is its own: the host
+// name and a random suffix.
+func leaderIdentity(f flags) (string, error) {
+	if f.leaderIdentity != "" {
+		return f.leaderIdentity, nil
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		return "", fmt.Errorf("leader election identity: %w", err)
+	}
+	return host + "_" + string(uuid.NewUUID()), nil
 }
 
 // leadership is the operator's view of its lock; nil when leader election is off.

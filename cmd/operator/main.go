@@ -31,6 +31,7 @@ type flags struct {
 	leaderElect      bool
 	leaderElectionNS string
 	leaderElectionID string
+	leaderIdentity   string
 	namespaces       string
 	metricsAddr      string
 	probeAddr        string
@@ -61,6 +62,7 @@ func parseFlags(args []string) (flags, error) {
 	fs.BoolVar(&f.leaderElect, "leader-elect", true, "elect a leader so that only one operator acts")
 	fs.StringVar(&f.leaderElectionNS, "leader-election-namespace", "", "namespace of the leader-election Lease (default: in-cluster namespace)")
 	fs.StringVar(&f.leaderElectionID, "leader-election-id", "bloodraven.shipstream.io", "name of the leader-election Lease")
+	fs.StringVar(&f.leaderIdentity, "leader-election-identity", os.Getenv("POD_NAME"), "name to hold the Lease under, stable across restarts of one Pod (default $POD_NAME, else host name and a random suffix)")
 	fs.StringVar(&f.namespaces, "namespaces", "", "comma-separated namespaces to watch; empty watches all")
 	fs.StringVar(&f.metricsAddr, "metrics-bind-address", ":8443", "address of the Prometheus metrics endpoint; 0 disables it")
 	fs.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
@@ -160,6 +162,9 @@ func newManager(f flags) (ctrl.Manager, resourcelock.Interface, error) {
 		LeaderElection:          f.leaderElect,
 		LeaderElectionID:        f.leaderElectionID,
 		LeaderElectionNamespace: f.leaderElectionNS,
+		// On a graceful stop the Lease is handed back, so the next Pod
+		// leads at once; main exits as soon as the manager returns.
+		LeaderElectionReleaseOnCancel: true,
 	}
 	if f.namespaces != "" {
 		opts.Cache.DefaultNamespaces = map[string]cache.Config{}
