@@ -27,14 +27,7 @@ func TestPITRRefusesABaseHoldingLostWrites(t *testing.T) {
 	iad, pdx := b.root(t, 0), b.root(t, 1)
 	ctx := context.Background()
 	seed(t, iad, 100)
-	var iadPos string
-	if err := iad.QueryRow("SELECT @@gtid_binlog_pos").Scan(&iadPos); err != nil {
-		t.Fatal(err)
-	}
-	var ok int
-	if err := pdx.QueryRow("SELECT MASTER_GTID_WAIT(?, 30)", iadPos).Scan(&ok); err != nil || ok != 0 {
-		t.Fatalf("pdx did not catch up with %s: %d %v", iadPos, ok, err)
-	}
+	caughtUp(t, pdx, iad)
 	exec1(t, pdx, "STOP SLAVE")
 	for i := 0; i < 10; i++ {
 		insert(t, iad, "iad lost")

@@ -24,6 +24,19 @@ func (b *bed) archiver(t *testing.T) *backup.Archiver {
 		Logger: quiet()}
 }
 
+// caughtUp waits until replica has applied everything source has written.
+func caughtUp(t *testing.T, replica, source *sql.DB) {
+	t.Helper()
+	var pos string
+	if err := source.QueryRow("SELECT @@gtid_binlog_pos").Scan(&pos); err != nil {
+		t.Fatal(err)
+	}
+	var ok int
+	if err := replica.QueryRow("SELECT MASTER_GTID_WAIT(?, 30)", pos).Scan(&ok); err != nil || ok != 0 {
+		t.Fatalf("the replica did not catch up with %s: %d %v", pos, ok, err)
+	}
+}
+
 // insert adds one row and returns its id.
 func insert(t *testing.T, db *sql.DB, note string) int64 {
 	t.Helper()
@@ -131,14 +144,7 @@ func TestPITRAcrossAFailover(t *testing.T) {
 	for i := 0; i < 100; i++ {
 		insert(t, iad, "iad after the backup")
 	}
-	var iadPos string
-	if err := iad.QueryRow("SELECT @@gtid_binlog_pos").Scan(&iadPos); err != nil {
-		t.Fatal(err)
-	}
-	var ok int
-	if err := pdx.QueryRow("SELECT MASTER_GTID_WAIT(?, 30)", iadPos).Scan(&ok); err != nil || ok != 0 {
-		t.Fatalf("pdx did not catch up with %s: %d %v", iadPos, ok, err)
-	}
+	caughtUp(t, pdx, iad)
 	exec1(t, iad, "FLUSH BINARY LOGS")
 	if _, err := b.archiver(t).ArchiveSealed(ctx); err != nil {
 		t.Fatal(err)

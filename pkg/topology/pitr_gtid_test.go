@@ -59,26 +59,8 @@ func TestPlanPITRToGTID(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			plan, err := PlanPITRToGTID(c.files, c.timeline, pos(t, c.base), g(c.target), c.inclusive)
-			if c.err != nil {
-				if !errors.Is(err, c.err) {
-					t.Fatalf("want %v, got %v (plan %+v)", c.err, err, plan)
-				}
+			if !checkPlan(t, plan, err, c.err, c.want) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got []string
-			for _, f := range plan.Files {
-				got = append(got, f.Site+"/"+f.File)
-			}
-			if len(got) != len(c.want) {
-				t.Fatalf("files %v, want %v", got, c.want)
-			}
-			for i := range got {
-				if got[i] != c.want[i] {
-					t.Fatalf("files %v, want %v", got, c.want)
-				}
 			}
 			if plan.Target.GTID == nil || *plan.Target.GTID != g(c.target) || plan.Target.Inclusive != c.inclusive {
 				t.Fatalf("plan target %s", plan.Target)
