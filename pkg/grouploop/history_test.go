@@ -141,3 +141,29 @@ func TestSiteSeenWritableIsAWriter(t *testing.T) {
 		t.Fatalf("site seen writable shown %s, fence confirmed %v", v.State, v.FenceConfirmed)
 	}
 }
+
+// TestReplicatingGauge: a replica whose replication runs is 1, one whose
+// SQL thread stopped on an error is 0, and a site with no replication set
+// up (the primary) has no series.
+func TestReplicatingGauge(t *testing.T) {
+	l := testLoop()
+	g := testGroup("orders", "b", 3)
+	gauge := func() float64 {
+		return testutil.ToFloat64(l.env.Metrics.Replicating.WithLabelValues("shop", "orders", "a"))
+	}
+	rec := &v1alpha1.SiteStatus{Name: "a"}
+	running := mysql.ReplicaStatus{IORunning: mysql.ThreadYes, SQLRunning: true}
+	l.recordProbe(g, rec, observation{status: mysql.Status{Replica: &running}})
+	if v := gauge(); v != 1 || !rec.Replicating {
+		t.Fatalf("running replication: gauge %v, status %v", v, rec.Replicating)
+	}
+	broken := mysql.ReplicaStatus{IORunning: mysql.ThreadYes, LastSQLErrno: 1062}
+	l.recordProbe(g, rec, observation{status: mysql.Status{Replica: &broken}})
+	if v := gauge(); v != 0 || rec.Replicating {
+		t.Fatalf("broken replication: gauge %v, status %v", v, rec.Replicating)
+	}
+	l.recordProbe(g, rec, observation{status: mysql.Status{}})
+	if n := testutil.CollectAndCount(l.env.Metrics.Replicating); n != 0 {
+		t.Fatalf("a site with no replication keeps %d series", n)
+	}
+}

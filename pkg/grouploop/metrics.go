@@ -14,6 +14,7 @@ type Metrics struct {
 	SiteState          *prometheus.GaugeVec
 	PollLatency        *prometheus.HistogramVec
 	ReplicationLag     *prometheus.GaugeVec
+	Replicating        *prometheus.GaugeVec
 	Reasserts          *prometheus.CounterVec
 	ExtraWritersFenced *prometheus.CounterVec
 	FailoverBlocked    *prometheus.GaugeVec
@@ -53,6 +54,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}}, s),
 		ReplicationLag: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "bloodraven_replication_lag_seconds",
 			Help: "Seconds_Behind_Source of each replica as last probed."}, s),
+		Replicating: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "bloodraven_site_replicating",
+			Help: "1 while a site's replication runs without error, 0 while it is set up but stopped or failing; " +
+				"absent for a site with no replication set up (the primary)."}, s),
 		Reasserts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bloodraven_primary_reasserts_total",
 			Help: "Times the active site was found fenced with no other writer and made writable again."}, g),
 		ExtraWritersFenced: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bloodraven_extra_writers_fenced_total",
@@ -76,7 +80,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Transactions each site holds that the group's history lacks (status.sites[].divergentGtid)."}, s),
 	}
 	if reg != nil {
-		reg.MustRegister(m.Failovers, m.DNSFlips, m.SiteState, m.PollLatency, m.ReplicationLag,
+		reg.MustRegister(m.Failovers, m.DNSFlips, m.SiteState, m.PollLatency, m.ReplicationLag, m.Replicating,
 			m.Reasserts, m.ExtraWritersFenced, m.FailoverBlocked, m.Diverged, m.ConfirmRefused,
 			m.SemiSyncClients, m.SemiSyncFallbacks, m.Salvaged, m.Reclones, m.DivergentTxns)
 	}
@@ -102,7 +106,7 @@ func (m *Metrics) setSiteState(ns, group, site string, st v1alpha1.SiteState) {
 func (m *Metrics) forget(ns, group string) {
 	labels := prometheus.Labels{labelNamespace: ns, labelGroup: group}
 	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{
-		m.Failovers, m.DNSFlips, m.SiteState, m.PollLatency, m.ReplicationLag, m.Reasserts,
+		m.Failovers, m.DNSFlips, m.SiteState, m.PollLatency, m.ReplicationLag, m.Replicating, m.Reasserts,
 		m.ExtraWritersFenced, m.FailoverBlocked, m.Diverged, m.ConfirmRefused, m.SemiSyncClients, m.SemiSyncFallbacks,
 		m.Salvaged, m.Reclones, m.DivergentTxns,
 	} {

@@ -108,9 +108,11 @@ func (l *Loop) recordProbe(g *v1alpha1.MysqlFailoverGroup, rec *v1alpha1.SiteSta
 	rs := ms.Replica
 	if rs == nil {
 		l.env.Metrics.ReplicationLag.DeleteLabelValues(g.Namespace, g.Name, rec.Name)
+		l.env.Metrics.Replicating.DeleteLabelValues(g.Namespace, g.Name, rec.Name)
 		return
 	}
 	rec.Replicating = rs.Healthy()
+	l.env.Metrics.Replicating.WithLabelValues(g.Namespace, g.Name, rec.Name).Set(boolGauge(rec.Replicating))
 	if err := rs.Err(); err != nil {
 		rec.ReplicationError = err.Error()
 	}
@@ -230,4 +232,11 @@ func withoutOwn(set gtid.Set, id string) gtid.Set {
 		return set
 	}
 	return set.Subtract(own)
+}
+
+func boolGauge(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
