@@ -120,7 +120,8 @@ func (l *Loop) answerReclone(ctx context.Context, p failover.Pass, value string,
 		return
 	}
 	ask := topology.RecloneAsk{Group: g.Name, Value: value, Divergent: map[string]string{},
-		Updating: g.Status.Phase == v1alpha1.GroupPhaseUpdating, Decided: p.Decision.Kind}
+		Updating: g.Status.Phase == v1alpha1.GroupPhaseUpdating, Decided: p.Decision.Kind,
+		LossUncounted: failover.LossPendingFrom(&g.Status)}
 	for _, s := range g.Status.Sites {
 		ask.Divergent[s.Name] = s.DivergentGtid
 	}
