@@ -125,6 +125,10 @@ const (
 	ReasonRecloneActiveSite = "ActiveSite"
 	// ReasonRecloneNoDonor: no healthy site may donate the clone now.
 	ReasonRecloneNoDonor = "NoHealthyDonor"
+	// ReasonRecloneLossUncounted: the site was the primary before the last
+	// failover, whose loss is not counted yet; its data is the only record
+	// of what that failover lost, read before it may be cloned over.
+	ReasonRecloneLossUncounted = "LossUncounted"
 	// ReasonRecloneNotRunning: a cancel names a site no reclone runs for.
 	ReasonRecloneNotRunning = "RecloneNotRunning"
 	// ReasonRecloneCancelled: a person cancelled the reclone before its

@@ -66,3 +66,15 @@ func RecordReceivedLoss(st *v1alpha1.MysqlFailoverGroupStatus, lost gtid.Set) {
 	lf.SourceLossPending = true
 	syncLastFailover(st)
 }
+
+// LossPendingFrom names the former primary of the last failover while
+// that failover's loss is still to be counted from its data (AccountLoss
+// has not run), "" when none: its data is the only record of what the
+// failover lost, never cloned over meanwhile (topology.DecideReclone).
+func LossPendingFrom(st *v1alpha1.MysqlFailoverGroupStatus) string {
+	lf := st.LastFailover
+	if lf == nil || LossAccounted(lf) || lf.From == lf.To {
+		return ""
+	}
+	return lf.From
+}

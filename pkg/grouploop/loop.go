@@ -28,10 +28,13 @@ type Loop struct {
 	// recloneStopped is the identity of the reclone whose site's
 	// replication this process stopped in an earlier pass (reclone_wipe.go).
 	recloneStopped string
-	patcher        *statusPatcher
-	emergency      *failover.Emergency
-	planned        *plannedRunner
-	wake           <-chan struct{} // Env.Wake: pass now
+	// recloneUnremoved is the reclone-site value this process last failed
+	// to remove (reclone.go, answered).
+	recloneUnremoved string
+	patcher          *statusPatcher
+	emergency        *failover.Emergency
+	planned          *plannedRunner
+	wake             <-chan struct{} // Env.Wake: pass now
 
 	// Memory of this operator's life; the persisted status is the rest.
 	deb        map[string]*topology.Debouncer

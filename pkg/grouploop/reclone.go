@@ -115,12 +115,13 @@ func runningReclone(st *v1alpha1.MysqlFailoverGroupStatus) *v1alpha1.SiteStatus 
 // only removed.
 func (l *Loop) answerReclone(ctx context.Context, p failover.Pass, value string, running *v1alpha1.SiteStatus) {
 	g := p.Group
-	if answered(g, running, value) {
+	if answered(g, running, value, l.recloneUnremoved) {
 		l.clearRecloneRequest(ctx, g, value)
 		return
 	}
 	ask := topology.RecloneAsk{Group: g.Name, Value: value, Divergent: map[string]string{},
-		Updating: g.Status.Phase == v1alpha1.GroupPhaseUpdating, Decided: p.Decision.Kind}
+		Updating: g.Status.Phase == v1alpha1.GroupPhaseUpdating, Decided: p.Decision.Kind,
+		LossUncounted: failover.LossPendingFrom(&g.Status)}
 	for _, s := range g.Status.Sites {
 		ask.Divergent[s.Name] = s.DivergentGtid
 	}
@@ -161,12 +162,20 @@ func (l *Loop) answerReclone(ctx context.Context, p failover.Pass, value string,
 }
 
 // answered reports whether value is the request of the running reclone,
-// or of a reclone that rejoined (its removal failed until now): it is only
-// removed, never run twice. A request repeating a failed reclone's value
-// is judged again: that is how a person retries.
-func answered(g *v1alpha1.MysqlFailoverGroup, running *v1alpha1.SiteStatus, value string) bool {
+// or the request of a reclone that rejoined whose removal this process
+// saw fail (unremoved): it is only removed, never run twice. Any other
+// request repeating a rejoined reclone's value is a new request, judged
+// like any: the confirm form allows one value per site, so a second
+// reclone of the same site can be asked for no other way. A request
+// repeating a failed reclone's value is judged again: that is how a person
+// retries. (An operator restarted while a removal kept failing runs such a
+// leftover again, visibly: docs/recovery.md.)
+func answered(g *v1alpha1.MysqlFailoverGroup, running *v1alpha1.SiteStatus, value, unremoved string) bool {
 	if running != nil {
 		return running.Recovery.Request == value
+	}
+	if value != unremoved {
+		return false
 	}
 	for _, s := range g.Status.Sites {
 		if r := s.Recovery; r != nil && r.Phase == v1alpha1.RecoveryRejoined && r.Request == value {
@@ -195,7 +204,12 @@ func (l *Loop) rejectReclone(ctx context.Context, g *v1alpha1.MysqlFailoverGroup
 func (l *Loop) clearRecloneRequest(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, value string) {
 	a := &annotator{c: l.env.Client, reader: l.env.Reader}
 	if err := a.clear(ctx, g, v1alpha1.RecloneSiteAnnotation, value); err != nil {
+		l.recloneUnremoved = value
 		l.log.Error(err, "remove the reclone-site annotation")
+		return
+	}
+	if l.recloneUnremoved == value {
+		l.recloneUnremoved = ""
 	}
 }
 

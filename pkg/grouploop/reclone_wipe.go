@@ -17,7 +17,12 @@ import (
 // datadir. The operator stops the site's replication by SQL, waits a pass
 // so that the next observation shows all the site holds, and then asks
 // topology.RecloneMayWipe. Until Cloning begins, maintain does not restart
-// the site's replication (recloneKeepsStopped).
+// the site's replication (recloneKeepsStopped); a restart of the site's
+// mysqld does (no skip_slave_start), so an observation showing replication
+// running is never judged and starts the wait again
+// (topology.RecloneStillReplicates). recloneStopped lives in memory: a
+// restarted operator stops the replication again and judges the
+// observation of the pass after.
 
 type replicationStopper interface {
 	StopReplication(ctx context.Context, site string) error
@@ -39,6 +44,7 @@ func (l *Loop) mayWipe(ctx context.Context, p failover.Pass, site *v1alpha1.Site
 	cctx, cancel := context.WithTimeout(ctx, callTimeout(p))
 	err := l.stopper.StopReplication(cctx, site.Name)
 	cancel()
+	still := topology.RecloneStillReplicates(p.Input, site.Name)
 	switch {
 	case err != nil && view.MayAcknowledge:
 		// Under dataDurability required it may hold acknowledged commits
@@ -48,6 +54,10 @@ func (l *Loop) mayWipe(ctx context.Context, p failover.Pass, site *v1alpha1.Site
 	case err != nil && view.State != v1alpha1.StateUnreachable:
 		l.recloneStopped = ""
 		return fmt.Sprintf("stop %s's replication: %v", site.Name, err)
+	case still != "":
+		// Stopped again above; the wait starts over, as after a restart.
+		l.recloneStopped = ""
+		return still + "; stopped again, judged once observed stopped"
 	case err == nil && l.recloneStopped != id:
 		l.recloneStopped = id
 		return fmt.Sprintf("%s's replication stopped; judged on the next observation", site.Name)

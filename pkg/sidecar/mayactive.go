@@ -58,8 +58,9 @@ func readActive(dir string) (bool, error) {
 // this site and by any writable read (the operator does not always wait to
 // hear a sidecar adopt a view before it makes mysqld writable); it is
 // cleared by a read-only read or a fence under a view naming another site.
-// The caller holds r.mu. The file follows in syncActive, outside r.mu: a
-// stalled disk must not hold up the lease watch or a fence.
+// The caller holds r.mu. The file follows in syncActive, outside r.mu and
+// without waiting for activeMu: a stalled disk must not hold up the lease
+// watch, a fence or its escalation.
 func (r *Runner) noteActive(db DBState) {
 	v, held := r.loop.View()
 	switch {
@@ -72,26 +73,54 @@ func (r *Runner) noteActive(db DBState) {
 
 // syncActive writes the record when the file differs from what is wanted.
 // It holds activeMu, never r.mu, while it writes; a failed write is
-// counted, logged and tried again at the next call. The file is not
-// synced: a restarted container reads it back through the page cache, and
-// after a node's crash mysqld starts read-only.
+// counted, logged and tried again at the next call. It never waits for
+// activeMu: a caller finding it held (a write under way, perhaps stalled
+// on the state directory's disk) returns at once, so that a stalled disk
+// holds up neither a fence nor its escalation (fenceOnce, readDB). What
+// it wanted is then written by the holder: syncActive looks again at what
+// is wanted after every write and after it lets activeMu go, and
+// recordFirst only ever sets the record, the safe side (a record left set
+// costs a fence at boot). The file is not synced: a restarted container
+// reads it back through the page cache, and after a node's crash mysqld
+// starts read-only.
 func (r *Runner) syncActive() {
 	if r.cfg.StateDir == "" {
 		return
 	}
-	r.activeMu.Lock()
-	defer r.activeMu.Unlock()
+	for r.activeMu.TryLock() {
+		ok := r.writeWanted()
+		r.activeMu.Unlock()
+		// A caller that found activeMu held meanwhile changed what is
+		// wanted before it tried: looked at here, after the unlock.
+		if _, differs := r.activeWant(); !ok || !differs {
+			return
+		}
+	}
+}
+
+// writeWanted writes what is wanted until the file holds it; false when a
+// write failed. The caller holds activeMu.
+func (r *Runner) writeWanted() bool {
+	for {
+		want, differs := r.activeWant()
+		if !differs {
+			return true
+		}
+		if !r.writeActive(want) {
+			return false
+		}
+	}
+}
+
+// activeWant is what the record should hold, and whether the file differs.
+func (r *Runner) activeWant() (activeContent, bool) {
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	want := activeFalse
 	if r.mayActive {
 		want = activeTrue
 	}
-	same := r.activeOnDisk == want
-	r.mu.Unlock()
-	if same {
-		return
-	}
-	r.writeActive(want)
+	return want, r.activeOnDisk != want
 }
 
 // writeActive writes want; the caller holds activeMu.

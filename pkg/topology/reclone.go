@@ -91,6 +91,11 @@ type RecloneAsk struct {
 	RunningPhase v1alpha1.RecoveryPhase
 	// Updating is true while the ordered update rolls the sites.
 	Updating bool
+	// LossUncounted names the former primary of the last failover while
+	// that failover's loss is not counted from its data
+	// (lastFailover.transactionsLost unset or sourceLossPending); "" when
+	// none. Its data is the only record of what the failover lost.
+	LossUncounted string
 	// Decided is the pass's Decision kind; a request is judged only while
 	// the group serves (Healthy or Degraded), never while a failover is
 	// wanted or blocked. Empty: not known, not checked.
@@ -118,7 +123,8 @@ func (v RecloneVerdict) Accepted() bool { return v.Reason == "" }
 // DecideReclone judges a reclone request, in the order a person would want
 // to hear about problems: the value, the site, the active site, operations
 // in progress (a failover of either kind, another reclone, the ordered
-// update), the proof, and last a healthy donor (CloneDonor).
+// update), a former primary whose failover loss is not counted yet, the
+// proof, and last a healthy donor (CloneDonor).
 func DecideReclone(in Input, ask RecloneAsk) RecloneVerdict {
 	req, err := ParseRecloneRequest(ask.Value)
 	if err != nil {
@@ -148,6 +154,9 @@ func DecideReclone(in Input, ask RecloneAsk) RecloneVerdict {
 		return refuse(v1alpha1.ReasonConcurrentOperation, "an ordered update is in progress")
 	case ask.Decided != "" && !RecloneSettled(ask.Decided):
 		return refuse(v1alpha1.ReasonConcurrentOperation, "the group does not serve normally (%s): a failover or a fence comes first", ask.Decided)
+	case ask.LossUncounted != "" && ask.LossUncounted == req.Site:
+		return refuse(v1alpha1.ReasonRecloneLossUncounted,
+			"%s was the primary before the last failover, whose loss is not counted yet: its data is read first (once it answers read-only), then it may be recloned", req.Site)
 	}
 	if why := proofWrong(req, ask); why != "" {
 		return refuse(v1alpha1.ReasonRecloneWrongPrefix, "%s", why)
@@ -231,8 +240,9 @@ func RecoveryWaiting(order []string, divergent map[string]string, running map[st
 // may: what it holds or received (but its divergent set) must be held by
 // another primary-candidate replica that is observed now, not held and not
 // diverged, so that no commit it acknowledged leaves the group with its
-// data. With no such replica (a two-site group) the active site alone
-// keeps the group's data during the reclone, and nothing is waited for.
+// data. With no such replica (a two-site group, or the others down) the
+// active site, observed now, must hold it: it alone keeps the group's data
+// during the reclone.
 // The caller stops the site's replication first, so what it holds no
 // longer grows. A site not observed now (down, or its probe stale) may
 // hold more than its last known set, up to all the active site holds:
@@ -260,10 +270,23 @@ func RecloneMayWipe(in Input, site string, divergent gtid.Set) string {
 		copies++
 	}
 	if copies == 0 {
-		return ""
+		return mayWipeOnActive(in, site, held)
 	}
 	if miss := gtid.Lacks(others, held); !miss.IsEmpty() {
 		return fmt.Sprintf("%s holds %s that no other replica holds yet", site, miss)
+	}
+	return ""
+}
+
+// mayWipeOnActive is RecloneMayWipe with no other replica to hold what site
+// holds: the active site, observed now, must hold all of it.
+func mayWipeOnActive(in Input, site string, held gtid.Set) string {
+	a, ok := in.Site(in.ActiveSite)
+	switch {
+	case !ok || !a.reachable() || a.Stale:
+		return fmt.Sprintf("no other replica may hold what %s holds and the active site is not observed now", site)
+	case !gtid.Lacks(a.Executed, held).IsEmpty():
+		return fmt.Sprintf("%s holds %s that no other replica holds, nor the active site", site, gtid.Lacks(a.Executed, held))
 	}
 	return ""
 }
