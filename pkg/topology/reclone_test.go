@@ -79,7 +79,7 @@ func TestDecideReclone(t *testing.T) {
 		{name: "the active site", in: base(), ask: ask("a:confirm=orders"), reason: v1alpha1.ReasonRecloneActiveSite},
 		{name: "wrong prefix", in: base(), ask: ask("c:3e11fa48"), reason: v1alpha1.ReasonRecloneWrongPrefix},
 		{name: "a site whose part of the last failover's loss is not read yet", in: base(),
-			ask: func() RecloneAsk { a := ask("c:3e11fa47"); a.LossUnread = []string{"c"}; return a }(),
+			ask:    func() RecloneAsk { a := ask("c:3e11fa47"); a.LossUnread = []string{"c"}; return a }(),
 			reason: v1alpha1.ReasonConcurrentOperation},
 		{name: "prefix shorter than eight", in: base(), ask: ask("c:3e11fa4"), reason: v1alpha1.ReasonRecloneWrongPrefix},
 		{name: "a short divergent set cut shorter",
