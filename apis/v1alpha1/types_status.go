@@ -248,6 +248,13 @@ type FailoverIntent struct {
 	// listed.
 	// +optional
 	Abandoned []string `json:"abandoned,omitempty"`
+	// AbandonedGtidSet is what the abandoned targets are known to have
+	// written: their own transactions outside the history, as read from
+	// any site while they were not this failover's target. Only these are
+	// the history's until the target is made writable, not every
+	// transaction of their servers.
+	// +optional
+	AbandonedGtidSet string `json:"abandonedGtidSet,omitempty"`
 	// ReceivedLostGtidSet names transactions a target received and could
 	// not apply before its promotion: its relay log was gone, or its
 	// applier stalled past the drain bounds. lastFailover counts those the
