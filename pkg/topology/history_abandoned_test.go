@@ -208,3 +208,26 @@ func TestAbandoned(t *testing.T) {
 		})
 	}
 }
+
+// TestAdminFencedMaybeWritableTargetIsAbandonedMarked: an administrator
+// fences the in-flight failover's target pdx while its promotion's outcome
+// is unknown (maybe-writable). The pass retargets with pdx still marked, so
+// the new intent lists it abandoned; no admin fence by SQL (which clears
+// the mark) runs before that: the admin fence of an active site waits for
+// no failover in flight, and pdx is fenced as an extra writer only once
+// the retarget made fra the active site.
+func TestAdminFencedMaybeWritableTargetIsAbandonedMarked(t *testing.T) {
+	pdx := sid(with(ro("pdx", "A:1-50,B:1"), func(v *SiteView) { v.MaybeWritable, v.AdminFenced = true, true }), uuidB)
+	in := promotedAt(afterFailover(group("pdx", sid(confirmed(down("iad")), uuidA), pdx,
+		sid(ro("fra", "A:1-50,B:1"), uuidC)), "x", "iad", time.Hour), "A:1-50")
+	in.InFlight = &Intent{From: "iad", To: "pdx", Generation: in.Generation, Step: v1alpha1.StepPromoting}
+	d, err := Decide(in)
+	if err != nil || d.AdminFence || !d.Retarget || d.Target != "fra" || !slices.Equal(d.Abandon, []string{"pdx"}) {
+		t.Fatalf("decision %+v (%v): want a retarget to fra abandoning pdx, no admin fence first", d, err)
+	}
+	in.ActiveSite, in.InFlight.To, in.InFlight.Abandoned = "fra", "fra", d.Abandon
+	in.InFlight.Step = v1alpha1.StepIntent
+	if d, _ = Decide(in); d.Kind != KindFenceExtraWriters || !slices.Equal(d.Fence, []string{"pdx"}) {
+		t.Fatalf("after the retarget: %+v, want pdx fenced as an extra writer", d)
+	}
+}
