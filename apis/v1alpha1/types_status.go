@@ -248,6 +248,13 @@ type FailoverIntent struct {
 	// listed.
 	// +optional
 	Abandoned []string `json:"abandoned,omitempty"`
+	// AbandonedGtidSet is what the abandoned targets are known to have
+	// written: their own transactions outside the history, as read from
+	// any site while they were not this failover's target. Only these are
+	// the history's until the target is made writable, not every
+	// transaction of their servers.
+	// +optional
+	AbandonedGtidSet string `json:"abandonedGtidSet,omitempty"`
 	// ReceivedLostGtidSet names transactions a target received and could
 	// not apply before its promotion: its relay log was gone, or its
 	// applier stalled past the drain bounds. lastFailover counts those the
@@ -282,15 +289,39 @@ type FailoverRecord struct {
 	// failover's end.
 	// +optional
 	ReceivedLostGtidSet string `json:"receivedLostGtidSet,omitempty"`
-	// SourceLossPending is true while transactionsLost counts only
-	// receivedLostGtidSet: the old primary is still to be read.
+	// SourceLossPending is true while the old primary is still to be read:
+	// transactionsLost counts only what is read so far
+	// (receivedLostGtidSet, abandoned targets), a lower bound.
 	// +optional
 	SourceLossPending bool `json:"sourceLossPending,omitempty"`
+	// Abandoned are the targets this failover moved away from whose
+	// promotion may have taken effect (failoverIntent's abandoned): what
+	// they wrote that the new primary did not hold when it was made
+	// writable counts in transactionsLost.
+	// +optional
+	Abandoned []string `json:"abandoned,omitempty"`
+	// AbandonedLossPending are the abandoned targets still to be read:
+	// while any is listed, transactionsLost is a lower bound.
+	// +optional
+	AbandonedLossPending []string `json:"abandonedLossPending,omitempty"`
+	// LossLowerBound is true when a later failover came before this one's
+	// loss was read in full (the old primary or an abandoned target was
+	// still unread): transactionsLost counts what was read until then, 0
+	// when nothing was, and is at least what was lost, never final.
+	// +optional
+	LossLowerBound bool `json:"lossLowerBound,omitempty"`
 	// SalvagedTransactions counts the old primary's transactions the new
 	// primary took from the old primary's binlogs during the failover
 	// (spec.failover.salvageTimeout), before it was made writable.
 	// +optional
 	SalvagedTransactions int64 `json:"salvagedTransactions,omitempty"`
+}
+
+// LossPending reports whether r's transactionsLost is not final: absent,
+// or a lower bound while a site is still to be read or for good
+// (LossLowerBound).
+func (r *FailoverRecord) LossPending() bool {
+	return r.TransactionsLost == nil || r.SourceLossPending || len(r.AbandonedLossPending) > 0 || r.LossLowerBound
 }
 
 // PlannedFailoverPhase is a step of the planned-failover state machine.

@@ -76,10 +76,12 @@ func (c *checker) checkReal(r *realOperator) {
 		if h.TransactionsLost == nil || h.Generation == 0 || c.real.checked[h.Generation] {
 			continue
 		}
-		// A count with the old primary's share still pending is a lower
-		// bound (failover.RecordReceivedLoss): checked as such on every
-		// step, exactly once it is final.
-		if !h.SourceLossPending {
+		// A count with a site's share still to be read (the old
+		// primary's, an abandoned target's) is a lower bound, and so is
+		// one a later failover overtook: checked as such on every step,
+		// exactly once it is final.
+		pending := h.LossPending()
+		if !pending {
 			if c.real.checked == nil {
 				c.real.checked = map[int64]bool{}
 			}
@@ -99,7 +101,12 @@ func (c *checker) checkReal(r *realOperator) {
 		held := from.db.executed.clone()
 		held[to.idx] = 0
 		truth := held.set(c.w.uuids).Subtract(base)
-		if h.SourceLossPending {
+		abandoned, ok := c.abandonedLoss(h, to, base)
+		if !ok {
+			continue
+		}
+		truth = truth.Union(abandoned)
+		if pending {
 			if int64(truth.Count()) < *h.TransactionsLost {
 				c.violate(InvariantLossReported, fmt.Sprintf("failover %s -> %s (generation %d) reports at least %d lost, truly %d (%s)",
 					h.From, h.To, h.Generation, *h.TransactionsLost, truth.Count(), truth))
@@ -111,6 +118,26 @@ func (c *checker) checkReal(r *realOperator) {
 				h.From, h.To, h.Generation, *h.TransactionsLost, truth.Count(), truth))
 		}
 	}
+}
+
+// abandonedLoss is what the targets failover h abandoned wrote that its
+// new primary to did not hold when made writable (base): each one's own
+// transactions, up to its fence. ok is false when one's truth is gone.
+func (c *checker) abandonedLoss(h v1alpha1.FailoverRecord, to *site, base gtid.Set) (gtid.Set, bool) {
+	var lost gtid.Set
+	for _, name := range h.Abandoned {
+		a, found := c.w.siteByName(name)
+		if !found || !a.db.up || !a.pod {
+			return lost, false
+		}
+		if a == to {
+			continue
+		}
+		own := make(txs, len(a.db.executed))
+		own[a.idx] = a.db.executed[a.idx]
+		lost = lost.Union(own.set(c.w.uuids).Subtract(base))
+	}
+	return lost, true
 }
 
 // checkMarks checks every divergence mark as it appears in status: the

@@ -124,6 +124,12 @@ func TestActiveSiteRecordsReports(t *testing.T) {
 		}
 	}
 	get("site=a&generation=6&mysqld=down")
+	// Served 7, it reported holding 6: it has not adopted 7 yet (it adopts
+	// and writes its active record after this answer), so its generation is
+	// 6. Before, the generation served counted as adopted.
+	if gen, live := reg.Generation(key, "a", time.Hour); gen != 6 || !live {
+		t.Fatalf("Generation = %d %v after serving 7 to a sidecar reporting 6, want 6", gen, live)
+	}
 	sv := reg.Sidecar(key, "a")
 	if sv.report == nil || !sv.report.MysqldDown || sv.report.Generation != 6 || !sv.report.At.Equal(t0) {
 		t.Fatalf("report %+v", sv.report)

@@ -293,16 +293,19 @@ func (r *Registry) Sidecar(group types.NamespacedName, site string) SidecarView 
 }
 
 // Generation is the generation site's sidecar holds as far as this operator
-// knows (the highest it reported or was served), and whether that sidecar
-// is live: it asked within leaseTimeout.
+// knows: the one it last reported holding (0 before any report), and
+// whether that sidecar is live: it asked within leaseTimeout. A generation
+// served to it is not one it holds: it adopts a view, and writes its
+// active record for a view naming its own site, only after the answer
+// arrives, and may die or be cut off before. A report says it did.
 func (r *Registry) Generation(group types.NamespacedName, site string, leaseTimeout time.Duration) (int64, bool) {
 	sv := r.Sidecar(group, site)
 	if !sv.known {
 		return 0, false
 	}
-	gen := sv.servedGen
+	var gen int64
 	if sv.report != nil {
-		gen = max(gen, sv.report.Generation)
+		gen = sv.report.Generation
 	}
 	return gen, r.now().Sub(sv.lastServed) <= leaseTimeout
 }

@@ -140,6 +140,11 @@ func (e *Emergency) begin(ctx context.Context, p Pass, from, to string, abandone
 	st.Failover = &v1alpha1.FailoverIntent{From: from, To: to, Generation: st.TopologyGeneration,
 		Step: v1alpha1.StepIntent, StartTime: metav1.NewTime(now).Rfc3339Copy(), Abandoned: slices.Clone(abandoned),
 		ReceivedLostGtidSet: receivedLost}
+	if len(abandoned) > 0 && !p.Decision.AbandonedWrote.IsEmpty() {
+		// What the sites listed before wrote stays known: the new target
+		// adds nothing to it by its own reads (topology.abandonedKnown).
+		st.Failover.AbandonedGtidSet = p.Decision.AbandonedWrote.String()
+	}
 	if !src.Executed.IsEmpty() {
 		st.Failover.SourceGtidExecuted = src.Executed.String()
 	}

@@ -13,6 +13,7 @@ func RecordFailover(st *v1alpha1.MysqlFailoverGroupStatus, rec v1alpha1.Failover
 	if rec.Generation == 0 {
 		rec.Generation = st.TopologyGeneration
 	}
+	settleSuperseded(st)
 	last := rec
 	st.LastFailover = &last
 	st.FailoverHistory = append(st.FailoverHistory, rec)
@@ -31,7 +32,28 @@ func syncLastFailover(st *v1alpha1.MysqlFailoverGroupStatus) {
 	if h.From == lf.From && h.To == lf.To && h.Time.Equal(&lf.Time) {
 		h.TransactionsLost, h.LostGtidSet = lf.TransactionsLost, lf.LostGtidSet
 		h.ReceivedLostGtidSet, h.SourceLossPending = lf.ReceivedLostGtidSet, lf.SourceLossPending
+		h.Abandoned, h.AbandonedLossPending = lf.Abandoned, lf.AbandonedLossPending
+		h.LossLowerBound = lf.LossLowerBound
 	}
+}
+
+// settleSuperseded marks the last failover's loss a lower bound for good
+// when a new failover is recorded before it was read in full: only the
+// last failover's loss is read (its promotion set is the one status
+// keeps), so what was still unread is never counted. transactionsLost
+// then counts what was read, 0 when nothing was, and says it is a lower
+// bound (LossLowerBound) rather than passing for final.
+func settleSuperseded(st *v1alpha1.MysqlFailoverGroupStatus) {
+	lf := st.LastFailover
+	if lf == nil || !lf.LossPending() || lf.LossLowerBound {
+		return
+	}
+	if lf.TransactionsLost == nil {
+		n := int64(0)
+		lf.TransactionsLost = &n
+	}
+	lf.LossLowerBound = true
+	syncLastFailover(st)
 }
 
 // History is status.failoverHistory as topology.Decide reads it, oldest

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/gtid"
 	"github.com/shipstream/bloodraven/pkg/topology"
 )
 
@@ -77,7 +78,7 @@ func InFlight(st *v1alpha1.MysqlFailoverGroupStatus) *topology.Intent {
 		return nil
 	}
 	return &topology.Intent{From: st.Failover.From, To: st.Failover.To, Generation: st.Failover.Generation,
-		Step: st.Failover.Step, Abandoned: slices.Clone(st.Failover.Abandoned)}
+		Step: st.Failover.Step, Abandoned: slices.Clone(st.Failover.Abandoned), AbandonedWrote: abandonedWrote(st.Failover)}
 }
 
 // SiteRecord returns the status record of site, adding one when missing.
@@ -114,4 +115,11 @@ func HeldReadOnly(st *v1alpha1.MysqlFailoverGroupStatus, site string) bool {
 		}
 	}
 	return false
+}
+
+// abandonedWrote is the intent's abandonedGtidSet; one that does not parse
+// counts as empty (nothing is exempt for it).
+func abandonedWrote(it *v1alpha1.FailoverIntent) gtid.Set {
+	set, _ := gtid.ParseSet(it.AbandonedGtidSet)
+	return set
 }

@@ -50,7 +50,7 @@ func (e *Emergency) salvage(ctx context.Context, p Pass, it *v1alpha1.FailoverIn
 	}
 	in := p.Input
 	in.InFlight = &topology.Intent{From: it.From, To: it.To, Generation: it.Generation, Step: it.Step,
-		Abandoned: slices.Clone(it.Abandoned)}
+		Abandoned: slices.Clone(it.Abandoned), AbandonedWrote: abandonedWrote(it)}
 	att := topology.SalvageAttempt{Timeout: p.Settings.SalvageTimeout, Started: m.started, Now: e.env.Clock.Now(),
 		SQLReached: gated && it.FenceConfirmedBy == topology.ConfirmedBySQL}
 	d := topology.DecideSalvage(in, att)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -180,6 +181,19 @@ func (e *Emergency) repoint(ctx context.Context, p Pass, it *v1alpha1.FailoverIn
 	return e.complete(ctx, p, it)
 }
 
+// abandonedLoss are the intent's abandoned targets whose writes may be
+// lost: every one but the new primary (moved back to, its writes are its
+// history) and the old primary (its part is read as the source's).
+func abandonedLoss(it *v1alpha1.FailoverIntent) []string {
+	var out []string
+	for _, s := range it.Abandoned {
+		if s != it.To && s != it.From && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // repointReplicas points the sites topology.Followers names at target,
 // each with its semi-sync part first (PrepareReplica).
 // Best effort: the poll loop's maintenance retries. Emergency and planned
@@ -214,7 +228,8 @@ func pointDNS(ctx context.Context, r Router, n Notifier, g *v1alpha1.MysqlFailov
 func (e *Emergency) complete(ctx context.Context, p Pass, it *v1alpha1.FailoverIntent) error {
 	st := &p.Group.Status
 	RecordFailover(st, v1alpha1.FailoverRecord{Time: metav1.NewTime(e.env.Clock.Now()).Rfc3339Copy(), From: it.From, To: it.To,
-		Kind: v1alpha1.KindEmergency, Generation: it.Generation, SalvagedTransactions: it.SalvagedTransactions})
+		Kind: v1alpha1.KindEmergency, Generation: it.Generation, SalvagedTransactions: it.SalvagedTransactions,
+		Abandoned: abandonedLoss(it), AbandonedLossPending: abandonedLoss(it)})
 	st.ActiveSite, st.Failover = it.To, nil
 	e.lostRelay, e.drainSite, e.drainW = nil, "", topology.DrainWatch{}
 	promoted, _ := gtid.ParseSet(st.PromotionGtidExecuted)

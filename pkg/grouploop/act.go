@@ -2,6 +2,7 @@ package grouploop
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -198,6 +199,33 @@ func (l *Loop) maintain(ctx context.Context, p failover.Pass) {
 		}
 	}
 	l.keepSemiSync(cctx, p)
+	l.armSilentLeaseFence(ctx, p)
+}
+
+// armSilentLeaseFence arms the writable active site's lease fence when its
+// sidecar went silent (topology.SilentLeaseFence): the event a paused
+// sidecar could not arm after letting go of its write hold. A refusal
+// under a write hold needs nothing: no write commits under it.
+func (l *Loop) armSilentLeaseFence(ctx context.Context, p failover.Pass) {
+	site := p.Group.Status.ActiveSite
+	if o := l.obs[site]; o.err != nil || !o.status.Writable() {
+		return
+	}
+	asked := l.sidecarAskedAt(site)
+	after, ok := topology.SilentLeaseFence(topology.LeaseFenceArm{Site: site, Now: l.env.Clock.Now(),
+		SidecarAskedAt: asked, LeaseTimeout: p.Settings.LeaseTimeout,
+		PeerCheckInterval: p.Settings.PeerCheckInterval, Margin: p.Settings.LeaseFenceTimeout})
+	if !ok || l.silentArm[site].Equal(asked) {
+		return // armed for this ask already: arming again would only move the event later
+	}
+	cctx, cancel := context.WithTimeout(ctx, p.Settings.LeaseFenceTimeout)
+	defer cancel()
+	err := l.conns.ArmLeaseFence(cctx, site, after)
+	if err == nil {
+		l.silentArm[site] = asked
+	} else if !errors.Is(err, failover.ErrWritesHeld) {
+		l.log.Error(err, "arm the lease fence of a site whose sidecar is silent", "site", site)
+	}
 }
 
 // needsRepoint reports whether a read-only site does not replicate from the

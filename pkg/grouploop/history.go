@@ -5,6 +5,7 @@ import (
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
 	"github.com/shipstream/bloodraven/pkg/failover"
+	"github.com/shipstream/bloodraven/pkg/gtid"
 	"github.com/shipstream/bloodraven/pkg/mysql"
 	"github.com/shipstream/bloodraven/pkg/topology"
 )
@@ -15,7 +16,24 @@ import (
 // while the new active site is down (a pass that is never healthy).
 func (l *Loop) markHistory(g *v1alpha1.MysqlFailoverGroup, d topology.Decision) {
 	l.markErrant(g, d)
+	keepAbandonedWrote(g, d)
 	l.accountLoss(g)
+}
+
+// keepAbandonedWrote adds to the in-flight intent what Decide found its
+// abandoned targets to have written (Decision.AbandonedWrote): read once
+// from any site, it stays the history's until the target is made
+// writable, though no site read later holds it.
+func keepAbandonedWrote(g *v1alpha1.MysqlFailoverGroup, d topology.Decision) {
+	it := g.Status.Failover
+	if it == nil || d.AbandonedWrote.IsEmpty() {
+		return
+	}
+	cur, err := gtid.ParseSet(it.AbandonedGtidSet)
+	if err == nil && cur.Contains(d.AbandonedWrote) {
+		return
+	}
+	it.AbandonedGtidSet = cur.Union(d.AbandonedWrote).String() // an unparseable record is replaced
 }
 
 // markErrant persists, in every pass whatever the decision, the sites

@@ -167,3 +167,36 @@ func TestReplicatingGauge(t *testing.T) {
 		t.Fatalf("a site with no replication keeps %d series", n)
 	}
 }
+
+// A failover a -> b abandoned target c, whose lost promotion answer let it
+// write 0-3:1-4 until its fence; b received 0-3:1-2. Each pass that reads c
+// (read-only, after the failover) counts what b never received, with a
+// TransactionsLost Event, though a is never read again. Before, c was only
+// marked divergent and transactionsLost stayed absent.
+func TestAccountAbandonedTargetsLoss(t *testing.T) {
+	const uA, uB, uC = "aaaaaaaa-0000-0000-0000-000000000001", "bbbbbbbb-0000-0000-0000-000000000002", "cccccccc-0000-0000-0000-000000000003"
+	l := testLoop()
+	l.env.Notifier.rec = events.NewFakeRecorder(4)
+	g := testGroup("orders", "b", 2)
+	g.Status.PromotionGtidExecuted = uA + ":1-307," + uC + ":1-2"
+	g.Status.Sites = append(g.Status.Sites, v1alpha1.SiteStatus{Name: "c", ServerID: uC})
+	g.Status.LastFailover = &v1alpha1.FailoverRecord{From: "a", To: "b", Kind: v1alpha1.KindEmergency,
+		Time: metav1.NewTime(t0.Add(-2 * time.Second)), Abandoned: []string{"c"}, AbandonedLossPending: []string{"c"}}
+	lf := g.Status.LastFailover
+	d := topology.Decision{Kind: topology.KindHealthy}
+	down := observation{err: errors.New("connection refused"), at: t0}
+	l.obs = map[string]observation{"a": down, "c": {status: mysql.Status{Executed: gtid.MustParseSet(uA + ":1-307," + uC + ":1-4")}, at: t0}}
+	l.markHistory(g, d)
+	if lf.TransactionsLost != nil {
+		t.Fatalf("c read writable: accounted %d lost", *lf.TransactionsLost)
+	}
+	l.obs["c"] = observation{status: mysql.Status{Executed: gtid.MustParseSet(uA + ":1-307," + uC + ":1-4," + uB + ":1-9"), ReadOnly: true}, at: t0}
+	l.markHistory(g, d)
+	if lf.TransactionsLost == nil || *lf.TransactionsLost != 2 || lf.LostGtidSet != uC+":3-4" || !lf.LossPending() ||
+		len(lf.AbandonedLossPending) != 0 {
+		t.Fatalf("lastFailover %+v: want 2 lost (C:3-4), pending the old primary", lf)
+	}
+	if len(l.env.Notifier.rec.(*events.FakeRecorder).Events) != 1 {
+		t.Fatal("no TransactionsLost Event for the abandoned target's loss")
+	}
+}

@@ -46,6 +46,7 @@ type Loop struct {
 	podsNow    map[string][]time.Time // each site's Pods' "absent since" (observePods), nil when unknown
 	waitSince  map[string]time.Time   // when a gated action first waited, by action
 	maybeSince map[string]time.Time   // when this operator first saw a site's maybeWritable mark
+	silentArm  map[string]time.Time   // the sidecar ask a silent site's lease fence was last armed for
 	marks      seqMarks               // the same moments on the view sequence (failmark.go)
 	// Pods and their nodes (podgone.go): the last listing, the Pods seen gone
 	// with their node's heartbeat then, and since when their kubelets stopped them.
@@ -82,7 +83,7 @@ func New(env *Env, key types.NamespacedName, wake <-chan struct{}) *Loop {
 		patcher: &statusPatcher{c: env.Client, reader: env.Reader},
 		deb:     map[string]*topology.Debouncer{}, last: map[string]observation{},
 		seenPod: map[string]bool{}, answered: map[string]bool{}, waitSince: map[string]time.Time{},
-		maybeSince: map[string]time.Time{}, podNodes: map[string]map[types.UID]podNode{},
+		maybeSince: map[string]time.Time{}, silentArm: map[string]time.Time{}, podNodes: map[string]map[types.UID]podNode{},
 		goneNodes: map[string]map[types.UID]goneWatch{}, kubeletStopped: map[string]time.Time{},
 		provenAt: map[string]time.Time{}, untainted: map[string]int64{}}
 	l.stopper = l.conns

@@ -3,6 +3,7 @@ package grouploop
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -124,6 +125,12 @@ func (l *Loop) answerReclone(ctx context.Context, p failover.Pass, value string,
 		LossUncounted: failover.LossPendingFrom(&g.Status)}
 	for _, s := range g.Status.Sites {
 		ask.Divergent[s.Name] = s.DivergentGtid
+	}
+	if lf := g.Status.LastFailover; lf != nil {
+		ask.LossUnread = slices.Clone(lf.AbandonedLossPending)
+		if lf.TransactionsLost == nil || lf.SourceLossPending {
+			ask.LossUnread = append(ask.LossUnread, lf.From)
+		}
 	}
 	if running != nil {
 		ask.Running, ask.RunningPhase = running.Name, running.Recovery.Phase

@@ -3,6 +3,7 @@ package grouploop
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -179,22 +180,44 @@ func (l *Loop) accountLoss(g *v1alpha1.MysqlFailoverGroup) {
 	if lf == nil || failover.LossAccounted(lf) {
 		return
 	}
-	// Only a read taken after the failover ended, of a site that no longer
-	// writes, holds the old primary's whole history: a read from the same
-	// pass as the promotion may predate its last commits. The record's time
-	// has whole seconds, so a read counts as after it one second later.
+	for _, site := range slices.Clone(lf.AbandonedLossPending) {
+		before := lossCount(lf)
+		if o, ok := l.readAfter(lf, site); ok && failover.AccountAbandonedLoss(st, site, o.status.Executed) && lossCount(lf) > before {
+			l.env.Notifier.Event(g, failover.EventWarning, v1alpha1.EventTransactionsLost,
+				fmt.Sprintf("failover %s -> %s lost %d transactions of its abandoned target %s (%d counted so far): %s",
+					lf.From, lf.To, lossCount(lf)-before, site, lossCount(lf), lf.LostGtidSet))
+		}
+	}
 	if lf.From == lf.To {
 		failover.AccountLoss(st, gtid.Set{}) // the old primary is the new one: nothing to read
 		return
 	}
-	o := l.obs[lf.From]
-	if o.err != nil || o.at.IsZero() || o.at.Before(lf.Time.Add(time.Second)) || o.status.Writable() {
-		return
-	}
-	if failover.AccountLoss(st, o.status.Executed) && *lf.TransactionsLost > 0 {
+	o, ok := l.readAfter(lf, lf.From)
+	if ok && failover.AccountLoss(st, o.status.Executed) && *lf.TransactionsLost > 0 {
 		l.env.Notifier.Event(g, failover.EventWarning, v1alpha1.EventTransactionsLost,
 			fmt.Sprintf("failover %s -> %s lost %d transactions: %s", lf.From, lf.To, *lf.TransactionsLost, lf.LostGtidSet))
 	}
+}
+
+// readAfter returns this pass's read of site when it holds all the site
+// wrote before failover lf: only a read taken after the failover ended, of
+// a site that no longer writes, does; a read from the same pass as the
+// promotion may predate its last commits. The record's time has whole
+// seconds, so a read counts as after it one second later.
+func (l *Loop) readAfter(lf *v1alpha1.FailoverRecord, site string) (observation, bool) {
+	o := l.obs[site]
+	if o.err != nil || o.at.IsZero() || o.at.Before(lf.Time.Add(time.Second)) || o.status.Writable() {
+		return o, false
+	}
+	return o, true
+}
+
+// lossCount is lf's transactionsLost, 0 while absent.
+func lossCount(lf *v1alpha1.FailoverRecord) int64 {
+	if lf.TransactionsLost == nil {
+		return 0
+	}
+	return *lf.TransactionsLost
 }
 
 // markDivergence persists the divergent GTIDs Decide found, once per site:

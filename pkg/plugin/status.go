@@ -94,16 +94,37 @@ func writeFailovers(w io.Writer, st *v1alpha1.MysqlFailoverGroupStatus) {
 			f.From, f.To, f.Generation, f.Step, when(f.StartTime.Time))
 	}
 	if lf := st.LastFailover; lf != nil {
-		lost := "not known yet"
-		if lf.TransactionsLost != nil {
-			lost = strconv.FormatInt(*lf.TransactionsLost, 10)
-		}
 		fmt.Fprintf(w, "Last failover:\t%s %s -> %s at %s, transactions lost: %s\n",
-			lf.Kind, lf.From, lf.To, when(lf.Time.Time), lost)
+			lf.Kind, lf.From, lf.To, when(lf.Time.Time), lossText(lf))
 	} else {
 		fmt.Fprintln(w, "Last failover:\tnone")
 	}
+	for i := range st.FailoverHistory {
+		if h := &st.FailoverHistory[i]; h.LossLowerBound {
+			fmt.Fprintf(w, "Earlier failover:\t%s %s -> %s at %s, transactions lost: %s\n",
+				h.Kind, h.From, h.To, when(h.Time.Time), lossText(h))
+		}
+	}
 	writePlanned(w, st.PlannedFailover)
+}
+
+// lossText renders a failover's transactionsLost: a count only when it is
+// final, else what it is known to be at least and why.
+func lossText(r *v1alpha1.FailoverRecord) string {
+	switch {
+	case r.TransactionsLost == nil:
+		return "not known yet (the old primary is still to be read)"
+	case r.LossLowerBound:
+		return fmt.Sprintf("at least %d (a later failover came before it could be read in full)", *r.TransactionsLost)
+	case r.LossPending():
+		var unread []string
+		if r.SourceLossPending {
+			unread = append(unread, r.From)
+		}
+		unread = append(unread, r.AbandonedLossPending...)
+		return fmt.Sprintf("at least %d (pending: %s still to be read)", *r.TransactionsLost, strings.Join(unread, ", "))
+	}
+	return strconv.FormatInt(*r.TransactionsLost, 10)
 }
 
 func writePlanned(w io.Writer, b *v1alpha1.PlannedFailoverStatus) {

@@ -32,6 +32,7 @@ func Decide(in Input) (Decision, error) {
 	in, errant := judgeHistory(in, active)
 	d := withSequence(in, decide(in, active))
 	d.Errant = errant
+	d.AbandonedWrote = abandonedKnown(in)
 	return d, nil
 }
 

@@ -83,6 +83,10 @@ type Decision struct {
 	// writes count as the history's until the new target is made writable
 	// (abandonedWriters).
 	Abandon []string
+	// AbandonedWrote is what the in-flight failover's abandoned targets
+	// are known to have written (abandonedKnown), to be kept in the intent
+	// (status.failover.abandonedGtidSet); empty when none is listed.
+	AbandonedWrote gtid.Set
 	// Promote is true when the emergency sequence may make Target writable
 	// now: every other site is read-only or confirmed fenced.
 	Promote bool

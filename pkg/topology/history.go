@@ -1,6 +1,8 @@
 package topology
 
 import (
+	"slices"
+
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
 	"github.com/shipstream/bloodraven/pkg/gtid"
 )
@@ -31,15 +33,13 @@ func NamedActiveBase(promoted, fenced gtid.Set) gtid.Set { return promoted.Union
 // or maybe writable: a promotion whose answer was lost may have taken
 // effect, and whether its writes are the history is decided when the
 // failover completes or moves on), and the site an emergency failover in
-// flight started from,
-// which wrote as the active site until then even when no failover record
-// names it (named active by a planned failover that failed after its
-// fence, then re-asserted), and the targets it abandoned by a retarget
-// while they were maybe writable (Intent.Abandoned, abandonedWriters):
-// what they wrote until their fence may be the new target's history, and
-// is judged by the new target's promotion set once that is made writable.
-// known is false when a writer's source id is unknown, so that its
-// transactions cannot be told from errant ones.
+// flight started from, which wrote as the active site until then even when
+// no failover record names it (named active by a planned failover that
+// failed after its fence, then re-asserted). The targets it abandoned by
+// a retarget while they were maybe writable extend it too, but only by
+// what they are known to have written (abandonedKnown), not by every
+// transaction of their servers. known is false when a writer's source id
+// is unknown, so that its transactions cannot be told from errant ones.
 func historyWriters(in Input, active string) (ids []string, known bool) {
 	var sites []string
 	if last := in.LastFailover(); last != nil {
@@ -50,7 +50,6 @@ func historyWriters(in Input, active string) (ids []string, known bool) {
 	}
 	if in.InFlight != nil {
 		sites = append(sites, in.InFlight.From)
-		sites = append(sites, abandonedWriters(in)...)
 	}
 	known = true
 	for _, name := range sites {
@@ -61,32 +60,79 @@ func historyWriters(in Input, active string) (ids []string, known bool) {
 		}
 		ids = append(ids, s.ServerID)
 	}
+	for _, name := range listedAbandoned(in) {
+		if s, _ := in.Site(name); s.ServerID == "" {
+			known = false
+		}
+	}
 	return ids, known
 }
 
-// abandonedWriters are the in-flight failover's abandoned targets that
+// listedAbandoned are the in-flight failover's abandoned targets that
 // still extend the history: only until its target is made writable, when
 // the target's promotion set takes over (what an abandoned site wrote that
 // the target holds is in it; what it does not hold is discarded). A target
 // moved back to stays listed, its writes while abandoned being the
-// history's; a site since removed from spec wrote nothing the group sees.
-func abandonedWriters(in Input) []string {
-	if !beforePromotion(in.InFlight.Step) {
+// history's. Entries that cannot be abandoned targets are ignored: a site
+// since removed from spec (it wrote nothing the group sees), the
+// failover's source (a writer anyway), a repeat.
+func listedAbandoned(in Input) []string {
+	if in.InFlight == nil || !beforePromotion(in.InFlight.Step) {
 		return nil
 	}
 	var out []string
 	for _, name := range in.InFlight.Abandoned {
-		if _, ok := in.Site(name); ok {
+		if _, ok := in.Site(name); ok && name != in.InFlight.From && !slices.Contains(out, name) {
 			out = append(out, name)
 		}
 	}
 	return out
 }
 
+// abandonedKnown is what the listed abandoned targets are known to have
+// written: the intent's record (Intent.AbandonedWrote, each listed site's
+// own server's part only), and, for a listed site that is not the
+// failover's target now, its own server's transactions outside the
+// history (outside Promoted, and in no earlier failover's lost set) that
+// any site read now holds. A listed site wrote only as a maybe-writable
+// target, after it was judged eligible, so those are its writes as that
+// target. The target's own reads add nothing: a stale or edited status
+// that lists the target itself exempts no write the record does not
+// name. The result is what Decide returns for the intent to keep
+// (Decision.AbandonedWrote).
+func abandonedKnown(in Input) gtid.Set {
+	listed := listedAbandoned(in)
+	if len(listed) == 0 {
+		return gtid.Set{}
+	}
+	var lost gtid.Set
+	for _, h := range in.History {
+		lost = lost.Union(h.Lost)
+	}
+	var known gtid.Set
+	for _, name := range listed {
+		a, _ := in.Site(name)
+		if a.ServerID == "" {
+			continue
+		}
+		known = known.Union(in.InFlight.AbandonedWrote.Only(a.ServerID))
+		if name == in.InFlight.To {
+			continue
+		}
+		for _, x := range in.Sites {
+			if x.reachable() && !x.Stale {
+				known = known.Union(gtid.Lacks(in.Promoted, x.Executed).Only(a.ServerID).Subtract(lost))
+			}
+		}
+	}
+	return known
+}
+
 // historyErrant returns the transactions of s that are outside the
 // authority's history: outside Promoted (compared by gtid.Cover's rule) or
-// inside an earlier failover's lost set, and not written by a writer since.
-func historyErrant(in Input, s SiteView, writers []string) gtid.Set {
+// inside an earlier failover's lost set, and neither written by a writer
+// since nor known to be an abandoned target's writes (abandoned).
+func historyErrant(in Input, s SiteView, writers []string, abandoned gtid.Set) gtid.Set {
 	var lost gtid.Set
 	for _, h := range in.History {
 		lost = lost.Union(h.Lost)
@@ -103,7 +149,7 @@ func historyErrant(in Input, s SiteView, writers []string) gtid.Set {
 	for _, id := range writers {
 		errant = errant.Without(id)
 	}
-	return errant
+	return errant.Subtract(abandoned)
 }
 
 // Judge returns in as Decide sees it: every site that never answered shown
@@ -130,6 +176,7 @@ func judgeHistory(in Input, active string) (Input, []Divergence) {
 		return in, nil
 	}
 	writers, known := historyWriters(in, active)
+	abandoned := abandonedKnown(in)
 	sites := make([]SiteView, len(in.Sites))
 	var found []Divergence
 	for i, s := range in.Sites {
@@ -137,7 +184,7 @@ func judgeHistory(in Input, active string) (Input, []Divergence) {
 		if s.Name == active && s.State == v1alpha1.StateWritable {
 			continue
 		}
-		errant := historyErrant(in, s, writers)
+		errant := historyErrant(in, s, writers, abandoned)
 		if errant.IsEmpty() {
 			continue
 		}

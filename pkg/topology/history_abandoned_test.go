@@ -96,12 +96,75 @@ func TestRetargetedBackToAnAbandonedTarget(t *testing.T) {
 		sid(ro("pdx", "A:1-50,B:1-2"), uuidB), sid(confirmed(down("fra")), uuidC)), "x", "iad", time.Hour), "A:1-50")
 	in.InFlight = &Intent{From: "iad", To: "fra", Generation: in.Generation, Step: v1alpha1.StepPromoting,
 		Abandoned: []string{"pdx"}}
+	// While fra was the target, pdx's writes were read and kept.
+	d, err := Decide(in)
+	if err != nil || !d.AbandonedWrote.Equal(set("B:1-2")) {
+		t.Fatalf("pdx's writes known %v (%v), want B:1-2", d.AbandonedWrote, err)
+	}
 	in.InFlight.Abandoned = abandoned(in, "pdx")
-	in.InFlight.To = "pdx"
+	in.InFlight.To, in.InFlight.AbandonedWrote = "pdx", d.AbandonedWrote
 	for _, s := range Judge(in).Sites {
 		if s.Diverged {
 			t.Fatalf("abandoned %v: %s marked diverged", in.InFlight.Abandoned, s.Name)
 		}
+	}
+}
+
+// TestAbandonedExemptsOnlyWhatItWrote: a listed abandoned target is exempt
+// for the writes it is known to have made as a maybe-writable target, not
+// for every transaction of its server. Before, a stale or edited status
+// that listed the target itself hid its errant writes until its promotion
+// adopted them.
+func TestAbandonedExemptsOnlyWhatItWrote(t *testing.T) {
+	const uuidD = "dddddddd-0000-0000-0000-000000000004"
+	inFlight := func(to string, abandoned []string, wrote string, sites ...SiteView) Input {
+		in := promotedAt(afterFailover(group(to, sites...), "x", "iad", time.Hour), "A:1-50")
+		in.InFlight = &Intent{From: "iad", To: to, Generation: in.Generation, Step: v1alpha1.StepFencing,
+			Abandoned: abandoned, AbandonedWrote: set(wrote)}
+		return in
+	}
+	iad := sid(confirmed(down("iad")), uuidA)
+	cases := []struct {
+		name     string
+		in       Input
+		diverged []string
+	}{
+		{"a status listing the target itself hides none of its errant writes",
+			inFlight("fra", []string{"fra"}, "", iad, sid(ro("pdx", "A:1-50"), uuidB), sid(ro("fra", "A:1-50,C:1"), uuidC)),
+			[]string{"fra"}},
+		{"a target moved back to is exempt for what it was read writing while abandoned",
+			inFlight("pdx", []string{"pdx"}, "B:1-2", iad, sid(ro("pdx", "A:1-50,B:1-2"), uuidB), sid(ro("fra", "A:1-50"), uuidC)),
+			nil},
+		{"... and not for a write past it",
+			inFlight("pdx", []string{"pdx"}, "B:1-2", iad, sid(ro("pdx", "A:1-50,B:1-3"), uuidB), sid(ro("fra", "A:1-50"), uuidC)),
+			[]string{"pdx"}},
+		{"a record naming a server not listed exempts nothing",
+			inFlight("fra", []string{"pdx"}, "dddddddd-0000-0000-0000-000000000004:1", iad, sid(ro("pdx", "A:1-50"), uuidB),
+				sid(ro("fra", "A:1-50"), uuidC), sid(ro("syd", "A:1-50,"+uuidD+":1"), uuidD)),
+			[]string{"syd"}},
+		{"the record keeps pdx's writes known after pdx is gone",
+			inFlight("fra", []string{"pdx"}, "B:1-2", iad, sid(down("pdx"), uuidB), sid(ro("fra", "A:1-50,B:1-2"), uuidC)),
+			nil},
+		{"what a previous failover lost is never an abandoned target's write",
+			func() Input {
+				in := inFlight("fra", []string{"pdx"}, "", iad, sid(down("pdx"), uuidB), sid(ro("fra", "A:1-50,B:1-2"), uuidC))
+				in.History[len(in.History)-1].Lost = set("B:1")
+				return in
+			}(),
+			[]string{"fra"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			for _, s := range Judge(tc.in).Sites {
+				if s.Diverged {
+					got = append(got, s.Name)
+				}
+			}
+			if !slices.Equal(got, tc.diverged) {
+				t.Fatalf("diverged %v, want %v", got, tc.diverged)
+			}
+		})
 	}
 }
 
@@ -143,5 +206,28 @@ func TestAbandoned(t *testing.T) {
 				t.Fatalf("abandoned %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestAdminFencedMaybeWritableTargetIsAbandonedMarked: an administrator
+// fences the in-flight failover's target pdx while its promotion's outcome
+// is unknown (maybe-writable). The pass retargets with pdx still marked, so
+// the new intent lists it abandoned; no admin fence by SQL (which clears
+// the mark) runs before that: the admin fence of an active site waits for
+// no failover in flight, and pdx is fenced as an extra writer only once
+// the retarget made fra the active site.
+func TestAdminFencedMaybeWritableTargetIsAbandonedMarked(t *testing.T) {
+	pdx := sid(with(ro("pdx", "A:1-50,B:1"), func(v *SiteView) { v.MaybeWritable, v.AdminFenced = true, true }), uuidB)
+	in := promotedAt(afterFailover(group("pdx", sid(confirmed(down("iad")), uuidA), pdx,
+		sid(ro("fra", "A:1-50,B:1"), uuidC)), "x", "iad", time.Hour), "A:1-50")
+	in.InFlight = &Intent{From: "iad", To: "pdx", Generation: in.Generation, Step: v1alpha1.StepPromoting}
+	d, err := Decide(in)
+	if err != nil || d.AdminFence || !d.Retarget || d.Target != "fra" || !slices.Equal(d.Abandon, []string{"pdx"}) {
+		t.Fatalf("decision %+v (%v): want a retarget to fra abandoning pdx, no admin fence first", d, err)
+	}
+	in.ActiveSite, in.InFlight.To, in.InFlight.Abandoned = "fra", "fra", d.Abandon
+	in.InFlight.Step = v1alpha1.StepIntent
+	if d, _ = Decide(in); d.Kind != KindFenceExtraWriters || !slices.Equal(d.Fence, []string{"pdx"}) {
+		t.Fatalf("after the retarget: %+v, want pdx fenced as an extra writer", d)
 	}
 }

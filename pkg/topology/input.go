@@ -128,6 +128,9 @@ type Intent struct {
 	// Abandoned are earlier targets of this failover that may have written
 	// (status.failover.abandoned; Decision.Abandon).
 	Abandoned []string
+	// AbandonedWrote is what the abandoned targets are known to have
+	// written (status.failover.abandonedGtidSet; Decision.AbandonedWrote).
+	AbandonedWrote gtid.Set
 }
 
 // Input is one snapshot of a failover group, everything Decide looks at.

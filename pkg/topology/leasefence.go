@@ -99,3 +99,27 @@ func WritableLeaseFence(a LeaseFenceArm) LeaseFenceDecision {
 	return LeaseFenceDecision{Refused: fmt.Sprintf("%s's sidecar last asked %s ago: its lease fence would be armed for %s, less than %s",
 		a.Site, age.Round(time.Millisecond), (whole - age).Round(time.Millisecond), MinLeaseFence)}
 }
+
+// SilentLeaseFence says whether to arm a writable active site's lease
+// fence on a pass that makes nothing writable, and for how long: when its
+// sidecar asked this operator before and has not asked for a
+// PeerCheckInterval. A live sidecar pushes the event on every tick, but
+// one that released its write hold and could not arm the event (mysqld
+// froze in that tick) and then paused leaves a writable mysqld with no
+// event: nothing would stop it writing after the operator promotes
+// another site at the lease deadline. The arm counts from the last ask,
+// as WritableLeaseFence's, so it fires by the time the sidecar itself
+// would have fenced; an ask too old for MinLeaseFence arms MinLeaseFence
+// (its lease has run out). None for a group whose lease is too short for
+// any lease fence, or while the sidecar asks.
+func SilentLeaseFence(a LeaseFenceArm) (time.Duration, bool) {
+	if a.LeaseTimeout <= 0 || a.PeerCheckInterval <= 0 || a.Margin < 0 || a.SidecarAskedAt.IsZero() {
+		return 0, false
+	}
+	whole := a.LeaseTimeout + a.PeerCheckInterval - LeaseFenceSchedulerSlack - a.Margin
+	age := a.Now.Sub(a.SidecarAskedAt)
+	if whole < MinLeaseFence || age < a.PeerCheckInterval {
+		return 0, false
+	}
+	return max(whole-age, MinLeaseFence), true
+}

@@ -3,6 +3,7 @@ package topology
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
@@ -100,6 +101,10 @@ type RecloneAsk struct {
 	// the group serves (Healthy or Degraded), never while a failover is
 	// wanted or blocked. Empty: not known, not checked.
 	Decided Kind
+	// LossUnread are the sites whose part of the last failover's loss is
+	// still to be read (its old primary, its abandoned targets): their
+	// data is not cloned over before it is counted.
+	LossUnread []string
 }
 
 // RecloneSettled reports whether a group whose pass decided kind may
@@ -152,6 +157,9 @@ func DecideReclone(in Input, ask RecloneAsk) RecloneVerdict {
 		return refuse(v1alpha1.ReasonConcurrentOperation, "the reclone of %s is in progress; one runs at a time", ask.Running)
 	case ask.Updating:
 		return refuse(v1alpha1.ReasonConcurrentOperation, "an ordered update is in progress")
+	case slices.Contains(ask.LossUnread, req.Site):
+		return refuse(v1alpha1.ReasonConcurrentOperation,
+			"%s holds transactions the last failover lost that are not counted yet; it is cloned over once they are", req.Site)
 	case ask.Decided != "" && !RecloneSettled(ask.Decided):
 		return refuse(v1alpha1.ReasonConcurrentOperation, "the group does not serve normally (%s): a failover or a fence comes first", ask.Decided)
 	case ask.LossUncounted != "" && ask.LossUncounted == req.Site:

@@ -195,7 +195,7 @@ func decideTail(in Input, src SiteView, to string, r SalvageReadout, left time.D
 func discarded(in Input, src SiteView, r SalvageReadout) gtid.Set {
 	src.Executed = r.Source
 	writers, _ := historyWriters(in, authority(in))
-	errant := historyErrant(in, src, writers)
+	errant := historyErrant(in, src, writers, abandonedKnown(in))
 	var lost gtid.Set
 	for _, h := range in.History {
 		lost = lost.Union(h.Lost)
