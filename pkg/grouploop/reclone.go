@@ -121,16 +121,15 @@ func (l *Loop) answerReclone(ctx context.Context, p failover.Pass, value string,
 		return
 	}
 	ask := topology.RecloneAsk{Group: g.Name, Value: value, Divergent: map[string]string{},
-		Updating: g.Status.Phase == v1alpha1.GroupPhaseUpdating, Decided: p.Decision.Kind,
-		LossUncounted: failover.LossPendingFrom(&g.Status)}
+		Updating: g.Status.Phase == v1alpha1.GroupPhaseUpdating, Decided: p.Decision.Kind}
 	for _, s := range g.Status.Sites {
 		ask.Divergent[s.Name] = s.DivergentGtid
 	}
 	if lf := g.Status.LastFailover; lf != nil {
 		ask.LossUnread = slices.Clone(lf.AbandonedLossPending)
-		if lf.TransactionsLost == nil || lf.SourceLossPending {
-			ask.LossUnread = append(ask.LossUnread, lf.From)
-		}
+	}
+	if from := failover.LossPendingFrom(&g.Status); from != "" {
+		ask.LossUnread = append(ask.LossUnread, from)
 	}
 	if running != nil {
 		ask.Running, ask.RunningPhase = running.Name, running.Recovery.Phase

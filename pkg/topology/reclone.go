@@ -92,11 +92,6 @@ type RecloneAsk struct {
 	RunningPhase v1alpha1.RecoveryPhase
 	// Updating is true while the ordered update rolls the sites.
 	Updating bool
-	// LossUncounted names the former primary of the last failover while
-	// that failover's loss is not counted from its data
-	// (lastFailover.transactionsLost unset or sourceLossPending); "" when
-	// none. Its data is the only record of what the failover lost.
-	LossUncounted string
 	// Decided is the pass's Decision kind; a request is judged only while
 	// the group serves (Healthy or Degraded), never while a failover is
 	// wanted or blocked. Empty: not known, not checked.
@@ -158,13 +153,11 @@ func DecideReclone(in Input, ask RecloneAsk) RecloneVerdict {
 	case ask.Updating:
 		return refuse(v1alpha1.ReasonConcurrentOperation, "an ordered update is in progress")
 	case slices.Contains(ask.LossUnread, req.Site):
-		return refuse(v1alpha1.ReasonConcurrentOperation,
-			"%s holds transactions the last failover lost that are not counted yet; it is cloned over once they are", req.Site)
+		return refuse(v1alpha1.ReasonRecloneLossUncounted,
+			"%s holds transactions the last failover lost that are not counted yet: its data is read first (once it "+
+				"answers read-only), then it may be recloned", req.Site)
 	case ask.Decided != "" && !RecloneSettled(ask.Decided):
 		return refuse(v1alpha1.ReasonConcurrentOperation, "the group does not serve normally (%s): a failover or a fence comes first", ask.Decided)
-	case ask.LossUncounted != "" && ask.LossUncounted == req.Site:
-		return refuse(v1alpha1.ReasonRecloneLossUncounted,
-			"%s was the primary before the last failover, whose loss is not counted yet: its data is read first (once it answers read-only), then it may be recloned", req.Site)
 	}
 	if why := proofWrong(req, ask); why != "" {
 		return refuse(v1alpha1.ReasonRecloneWrongPrefix, "%s", why)
