@@ -34,7 +34,7 @@ func (s sqlSites) RelayRead(ctx context.Context, site string) (topology.RelayRea
 	if err != nil {
 		return topology.RelayRead{}, err
 	}
-	r := topology.RelayRead{Executed: st.Executed}
+	r := topology.RelayRead{Executed: st.Executed, Uptime: st.Uptime}
 	if rs := st.Replica; rs != nil {
 		if r.Retrieved, err = rs.RetrievedSet(st.Flavor); err != nil {
 			return topology.RelayRead{}, err

@@ -235,14 +235,14 @@ func (c *conns) SalvageRead(ctx context.Context, site string) (bool, gtid.Set, e
 
 // RelayRead implements failover.DB. A site without replication has
 // received nothing (its relay log is gone); a received set that cannot be
-// parsed is an error, never taken for a shrunk one. mysql.Status has no
-// uptime: it is left unknown.
+// parsed is an error, never taken for a shrunk one. Uptime tells a mysqld
+// restarted since the probe (topology.JudgeDrain).
 func (c *conns) RelayRead(ctx context.Context, site string) (topology.RelayRead, error) {
 	st, err := c.Status(ctx, site)
 	if err != nil {
 		return topology.RelayRead{}, fmt.Errorf("read %s's replication: %w", site, err)
 	}
-	r := topology.RelayRead{Executed: st.Executed}
+	r := topology.RelayRead{Executed: st.Executed, Uptime: st.Uptime}
 	if rs := st.Replica; rs != nil {
 		if r.Retrieved, err = rs.RetrievedSet(st.Flavor); err != nil {
 			return topology.RelayRead{}, fmt.Errorf("read %s's received set: %w", site, err)

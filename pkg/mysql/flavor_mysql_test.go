@@ -216,9 +216,13 @@ func TestMySQLStatus(t *testing.T) {
 		[]string{"Variable_name=rpl_semi_sync_replica_enabled", "Value=OFF"})
 	rec.answer(mysqlSemiSyncStatus, []string{"Variable_name=Rpl_semi_sync_source_status", "Value=ON"},
 		[]string{"Variable_name=Rpl_semi_sync_source_clients", "Value=2"})
+	rec.answer(uptimeQuery, []string{"Variable_name=Uptime", "Value=3605"})
 	st, err := recorded(Config{}, mysqlDialect{}, rec).Status(context.Background())
 	if err != nil {
 		t.Fatal(err)
+	}
+	if got := rec.sent(); got[len(got)-1] != "SHOW GLOBAL STATUS LIKE 'Uptime'" || st.Uptime != 3605*time.Second {
+		t.Fatalf("sent %v, uptime %s: want the Uptime status read last, 3605 s", got, st.Uptime)
 	}
 	want := gtid.MustParseSet(uuidA + ":1-10," + uuidB + ":1-2")
 	switch {

@@ -18,13 +18,18 @@ func TestJudgeDrain(t *testing.T) {
 		return RelayRead{Executed: set(exec), Retrieved: set(ret), Applying: applying, Uptime: up}
 	}
 	begun := DrainWatch{Start: t0, Progress: t0, Last: read("A:1-7", "A:1-10", true, time.Hour)}
-	cases := []struct {
+	// probed: the probe that ranked it showed mysqld started an hour
+	// before t0.
+	probed := target
+	probed.Replication.Started = t0.Add(-time.Hour)
+	type drainCase struct {
 		name  string
 		watch DrainWatch
 		now   RelayRead
 		after time.Duration // since t0
 		want  DrainVerdict
-	}{
+	}
+	cases := []drainCase{
 		{"applied everything: holds", DrainWatch{}, read("A:1-10", "A:1-10", true, time.Hour), 0, DrainHolds},
 		{"applied more than ranked on: holds", begun, read("A:1-11", "A:1-11", true, time.Hour), time.Second, DrainHolds},
 		{"first read, applier runs: slow", DrainWatch{}, read("A:1-8", "A:1-10", true, time.Hour), 0, DrainSlow},
@@ -45,9 +50,22 @@ func TestJudgeDrain(t *testing.T) {
 		{"mysqld restarted since the last read: gone", begun, read("A:1-8", "A:1-10", true, 3*time.Second), 5 * time.Second, DrainRelayGone},
 		{"uptime unknown: not taken for a restart", begun, read("A:1-8", "A:1-10", true, 0), 5 * time.Second, DrainSlow},
 	}
-	for _, tc := range cases {
+	restarts := []drainCase{ // judged with probed
+		// Issue 15, gap 3: a restart between the probe and the first read,
+		// with a received set that did not shrink (re-read from a relay
+		// log that is no longer the one ranked on).
+		{"mysqld restarted since the probe, first read: gone", DrainWatch{}, read("A:1-8", "A:1-10", true, 20*time.Second), 0, DrainRelayGone},
+		{"mysqld started as the probe showed: slow", DrainWatch{}, read("A:1-8", "A:1-10", true, time.Hour), 0, DrainSlow},
+		{"a start within the slack of whole seconds: slow", DrainWatch{}, read("A:1-8", "A:1-10", true, time.Hour-3*time.Second), 0, DrainSlow},
+		{"uptime unknown after the probe: not taken for a restart", DrainWatch{}, read("A:1-8", "A:1-10", true, 0), 0, DrainSlow},
+	}
+	for i, tc := range append(cases, restarts...) {
+		tgt := target
+		if i >= len(cases) {
+			tgt = probed
+		}
 		t.Run(tc.name, func(t *testing.T) {
-			got, w := JudgeDrain(target, tc.watch, tc.now, t0.Add(tc.after), b)
+			got, w := JudgeDrain(tgt, tc.watch, tc.now, t0.Add(tc.after), b)
 			if got != tc.want {
 				t.Fatalf("verdict %d, want %d", got, tc.want)
 			}
