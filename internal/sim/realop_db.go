@@ -193,6 +193,15 @@ func (i simInstance) Promote(context.Context, mysql.PromoteOptions) (mysql.Promo
 	return p, nil
 }
 
+// ApplierWork implements mysql.Instance: the sim applies a transaction at
+// once, so its applier never holds one open.
+func (i simInstance) ApplierWork(context.Context) (mysql.ApplierWork, error) {
+	if _, err := i.reach(); err != nil {
+		return mysql.ApplierWork{}, i.answer(err)
+	}
+	return mysql.ApplierWork{}, i.replied(nil)
+}
+
 // ReplicateFrom implements mysql.Instance: read-only, replicating from the
 // site at source; nothing when it already replicates from it.
 func (i simInstance) ReplicateFrom(_ context.Context, source mysql.Endpoint, _ mysql.Credentials) error {

@@ -249,6 +249,16 @@ func (c *conns) RelayRead(ctx context.Context, site string) (topology.RelayRead,
 		}
 		r.Applying = rs.SQLRunning && rs.LastSQLErrno == 0
 	}
+	if r.Applying {
+		sc, err := c.get(site)
+		if err != nil {
+			return topology.RelayRead{}, err
+		}
+		// Unread, a busy applier is judged on its commits alone.
+		if aw, err := sc.inst.ApplierWork(ctx); err == nil {
+			r.ApplierTrx, r.ApplierRows = aw.Trx, aw.Rows
+		}
+	}
 	return r, nil
 }
 

@@ -67,6 +67,9 @@ type Instance interface {
 	// salvage never reconfigures a server a promotion made writable.
 	SalvageFrom(ctx context.Context, source Endpoint, creds Credentials, until, expect gtid.Set,
 		part *SemiSyncSettings) (gtid.Set, error)
+	// ApplierWork reads the replication applier's open transactions
+	// (applier.go): a drain tells a busy applier from a stalled one by it.
+	ApplierWork(ctx context.Context) (ApplierWork, error)
 	// StopReplication stops the replication threads and keeps the configuration.
 	StopReplication(ctx context.Context) error
 	// ErrantAgainst returns the transactions this server has that source lacks.

@@ -25,9 +25,12 @@ import (
 //     ranked again on what it executed.
 //
 // JudgeDrain tells them apart from reads taken after the drain timeout.
-// The wait is bounded twice: by progress (the executed set must advance
-// within DrainBounds.Progress) and overall (DrainBounds.Overall from the
-// first read). A drain that stalls, or outlives the bound, is given up:
+// The wait is bounded twice: by progress (the executed set, or the
+// applier's open transaction, must advance within DrainBounds.Progress)
+// and overall (DrainBounds.Overall from the first read). A single
+// transaction that applies for longer than the progress bound commits
+// nothing meanwhile, yet it is no stall: the rows it modified grow
+// (RelayRead.ApplierRows), and that counts as progress. A drain that stalls, or outlives the bound, is given up:
 // what the target received and did not apply is then lost, and the caller
 // must record it (DrainedShort) rather than let the reset drop it silently.
 
@@ -42,6 +45,11 @@ type RelayRead struct {
 	Applying bool
 	// Uptime is how long its mysqld has run; zero when unknown.
 	Uptime time.Duration
+	// ApplierTrx names the applier's open transactions (empty: none, or
+	// unknown) and ApplierRows the rows they modified so far: a long
+	// transaction advances them while the executed set stands still.
+	ApplierTrx  string
+	ApplierRows int64
 }
 
 // DrainWatch is what the earlier reads of one slow drain showed; the zero
@@ -92,7 +100,7 @@ func JudgeDrain(target SiteView, w DrainWatch, now RelayRead, at time.Time, b Dr
 	if relayGone(target, w.Last, now, at) {
 		return DrainRelayGone, DrainWatch{}
 	}
-	if !first && !gtid.Lacks(w.Last.Executed, now.Executed).IsEmpty() {
+	if !first && (!gtid.Lacks(w.Last.Executed, now.Executed).IsEmpty() || applierAdvanced(w.Last, now)) {
 		w.Progress = at
 	}
 	w.Last = now
@@ -106,6 +114,20 @@ func JudgeDrain(target SiteView, w DrainWatch, now RelayRead, at time.Time, b Dr
 // mysqld's start before it counts as a restart: Uptime is whole seconds,
 // and each start is reckoned from the time its reply was taken.
 const restartSlack = 5 * time.Second
+
+// applierAdvanced reports whether the applier worked on between two reads
+// without committing: the same open transactions modified more rows, or it
+// has other ones open now (one committed, or was retried). Bounded like
+// any progress: by DrainBounds.Overall.
+func applierAdvanced(last, now RelayRead) bool {
+	if now.ApplierTrx == "" {
+		return false
+	}
+	if now.ApplierTrx != last.ApplierTrx {
+		return true
+	}
+	return now.ApplierRows > last.ApplierRows
+}
 
 // RestartedSince reports whether a mysqld that started at started (as an
 // earlier read reckoned it; zero when unknown) has restarted since: read at

@@ -50,6 +50,24 @@ func TestJudgeDrain(t *testing.T) {
 		{"mysqld restarted since the last read: gone", begun, read("A:1-8", "A:1-10", true, 3*time.Second), 5 * time.Second, DrainRelayGone},
 		{"uptime unknown: not taken for a restart", begun, read("A:1-8", "A:1-10", true, 0), 5 * time.Second, DrainSlow},
 	}
+	// Issue 15, gap 4: one long transaction applies past the progress
+	// bound; its executed set stands still, its open transaction grows.
+	busy := func(exec, trx string, rows int64) RelayRead {
+		r := read(exec, "A:1-10", true, time.Hour)
+		r.ApplierTrx, r.ApplierRows = trx, rows
+		return r
+	}
+	busyWatch := DrainWatch{Start: t0, Progress: t0, Last: busy("A:1-7", "421", 1000)}
+	cases = append(cases, []drainCase{
+		{"one long transaction, rows growing past the progress bound: slow", busyWatch, busy("A:1-7", "421", 5000), 11 * time.Second, DrainSlow},
+		{"another transaction open since: slow", busyWatch, busy("A:1-7", "422", 10), 11 * time.Second, DrainSlow},
+		{"its rows standing still past the progress bound: stalled", busyWatch, busy("A:1-7", "421", 1000), 11 * time.Second, DrainStalled},
+		{"no open transaction past the progress bound: stalled", busyWatch, busy("A:1-7", "", 0), 11 * time.Second, DrainStalled},
+		{"busy past the overall bound: stalled", DrainWatch{Start: t0, Progress: t0.Add(55 * time.Second), Last: busy("A:1-7", "421", 1000)},
+			busy("A:1-7", "421", 9000), time.Minute, DrainStalled},
+		{"busy with its SQL thread stopped: stalled", busyWatch, func() RelayRead { r := busy("A:1-7", "421", 5000); r.Applying = false; return r }(),
+			5 * time.Second, DrainStalled},
+	}...)
 	restarts := []drainCase{ // judged with probed
 		// Issue 15, gap 3: a restart between the probe and the first read,
 		// with a received set that did not shrink (re-read from a relay
