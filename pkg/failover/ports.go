@@ -147,10 +147,10 @@ type Settings struct {
 	PeerCheckInterval time.Duration
 	// DrainTimeout bounds the wait for the target's relay log (default 30 s).
 	DrainTimeout time.Duration
-	// DrainSlowTimeout bounds, past DrainTimeout, the wait for a target
-	// whose applier is slow but advances (within DrainTimeout each time)
-	// on a relay log that still holds what it received (default 5 min;
-	// topology.JudgeDrain).
+	// DrainSlowTimeout is spec.failover.drainSlowTimeout: it bounds, past
+	// DrainTimeout, the wait for a target whose applier is slow but
+	// advances (within DrainTimeout each time) on a relay log that still
+	// holds what it received (default 5 min; topology.JudgeDrain).
 	DrainSlowTimeout time.Duration
 	// CallTimeout bounds one SQL or Kubernetes call (default 5 s).
 	CallTimeout time.Duration
@@ -195,6 +195,9 @@ func SettingsFor(g *v1alpha1.MysqlFailoverGroup, base Settings) Settings {
 	base.SalvageTimeout = 0
 	if d := g.Spec.Failover.SalvageTimeout; d != nil {
 		base.SalvageTimeout = d.Duration
+	}
+	if d := g.Spec.Failover.DrainSlowTimeout; d != nil {
+		base.DrainSlowTimeout = d.Duration
 	}
 	return base.withDefaults()
 }
