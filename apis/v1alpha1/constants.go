@@ -58,6 +58,11 @@ const (
 	// ReasonAcknowledgerUnread: under dataDurability required, a site that
 	// may hold acknowledged commits the target lacks cannot be read.
 	ReasonAcknowledgerUnread = "AcknowledgerUnreachable"
+	// ReasonAcknowledgerUnpromotable: under dataDurability required, a
+	// site that cannot be promoted (administrator-fenced, another role,
+	// its applier broken) holds commits the target lacks that it may have
+	// acknowledged.
+	ReasonAcknowledgerUnpromotable = "AcknowledgerNotPromotable"
 	// SemiSyncDegraded's reasons.
 	ReasonSemiSyncOff        = "SemiSyncOff"
 	ReasonSemiSyncWaiting    = "Acknowledged"

@@ -69,6 +69,20 @@ type FailoverSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+([.][0-9]+)?(ms|s|m|h))+$') && duration(self) >= duration('0s')",message="failover.salvageTimeout must be zero (salvage off) or a positive duration such as 10s; it cannot be negative"
 	// +optional
 	SalvageTimeout *metav1.Duration `json:"salvageTimeout,omitempty"`
+	// DrainSlowTimeout bounds how long an emergency failover waits, in all,
+	// for a target whose applier is slow but advances (it commits, or the
+	// transaction it is inside changes rows) on a relay log that still
+	// holds what it received, before what is left unapplied is given up
+	// and counted lost. Under semi-sync that relay log may hold the only
+	// copy of an acknowledged commit; writes stay stopped while it waits.
+	// Omitted, the API server sets 5m; a group that never went through it
+	// (nil) waits 5m.
+	// +kubebuilder:default="5m"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+([.][0-9]+)?(ms|s|m|h))+$') && duration(self) >= duration('1s') && duration(self) <= duration('24h')",message="failover.drainSlowTimeout must be a duration from 1s to 24h, such as 5m: how long a failover waits for a slow but advancing applier"
+	// +optional
+	DrainSlowTimeout *metav1.Duration `json:"drainSlowTimeout,omitempty"`
 }
 
 // PlannedFailoverSpec holds defaults for planned failovers.

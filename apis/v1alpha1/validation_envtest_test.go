@@ -75,6 +75,7 @@ func TestCRDInstalledAndMinimalGroupDefaulted(t *testing.T) {
 		{"instance.stopDelay", s.Instance.StopDelay.Duration, 30 * time.Second},
 		{"instance.switchoverDelay unset", s.Instance.SwitchoverDelay == nil, true},
 		{"failover.salvageTimeout", s.Failover.SalvageTimeout != nil && s.Failover.SalvageTimeout.Duration == 10*time.Second, true},
+		{"failover.drainSlowTimeout", s.Failover.DrainSlowTimeout != nil && s.Failover.DrainSlowTimeout.Duration == 5*time.Minute, true},
 		{"plannedFailover.onCooldown", s.PlannedFailover.OnCooldown, v1alpha1.CooldownReject},
 		{"dragonfly.enabled", s.Dragonfly.Enabled, false},
 		{"dragonfly.maxSyncWait", s.Dragonfly.PlannedFailover.MaxSyncWait.Duration, 30 * time.Second},
@@ -180,6 +181,9 @@ func TestInvalidSpecsAreRejectedWithReadableMessages(t *testing.T) {
 		{"zero failoverCooldown", func(_, o map[string]any) { set(o, "failoverCooldown", "0s") }, "failoverCooldown must be a positive duration"},
 		{"garbage duration", func(_, o map[string]any) { set(o, "plannedFailover.maxLagWait", "five minutes") }, "plannedFailover.maxLagWait must be a positive duration"},
 		{"negative salvage timeout", func(_, o map[string]any) { set(o, "failover.salvageTimeout", "-1s") }, "failover.salvageTimeout must be zero (salvage off) or a positive duration"},
+		{"zero drainSlowTimeout", func(_, o map[string]any) { set(o, "failover.drainSlowTimeout", "0s") }, "failover.drainSlowTimeout must be a duration from 1s to 24h"},
+		{"drainSlowTimeout past a day", func(_, o map[string]any) { set(o, "failover.drainSlowTimeout", "25h") }, "failover.drainSlowTimeout must be a duration from 1s to 24h"},
+		{"drainSlowTimeout not a duration", func(_, o map[string]any) { set(o, "failover.drainSlowTimeout", "a while") }, "failover.drainSlowTimeout must be a duration from 1s to 24h"},
 		{"zero failureThreshold", func(_, o map[string]any) { set(o, "failureThreshold", 0) }, "failureThreshold in body should be greater than or equal to 1"},
 		{"lease shorter than 3 checks", func(_, o map[string]any) {
 			set(o, "sidecar.leaseTimeout", "10s")

@@ -84,9 +84,9 @@ func (b brokenServer) Unfence(ctx context.Context) error {
 	return b.Instance.Unfence(ctx)
 }
 
-func (b brokenServer) Promote(ctx context.Context) (gtid.Set, error) {
+func (b brokenServer) Promote(ctx context.Context, opts mysql.PromoteOptions) (mysql.Promotion, error) {
 	delete(b.fenced, b.Addr())
-	return b.Instance.Promote(ctx)
+	return b.Instance.Promote(ctx, opts)
 }
 
 func (b brokenServer) Status(ctx context.Context) (mysql.Status, error) {

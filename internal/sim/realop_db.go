@@ -169,22 +169,37 @@ func (i simInstance) DrainRelayLog(context.Context, time.Duration) error {
 	return i.replied(nil)
 }
 
-// Promote implements mysql.Instance: STOP REPLICA, RESET REPLICA ALL,
-// capture the executed set, writable.
-func (i simInstance) Promote(context.Context) (gtid.Set, error) {
+// Promote implements mysql.Instance: STOP REPLICA, what the IO thread
+// held received, RESET REPLICA ALL, capture the executed set, writable.
+// The sim does not model semi-sync: opts.SemiSync is not set.
+func (i simInstance) Promote(context.Context, mysql.PromoteOptions) (mysql.Promotion, error) {
 	s, err := i.reach()
 	if err != nil {
-		return gtid.Set{}, i.answer(err)
+		return mysql.Promotion{}, i.answer(err)
+	}
+	var p mysql.Promotion
+	if st := i.w.statusOf(s); st.Replica != nil {
+		set, perr := st.Replica.RetrievedSet(st.Flavor)
+		p.Retrieved, p.RetrievedUnknown = set, perr != nil
 	}
 	ops := netOps{i.w}
 	if err := ops.StopReplica(i.name); err != nil {
-		return gtid.Set{}, i.answer(err)
+		return mysql.Promotion{}, i.answer(err)
 	}
-	set := i.executed(s)
+	p.Executed = i.executed(s)
 	if err := i.answer(ops.Unfence(i.name)); err != nil {
-		return gtid.Set{}, err
+		return mysql.Promotion{}, err
 	}
-	return set, nil
+	return p, nil
+}
+
+// ApplierWork implements mysql.Instance: the sim applies a transaction at
+// once, so its applier never holds one open.
+func (i simInstance) ApplierWork(context.Context) (mysql.ApplierWork, error) {
+	if _, err := i.reach(); err != nil {
+		return mysql.ApplierWork{}, i.answer(err)
+	}
+	return mysql.ApplierWork{}, i.replied(nil)
 }
 
 // ReplicateFrom implements mysql.Instance: read-only, replicating from the

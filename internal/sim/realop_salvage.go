@@ -16,7 +16,8 @@ import (
 // stops replicating from it. Without a stream it receives nothing and the
 // wait times out. The sim does not check that the source is fenced: the
 // operator's conns.Salvage reads it first (Status), as with a real server.
-func (i simInstance) SalvageFrom(_ context.Context, source mysql.Endpoint, _ mysql.Credentials, until, _ gtid.Set) (gtid.Set, error) {
+func (i simInstance) SalvageFrom(_ context.Context, source mysql.Endpoint, _ mysql.Credentials, until, _ gtid.Set,
+	_ *mysql.SemiSyncSettings) (gtid.Set, error) {
 	s, err := i.reach()
 	if err != nil {
 		return gtid.Set{}, i.replied(err)

@@ -40,6 +40,8 @@ type fakeSite struct {
 	// what its relay log holds now, which a drain applies (less than
 	// retrieved when the relay log was lost since the probe).
 	retrieved, relay gtid.Set
+	// resetUnread: Promote cannot read what its IO thread received.
+	resetUnread bool
 	// slowApply: its applier applies one relay log transaction per
 	// RelayRead (a drain applies none of it); sqlStopped: its SQL thread
 	// stopped, nothing is applied.
@@ -105,6 +107,9 @@ type world struct {
 	semiErr   error
 	semiRoles map[string]topology.SemiSyncRole
 	unsourced []string
+	// semiPromote lists the sites whose source part Promote set under
+	// their topology lock.
+	semiPromote []string
 	// salvageReads and salvages list the SalvageRead and Salvage calls
 	// ("b<-a"); salvageStops, when set, is how many of the tail's
 	// transactions a Salvage brings before it fails with salvageErr;
@@ -185,27 +190,44 @@ func (w *world) DrainRelayLog(_ context.Context, n string, _ time.Duration) erro
 	return w.drainErr
 }
 
-func (w *world) Promote(_ context.Context, n string) (gtid.Set, error) {
+func (w *world) Promote(_ context.Context, n string, opts PromoteOptions) (Promotion, error) {
 	s, err := w.site(n)
 	if err != nil {
-		return gtid.Set{}, err
+		return Promotion{}, err
 	}
 	if w.onPromote != nil {
 		w.onPromote(n)
 	}
 	if s.promoteLost {
-		return gtid.Set{}, errors.New("fake: the operator died before the statement was sent")
+		return Promotion{}, errors.New("fake: the operator died before the statement was sent")
+	}
+	if r := opts.SemiSync; r != nil { // under the site's topology lock
+		if w.semiErr != nil && !opts.SemiSyncBestEffort {
+			return Promotion{}, w.semiErr
+		}
+		if w.semiErr == nil {
+			w.semiPromote = append(w.semiPromote, n)
+			if w.semiRoles == nil {
+				w.semiRoles = map[string]topology.SemiSyncRole{}
+			}
+			w.semiRoles[n] = *r
+		}
 	}
 	w.promotes[n]++
 	w.madeWritable(n)
-	s.writable, s.source = true, ""
+	// The reset drops the relay log: what it held and was not applied.
+	pr := Promotion{Executed: s.executed, Retrieved: s.executed.Union(s.relay)}
+	if s.resetUnread {
+		pr.Retrieved, pr.RetrievedUnknown = gtid.Set{}, true
+	}
+	s.writable, s.source, s.relay = true, "", gtid.Set{}
 	if ws := w.writers(); len(ws) > 1 {
 		w.twoWriters = append(w.twoWriters, ws)
 	}
 	if s.promoteTimesOut {
-		return gtid.Set{}, context.DeadlineExceeded
+		return Promotion{}, context.DeadlineExceeded
 	}
-	return s.executed, nil
+	return pr, nil
 }
 
 func (w *world) ArmLeaseFence(_ context.Context, n string, after time.Duration) error {
@@ -289,7 +311,7 @@ func (w *world) SalvageRead(_ context.Context, n string) (bool, gtid.Set, error)
 
 // Salvage gives n the transactions of src up to until, in order (the
 // fake's sets are one uuid's prefixes), refusing a writable source.
-func (w *world) Salvage(_ context.Context, n, src string, until, expect gtid.Set) (gtid.Set, error) {
+func (w *world) Salvage(_ context.Context, n, src string, until, expect gtid.Set, part *topology.SemiSyncRole) (gtid.Set, error) {
 	w.salvages = append(w.salvages, n+"<-"+src)
 	w.now = w.now.Add(w.salvageTakes)
 	s, err := w.site(n)
@@ -307,6 +329,12 @@ func (w *world) Salvage(_ context.Context, n, src string, until, expect gtid.Set
 	if from.writable || s.writable {
 		w.t.Errorf("salvage %s from %s: source writable %v, target writable %v", n, src, from.writable, s.writable)
 		return s.executed, ErrSalvageSourceWritable
+	}
+	if part != nil && w.semiErr == nil { // under the lock, after the checks
+		if w.semiRoles == nil {
+			w.semiRoles = map[string]topology.SemiSyncRole{}
+		}
+		w.semiRoles[n] = *part
 	}
 	tail := from.executed.Intersect(until).Subtract(s.executed)
 	if w.semiSync != nil && w.semiSync.Enabled && w.semiRoles[n].Source {

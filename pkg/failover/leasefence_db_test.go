@@ -14,7 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/shipstream/bloodraven/internal/testbed"
-	"github.com/shipstream/bloodraven/pkg/gtid"
 	"github.com/shipstream/bloodraven/pkg/mysql"
 )
 
@@ -35,8 +34,13 @@ func (s sqlSites) DrainRelayLog(ctx context.Context, site string, timeout time.D
 	return nil
 }
 
-func (s sqlSites) Promote(ctx context.Context, site string) (gtid.Set, error) {
-	return s.in[site].Promote(ctx)
+func (s sqlSites) Promote(ctx context.Context, site string, opts PromoteOptions) (Promotion, error) {
+	mo := mysql.PromoteOptions{SemiSyncBestEffort: opts.SemiSyncBestEffort}
+	if r := opts.SemiSync; r != nil {
+		mo.SemiSync = &mysql.SemiSyncSettings{Source: r.Source, Replica: r.Replica, Timeout: r.Timeout, WaitCount: r.WaitCount}
+	}
+	pr, err := s.in[site].Promote(ctx, mo)
+	return Promotion{Executed: pr.Executed, Retrieved: pr.Retrieved, RetrievedUnknown: pr.RetrievedUnknown}, err
 }
 
 func (s sqlSites) ReplicateFrom(ctx context.Context, site, source string) error {

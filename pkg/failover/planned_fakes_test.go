@@ -234,9 +234,9 @@ func (w *pworld) Executed(_ context.Context, n string) (gtid.Set, error) {
 	return s.executed, nil
 }
 
-func (w *pworld) Promote(ctx context.Context, n string) (gtid.Set, error) {
+func (w *pworld) Promote(ctx context.Context, n string, opts PromoteOptions) (Promotion, error) {
 	if err := w.errs["promote"]; err != nil {
-		return gtid.Set{}, err
+		return Promotion{}, err
 	}
 	if b := w.block(); b != nil && n == b.Target {
 		src := w.sites[b.SourcePrimary]
@@ -244,7 +244,7 @@ func (w *pworld) Promote(ctx context.Context, n string) (gtid.Set, error) {
 			w.lossAt = append(w.lossAt, missing.String())
 		}
 	}
-	return w.world.Promote(ctx, n)
+	return w.world.Promote(ctx, n, opts)
 }
 
 func (w *pworld) CheckReplica(_ context.Context, n string) error {

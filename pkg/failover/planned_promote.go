@@ -93,7 +93,9 @@ func (m *Planned) promoteTarget(ctx context.Context, p Pass, b *v1alpha1.Planned
 		return m.retry(ctx, p, b, retryPause, err.Error())
 	}
 	cctx, cancel = m.call(ctx, p)
-	set, err := m.env.DB.Promote(cctx, b.Target)
+	// What its reset drops is nothing here: it holds the fenced set, all
+	// that its only source wrote (checked above).
+	pr, err := m.env.DB.Promote(cctx, b.Target, PromoteOpts(p, b.Target))
 	cancel()
 	if err != nil {
 		m.env.Notifier.Event(p.Group, EventWarning, v1alpha1.EventMaybeWritable, MarkMaybeWritable(&p.Group.Status, b.Target, err))
@@ -103,7 +105,7 @@ func (m *Planned) promoteTarget(ctx context.Context, p Pass, b *v1alpha1.Planned
 		return m.retry(ctx, p, b, retryPause, fmt.Sprintf("%v %s: %v", ErrPromote, b.Target, err))
 	}
 	m.labelTarget(ctx, p, b, fresh)
-	return m.promoted(ctx, p, b, fenced, set)
+	return m.promoted(ctx, p, b, fenced, pr.Executed)
 }
 
 // labelTarget moves the -primary role to the target the moment it is

@@ -22,8 +22,11 @@ type DB interface {
 	// received. A timeout or a site without replication is not fatal.
 	DrainRelayLog(ctx context.Context, site string, timeout time.Duration) error
 	// Promote forgets replication on site, makes it writable and returns its
-	// executed GTID set.
-	Promote(ctx context.Context, site string) (gtid.Set, error)
+	// executed GTID set, and what its IO thread held received as its
+	// replication stopped (the reset drops what of it was not applied). It
+	// holds the site's topology lock throughout, and sets opts.SemiSync
+	// under it (mysql.Instance.Promote).
+	Promote(ctx context.Context, site string, opts PromoteOptions) (Promotion, error)
 	// ReplicateFrom makes site a read-only replica of source.
 	ReplicateFrom(ctx context.Context, site, source string) error
 	// SalvageRead reads whether site refuses application writes now and
@@ -44,7 +47,10 @@ type DB interface {
 	// expect is site's executed set as SalvageRead read it: site must
 	// still hold exactly that, and still replicate from source, when the
 	// salvage starts (ErrSalvageTargetMoved, nothing touched, otherwise).
-	Salvage(ctx context.Context, site, source string, until, expect gtid.Set) (gtid.Set, error)
+	//
+	// part, when set, is site's semi-sync part under source, set under
+	// site's topology lock after those checks and before the start.
+	Salvage(ctx context.Context, site, source string, until, expect gtid.Set, part *topology.SemiSyncRole) (gtid.Set, error)
 	// ArmLeaseFence makes site's mysqld fence itself after the given time
 	// (whole seconds), unless armed again first; it works on a fenced
 	// site, before the step that makes it writable (leasefence.go).
@@ -53,6 +59,29 @@ type DB interface {
 	// (source, replica, or neither); it works on a fenced site, before
 	// the step that makes it writable or repoints it (semisync.go).
 	ConfigureSemiSync(ctx context.Context, role topology.SemiSyncRole) error
+}
+
+// PromoteOptions is what DB.Promote also does under the site's topology
+// lock, right before it makes the site writable.
+type PromoteOptions struct {
+	// SemiSync is the site's semi-sync source part (PrepareWritable set it
+	// already; a deposed leader's salvage may have changed it since). Nil
+	// with semi-sync off.
+	SemiSync *topology.SemiSyncRole
+	// SemiSyncBestEffort: a failure to set SemiSync does not stop the
+	// promotion (dataDurability preferred).
+	SemiSyncBestEffort bool
+}
+
+// Promotion is what DB.Promote found.
+type Promotion struct {
+	// Executed is the site's executed set, captured before it was made
+	// writable.
+	Executed gtid.Set
+	// Retrieved is what its IO thread held received as its replication
+	// stopped for the reset; RetrievedUnknown when that could not be read.
+	Retrieved        gtid.Set
+	RetrievedUnknown bool
 }
 
 // Router moves clients. It is the part of pkg/routing's Router the sequence
@@ -118,10 +147,10 @@ type Settings struct {
 	PeerCheckInterval time.Duration
 	// DrainTimeout bounds the wait for the target's relay log (default 30 s).
 	DrainTimeout time.Duration
-	// DrainSlowTimeout bounds, past DrainTimeout, the wait for a target
-	// whose applier is slow but advances (within DrainTimeout each time)
-	// on a relay log that still holds what it received (default 5 min;
-	// topology.JudgeDrain).
+	// DrainSlowTimeout is spec.failover.drainSlowTimeout: it bounds, past
+	// DrainTimeout, the wait for a target whose applier is slow but
+	// advances (within DrainTimeout each time) on a relay log that still
+	// holds what it received (default 5 min; topology.JudgeDrain).
 	DrainSlowTimeout time.Duration
 	// CallTimeout bounds one SQL or Kubernetes call (default 5 s).
 	CallTimeout time.Duration
@@ -166,6 +195,9 @@ func SettingsFor(g *v1alpha1.MysqlFailoverGroup, base Settings) Settings {
 	base.SalvageTimeout = 0
 	if d := g.Spec.Failover.SalvageTimeout; d != nil {
 		base.SalvageTimeout = d.Duration
+	}
+	if d := g.Spec.Failover.DrainSlowTimeout; d != nil {
+		base.DrainSlowTimeout = d.Duration
 	}
 	return base.withDefaults()
 }

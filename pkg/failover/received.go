@@ -73,9 +73,13 @@ func (e *Emergency) checkDrained(ctx context.Context, p Pass, it *v1alpha1.Failo
 	case topology.DrainHolds:
 		return "", nil
 	case topology.DrainSlow:
-		msg := fmt.Sprintf("waiting for %s's applier: %d transactions it received are in its relay log, not applied yet (%s); "+
-			"it waits while they apply, each %s at most, %s in all (until %s)", it.To, short.Count(), short,
-			bounds.Progress, bounds.Overall, w.Start.Add(bounds.Overall).UTC().Format("15:04:05"))
+		busy := ""
+		if read.ApplierTrx != "" {
+			busy = fmt.Sprintf(" (its applier is inside a transaction, %d rows changed so far)", read.ApplierRows)
+		}
+		msg := fmt.Sprintf("waiting for %s's applier: %d transactions it received are in its relay log, not applied yet (%s)%s; "+
+			"it waits while they apply, each %s at most (or while the one in progress changes rows), %s in all (until %s)",
+			it.To, short.Count(), short, busy, bounds.Progress, bounds.Overall, w.Start.Add(bounds.Overall).UTC().Format("15:04:05"))
 		if began {
 			e.env.Notifier.Event(p.Group, EventNormal, v1alpha1.EventRelayDrainSlow, msg)
 		}

@@ -177,3 +177,47 @@ func TestGiveUpRelayWriteFailedKeepsTheLoss(t *testing.T) {
 		t.Fatalf("promoted %s with lost %q, want c with A:8-10 counted", lf.To, lf.LostGtidSet)
 	}
 }
+
+// TestPromotionCountsWhatItsResetDrops (issue 15, gap 2): b is down and c,
+// the only candidate left, was ranked on its probe, which showed nothing
+// received beyond what it applied (A:1-7). It received A:8-10 after that
+// probe and its SQL thread stopped, so the drain runs out. Promote's
+// replication reset drops A:8-10 from its relay log: that must reach
+// lastFailover.transactionsLost and receivedLostGtidSet, not vanish. A
+// received set that cannot be read at the reset is said in a Warning.
+func TestPromotionCountsWhatItsResetDrops(t *testing.T) {
+	for _, unread := range []bool{false, true} {
+		t.Run(map[bool]string{false: "read at the reset: counted", true: "unread at the reset: said"}[unread], func(t *testing.T) {
+			w := newWorld(t)
+			w.addSite("c")
+			primarySeenDownButSQLAnswers(w)
+			w.sites["b"].up = false
+			c := w.sites["c"]
+			c.retrieved = gtid.MustParseSet(uuidA + ":1-7")
+			c.relay, c.sqlStopped, c.resetUnread = gtid.MustParseSet(uuidA+":8-10"), true, unread
+			rec := &eventText{world: w}
+			env := w.env()
+			env.Notifier = rec
+			e := NewEmergency(env)
+			w.relayMemo = e
+			runUntilDone(t, w, e, 60)
+			lf := w.persisted.Status.LastFailover
+			if lf.To != "c" {
+				t.Fatalf("promoted %s, want c", lf.To)
+			}
+			if unread {
+				if !slices.ContainsFunc(rec.msgs, func(m string) bool { return strings.Contains(m, "could not be read") }) {
+					t.Fatalf("events %q: an unread received set at the reset is not said", rec.msgs)
+				}
+				return
+			}
+			want := gtid.MustParseSet(uuidA + ":8-10").String()
+			if lf.TransactionsLost == nil || *lf.TransactionsLost != 3 || lf.LostGtidSet != want || lf.ReceivedLostGtidSet != want {
+				t.Fatalf("lost %v %q received-lost %q, want A:8-10 (3) counted", lf.TransactionsLost, lf.LostGtidSet, lf.ReceivedLostGtidSet)
+			}
+			if !slices.Contains(w.events, v1alpha1.EventTransactionsLost) {
+				t.Fatalf("events %v: no TransactionsLost", w.events)
+			}
+		})
+	}
+}

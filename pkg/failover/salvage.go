@@ -124,16 +124,18 @@ func (e *Emergency) salvageRead(ctx context.Context, p Pass, it *v1alpha1.Failov
 
 // salvageTail replicates the tail into the target, bounded by what is
 // left of the timeout, counts what arrived and records it. The target
-// first gets its semi-sync replica part under the old primary
-// (PrepareReplica): an earlier attempt may have left it the semi-sync
-// source (PrepareWritable, then the process died before Promote), and the
-// commits it applies would wait for acknowledgements nobody sends. expect
-// is the target's executed set as read: the salvage starts only while the
-// target still holds it and replicates from the old primary (DB.Salvage).
+// gets its semi-sync replica part under the old primary as the salvage
+// starts: an earlier attempt may have left it the semi-sync source
+// (PrepareWritable, then the process died before Promote), and the
+// commits it applies would wait for acknowledgements nobody sends. That
+// part is set by DB.Salvage under the target's topology lock, after its
+// checks, never before them: a target a new leader promoted meanwhile is
+// refused untouched, its source part kept. expect is the target's
+// executed set as read: the salvage starts only while the target still
+// holds it and replicates from the old primary (DB.Salvage).
 func (e *Emergency) salvageTail(ctx context.Context, p Pass, it *v1alpha1.FailoverIntent, d topology.Salvage, expect gtid.Set) error {
-	PrepareReplica(ctx, p, e.env.DB, it.To, it.From)
 	cctx, cancel := context.WithTimeout(ctx, d.Budget)
-	after, err := e.env.DB.Salvage(cctx, it.To, it.From, d.Until, expect)
+	after, err := e.env.DB.Salvage(cctx, it.To, it.From, d.Until, expect, replicaPart(p, it.To, it.From))
 	cancel()
 	var got gtid.Set
 	if !after.IsEmpty() {

@@ -34,7 +34,7 @@ func (s sqlSites) RelayRead(ctx context.Context, site string) (topology.RelayRea
 	if err != nil {
 		return topology.RelayRead{}, err
 	}
-	r := topology.RelayRead{Executed: st.Executed}
+	r := topology.RelayRead{Executed: st.Executed, Uptime: st.Uptime}
 	if rs := st.Replica; rs != nil {
 		if r.Retrieved, err = rs.RetrievedSet(st.Flavor); err != nil {
 			return topology.RelayRead{}, err
@@ -46,7 +46,8 @@ func (s sqlSites) RelayRead(ctx context.Context, site string) (topology.RelayRea
 
 // Salvage reads source's fence again right before, as the poll loop's
 // connections do, and salvages site from it with the replication account.
-func (s sqlSites) Salvage(ctx context.Context, site, source string, until, expect gtid.Set) (gtid.Set, error) {
+func (s sqlSites) Salvage(ctx context.Context, site, source string, until, expect gtid.Set,
+	part *topology.SemiSyncRole) (gtid.Set, error) {
 	st, err := s.in[source].Status(ctx)
 	if err != nil {
 		return gtid.Set{}, err
@@ -54,9 +55,13 @@ func (s sqlSites) Salvage(ctx context.Context, site, source string, until, expec
 	if !st.Fenced() {
 		return gtid.Set{}, fmt.Errorf("salvage from %s: %w", source, ErrSalvageSourceWritable)
 	}
+	var ms *mysql.SemiSyncSettings
+	if part != nil {
+		ms = &mysql.SemiSyncSettings{Source: part.Source, Replica: part.Replica, Timeout: part.Timeout, WaitCount: part.WaitCount}
+	}
 	r := s.c.Accounts.Replication
 	return s.in[site].SalvageFrom(ctx, mysql.Endpoint{Host: testbed.Host, Port: s.c.Port(s.index[source])},
-		mysql.Credentials{User: r.User, Password: r.Password}, until, expect)
+		mysql.Credentials{User: r.User, Password: r.Password}, until, expect, ms)
 }
 
 // TestEmergencySalvageOnMariaDB runs the emergency promotion of b on real

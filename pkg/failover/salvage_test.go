@@ -204,11 +204,11 @@ type deadlineDB struct {
 	left *time.Duration
 }
 
-func (d deadlineDB) Salvage(ctx context.Context, n, src string, until, expect gtid.Set) (gtid.Set, error) {
+func (d deadlineDB) Salvage(ctx context.Context, n, src string, until, expect gtid.Set, part *topology.SemiSyncRole) (gtid.Set, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		*d.left = time.Until(dl)
 	}
-	return d.world.Salvage(ctx, n, src, until, expect)
+	return d.world.Salvage(ctx, n, src, until, expect, part)
 }
 
 // TestSalvageOnlyWhenMayMakeWritable: a pass that may not make the target
@@ -337,7 +337,7 @@ func TestSalvageTargetFoundWritable(t *testing.T) {
 // writableTargetDB's Salvage finds its target writable.
 type writableTargetDB struct{ *world }
 
-func (writableTargetDB) Salvage(context.Context, string, string, gtid.Set, gtid.Set) (gtid.Set, error) {
+func (writableTargetDB) Salvage(context.Context, string, string, gtid.Set, gtid.Set, *topology.SemiSyncRole) (gtid.Set, error) {
 	return gtid.Set{}, fmt.Errorf("salvage b from a: %w", ErrSalvageTargetWritable)
 }
 
@@ -415,4 +415,45 @@ func (d changedAfterReadDB) SalvageRead(ctx context.Context, n string) (bool, gt
 		d.change(d.sites["b"])
 	}
 	return fenced, set, err
+}
+
+// TestSalvageNeverReconfiguresAPromotedTarget (issue 15, gap 1): a new
+// leader made b the semi-sync source and promoted it after this (deposed)
+// process read b for its salvage. The salvage is refused under b's
+// topology lock, and b's semi-sync part must be untouched by then: before,
+// PrepareReplica gave b the replica part ahead of the lock, and the new
+// primary's commits stopped waiting for an acknowledgement.
+func TestSalvageNeverReconfiguresAPromotedTarget(t *testing.T) {
+	w := newWorld(t)
+	w.persisted.Spec.Failover.SalvageTimeout = &metav1.Duration{Duration: 10 * time.Second}
+	salvageInFlight(w)
+	w.semiSync = semiSyncSpec(true, true)
+	source := topology.SemiSyncRole{Site: "b", Source: true, Timeout: 49 * 24 * time.Hour, WaitCount: 1}
+	db := &partAtSalvageDB{changedAfterReadDB: changedAfterReadDB{world: w, change: func(s *fakeSite) {
+		w.semiRoles = map[string]topology.SemiSyncRole{"b": source}
+		s.source, s.executed = "", s.executed.Union(gtid.MustParseSet(uuidB+":1"))
+	}}}
+	env := w.env()
+	env.DB = db
+	if _, err := run(t, w, NewEmergency(env)); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(w.salvageMoved, "b") {
+		t.Fatalf("refused %v: want b's salvage refused", w.salvageMoved)
+	}
+	if !db.part.Source || db.part.Replica {
+		t.Fatalf("b's semi-sync part as its salvage was refused: %+v, want the new primary's source part kept", db.part)
+	}
+}
+
+// partAtSalvageDB records the target's semi-sync part as Salvage returns.
+type partAtSalvageDB struct {
+	changedAfterReadDB
+	part topology.SemiSyncRole
+}
+
+func (d *partAtSalvageDB) Salvage(ctx context.Context, n, src string, until, expect gtid.Set, part *topology.SemiSyncRole) (gtid.Set, error) {
+	set, err := d.world.Salvage(ctx, n, src, until, expect, part)
+	d.part = d.semiRoles[n]
+	return set, err
 }

@@ -75,11 +75,38 @@ func PrepareWritable(ctx context.Context, p Pass, db DB, n Notifier, now time.Ti
 // part under source (p.SemiSync), so that it acknowledges from its first
 // connection. Best effort: the poll loop's next pass sets it again.
 func PrepareReplica(ctx context.Context, p Pass, db DB, site, source string) {
-	ss := p.SemiSync
-	if ss == nil || !ss.Enabled {
+	role := replicaPart(p, site, source)
+	if role == nil {
 		return
 	}
 	cctx, cancel := context.WithTimeout(ctx, p.Settings.CallTimeout)
-	_ = db.ConfigureSemiSync(cctx, topology.SemiSyncRoleWith(*ss, source, site))
+	_ = db.ConfigureSemiSync(cctx, *role)
 	cancel()
+}
+
+// replicaPart is site's semi-sync part under source; nil with semi-sync
+// off.
+func replicaPart(p Pass, site, source string) *topology.SemiSyncRole {
+	ss := p.SemiSync
+	if ss == nil || !ss.Enabled {
+		return nil
+	}
+	role := topology.SemiSyncRoleWith(*ss, source, site)
+	return &role
+}
+
+// PromoteOpts is what Promote sets again under site's topology lock: the
+// source part PrepareWritable gave it. Between the two, a deposed
+// leader's salvage into site may have taken the lock and given it the
+// replica part (its checks pass on a site still read-only); without this
+// the new primary's first commits would not wait for an acknowledgement.
+// Best effort under preferred, as in PrepareWritable.
+func PromoteOpts(p Pass, site string) PromoteOptions {
+	ss := p.SemiSync
+	if ss == nil || !ss.Enabled {
+		return PromoteOptions{}
+	}
+	role := topology.SemiSyncRoleWith(*ss, site, site)
+	role.Promoting = true
+	return PromoteOptions{SemiSync: &role, SemiSyncBestEffort: !ss.Required}
 }

@@ -149,8 +149,8 @@ func (s sqlPlanned) Fence(ctx context.Context, site string) error {
 	return s.note(site, false, s.sqlSites.Fence(ctx, site))
 }
 
-func (s sqlPlanned) Promote(ctx context.Context, site string) (gtid.Set, error) {
-	set, err := s.sqlSites.Promote(ctx, site)
+func (s sqlPlanned) Promote(ctx context.Context, site string, opts PromoteOptions) (Promotion, error) {
+	set, err := s.sqlSites.Promote(ctx, site, opts)
 	return set, s.note(site, true, err)
 }
 

@@ -100,7 +100,7 @@ func (e *Emergency) promote(ctx context.Context, p Pass, it *v1alpha1.FailoverIn
 		return "", err
 	}
 	cctx, cancel := e.call(ctx, p)
-	set, err := e.env.DB.Promote(cctx, it.To)
+	pr, err := e.env.DB.Promote(cctx, it.To, PromoteOpts(p, it.To))
 	cancel()
 	if err != nil {
 		err = fmt.Errorf("%w %s: %w", ErrPromote, it.To, err)
@@ -110,7 +110,34 @@ func (e *Emergency) promote(ctx context.Context, p Pass, it *v1alpha1.FailoverIn
 		}
 		return "", err
 	}
-	return "", e.promoted(ctx, p, it, set)
+	e.recordDiscarded(p, it, pr)
+	return "", e.promoted(ctx, p, it, pr.Executed)
+}
+
+// recordDiscarded adds to the intent's receivedLostGtidSet what the
+// promotion's replication reset dropped from the target's relay log:
+// what it received and had not applied, including anything received
+// after the probe it was ranked on, or that the drain's checks did not
+// credit it with (a received set that could not be read). The failover's
+// end counts what the promoted set lacks of it (complete, receivedLoss),
+// so it is never dropped in silence. A received set that could not be read
+// at the reset is said in a Warning Event: what was dropped is unknown.
+func (e *Emergency) recordDiscarded(p Pass, it *v1alpha1.FailoverIntent, pr Promotion) {
+	if pr.RetrievedUnknown {
+		e.env.Notifier.Event(p.Group, EventWarning, v1alpha1.EventRelayLogShort,
+			fmt.Sprintf("%s's received set could not be read as its replication was reset for its promotion: "+
+				"what its relay log held and it had not applied, if anything, is lost and not counted", it.To))
+		return
+	}
+	dropped := topology.DiscardedAtPromotion(pr.Executed, pr.Retrieved)
+	if dropped.IsEmpty() {
+		return
+	}
+	prev, _ := gtid.ParseSet(it.ReceivedLostGtidSet)
+	it.ReceivedLostGtidSet = prev.Union(dropped).String()
+	e.env.Notifier.Event(p.Group, EventWarning, v1alpha1.EventRelayLogShort,
+		fmt.Sprintf("%s's promotion reset its replication with %s (%d transactions) received and not applied: recorded lost",
+			it.To, dropped, dropped.Count()))
 }
 
 func (e *Emergency) sidecar(p Pass, site string) (int64, bool) {

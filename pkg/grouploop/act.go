@@ -148,7 +148,7 @@ func (l *Loop) reassert(ctx context.Context, p failover.Pass, site string) error
 	cctx, cancel := context.WithTimeout(ctx, p.Settings.CallTimeout)
 	defer cancel()
 	// Promote, not a bare unfence: a writable site must not keep replicating.
-	if _, err := l.conns.Promote(cctx, site); err != nil {
+	if _, err := l.conns.Promote(cctx, site, failover.PromoteOpts(p, site)); err != nil {
 		err = fmt.Errorf("re-assert %s: %w", site, err)
 		l.env.Notifier.Event(g, failover.EventWarning, v1alpha1.EventMaybeWritable,
 			failover.MarkMaybeWritable(&g.Status, site, err))

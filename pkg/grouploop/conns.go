@@ -158,20 +158,36 @@ func (c *conns) DrainRelayLog(ctx context.Context, site string, timeout time.Dur
 	return fmt.Errorf("drain %s: %w", site, err)
 }
 
-// Promote implements failover.DB.
-func (c *conns) Promote(ctx context.Context, site string) (gtid.Set, error) {
+// Promote implements failover.DB. A source part set under the lock is
+// remembered as ConfigureSemiSync's is; one that failed is forgotten, so
+// the next pass sends it again.
+func (c *conns) Promote(ctx context.Context, site string, opts failover.PromoteOptions) (failover.Promotion, error) {
 	sc, err := c.get(site)
 	if err != nil {
-		return gtid.Set{}, err
+		return failover.Promotion{}, err
 	}
-	set, err := sc.inst.Promote(ctx)
+	mo := mysql.PromoteOptions{SemiSyncBestEffort: opts.SemiSyncBestEffort}
+	if r := opts.SemiSync; r != nil {
+		mo.SemiSync = &mysql.SemiSyncSettings{Source: r.Source, Replica: r.Replica, Timeout: r.Timeout, WaitCount: r.WaitCount}
+	}
+	pr, err := sc.inst.Promote(ctx, mo)
+	if opts.SemiSync != nil {
+		c.mu.Lock()
+		delete(c.applied, site)
+		if err == nil && pr.SemiSyncErr == nil {
+			r := *opts.SemiSync
+			r.Promoting = false
+			c.applied[site] = r
+		}
+		c.mu.Unlock()
+	}
 	if err != nil {
-		return gtid.Set{}, fmt.Errorf("promote %s: %w", site, err)
+		return failover.Promotion{}, fmt.Errorf("promote %s: %w", site, err)
 	}
 	if c.promoted != nil {
 		c.promoted(site)
 	}
-	return set, nil
+	return failover.Promotion{Executed: pr.Executed, Retrieved: pr.Retrieved, RetrievedUnknown: pr.RetrievedUnknown}, nil
 }
 
 // ArmLeaseFence implements failover.DB: a lock wait on the sidecar's
@@ -219,19 +235,29 @@ func (c *conns) SalvageRead(ctx context.Context, site string) (bool, gtid.Set, e
 
 // RelayRead implements failover.DB. A site without replication has
 // received nothing (its relay log is gone); a received set that cannot be
-// parsed is an error, never taken for a shrunk one. mysql.Status has no
-// uptime: it is left unknown.
+// parsed is an error, never taken for a shrunk one. Uptime tells a mysqld
+// restarted since the probe (topology.JudgeDrain).
 func (c *conns) RelayRead(ctx context.Context, site string) (topology.RelayRead, error) {
 	st, err := c.Status(ctx, site)
 	if err != nil {
 		return topology.RelayRead{}, fmt.Errorf("read %s's replication: %w", site, err)
 	}
-	r := topology.RelayRead{Executed: st.Executed}
+	r := topology.RelayRead{Executed: st.Executed, Uptime: st.Uptime}
 	if rs := st.Replica; rs != nil {
 		if r.Retrieved, err = rs.RetrievedSet(st.Flavor); err != nil {
 			return topology.RelayRead{}, fmt.Errorf("read %s's received set: %w", site, err)
 		}
 		r.Applying = rs.SQLRunning && rs.LastSQLErrno == 0
+	}
+	if r.Applying {
+		sc, err := c.get(site)
+		if err != nil {
+			return topology.RelayRead{}, err
+		}
+		// Unread, a busy applier is judged on its commits alone.
+		if aw, err := sc.inst.ApplierWork(ctx); err == nil {
+			r.ApplierTrx, r.ApplierRows = aw.Trx, aw.Rows
+		}
 	}
 	return r, nil
 }
@@ -239,7 +265,8 @@ func (c *conns) RelayRead(ctx context.Context, site string) (topology.RelayRead,
 // Salvage implements failover.DB: source is read again, and must be
 // fenced, right before site replicates from it, through the address and
 // replication account ReplicateFrom uses.
-func (c *conns) Salvage(ctx context.Context, site, source string, until, expect gtid.Set) (gtid.Set, error) {
+func (c *conns) Salvage(ctx context.Context, site, source string, until, expect gtid.Set,
+	part *topology.SemiSyncRole) (gtid.Set, error) {
 	sc, err := c.get(site)
 	if err != nil {
 		return gtid.Set{}, err
@@ -255,7 +282,16 @@ func (c *conns) Salvage(ctx context.Context, site, source string, until, expect 
 	if !st.Fenced() {
 		return gtid.Set{}, fmt.Errorf("salvage from %s: %w", source, failover.ErrSalvageSourceWritable)
 	}
-	set, err := sc.inst.SalvageFrom(ctx, src.access.Endpoint, src.access.Replication, until, expect)
+	var ms *mysql.SemiSyncSettings
+	if part != nil {
+		ms = &mysql.SemiSyncSettings{Source: part.Source, Replica: part.Replica, Timeout: part.Timeout, WaitCount: part.WaitCount}
+		// What the salvage sets is not known for sure: the next pass
+		// sends the site's part again.
+		c.mu.Lock()
+		delete(c.applied, site)
+		c.mu.Unlock()
+	}
+	set, err := sc.inst.SalvageFrom(ctx, src.access.Endpoint, src.access.Replication, until, expect, ms)
 	if errors.Is(err, mysql.ErrSalvageTargetMoved) {
 		return set, fmt.Errorf("salvage %s from %s: %w: %w", site, source, failover.ErrSalvageTargetMoved, err)
 	}

@@ -213,6 +213,9 @@ func (l *Loop) siteView(g *v1alpha1.MysqlFailoverGroup, s v1alpha1.Site, ev func
 			candidacy(&v.Replication, *rs, st.Flavor)
 			v.Replication.ReceivedLost = l.emergency.ReceivedLost(s.Name, v.Replication.Retrieved)
 			v.Replication.SemiSyncAcking = l.semiSyncAcking(g, st)
+			if st.Uptime > 0 {
+				v.Replication.Started = last.at.Add(-st.Uptime)
+			}
 			if err := rs.Err(); err != nil {
 				v.Replication.Error = err.Error()
 			}

@@ -112,6 +112,11 @@ func (l *Loop) keepSemiSync(ctx context.Context, p failover.Pass) {
 		if ss.SourceEnabled == r.Source && ss.ReplicaEnabled == r.Replica && (!r.Source || l.conns.semiApplied(r.Site) == r) {
 			continue
 		}
+		// Never release a writable site's waiting commits (SourceOffSafe).
+		if ss.SourceEnabled && !r.Source && !topology.SourceOffSafe(o.status.Fenced(), failover.MaybeWritable(&g.Status, r.Site)) {
+			l.log.Info("semi-sync source part kept until the site is fenced", "site", r.Site)
+			continue
+		}
 		if err := l.conns.ConfigureSemiSync(ctx, r); err != nil {
 			l.log.Error(err, "semi-sync", "site", r.Site)
 			continue

@@ -141,3 +141,33 @@ func checkedFork(have, want Set, domain uint32, f uint64) uint64 {
 	}
 	return f
 }
+
+// ReceivedUnapplied is what a replica's IO thread received (received: a
+// piece of a history, MySQL's Retrieved_Gtid_Set or MariaDB's Gtid_IO_Pos,
+// one GTID per domain) that its executed set lacks, one entry per
+// transaction. A MySQL set names each transaction. A MariaDB received GTID
+// d-s-n stands for every seq of domain d up to n, so what executed lacks
+// of it is d-s:f+1-n, f the highest seq executed holds in the domain: the
+// count is exact (a domain's seqs are gap-free under gtid_strict_mode),
+// and which server wrote each seq is a guess, as BinlogState.Set's is.
+// LacksPart would name only the received position, counting one.
+func ReceivedUnapplied(executed, received Set) Set {
+	top := map[uint32]uint64{}
+	for _, h := range executed.srcs {
+		if h.id.maria {
+			top[h.id.domain] = max(top[h.id.domain], h.ivs[len(h.ivs)-1].End)
+		}
+	}
+	var exact Set
+	maria := builder{}
+	for _, w := range received.srcs {
+		if !w.id.maria {
+			exact.srcs = append(exact.srcs, w)
+			continue
+		}
+		if n, f := w.ivs[len(w.ivs)-1].End, top[w.id.domain]; n > f {
+			maria.add(w.id, Interval{f + 1, n})
+		}
+	}
+	return LacksPart(executed, exact).Union(maria.set())
+}

@@ -61,7 +61,10 @@ func TestBlackholedLinkReturnsWithinDeadline(t *testing.T) {
 		"wait": func(ctx context.Context, in mysql.Instance) error {
 			return in.WaitForGTID(ctx, primarySet, 10*time.Second)
 		},
-		"promote": func(ctx context.Context, in mysql.Instance) error { _, err := in.Promote(ctx); return err },
+		"promote": func(ctx context.Context, in mysql.Instance) error {
+			_, err := in.Promote(ctx, mysql.PromoteOptions{})
+			return err
+		},
 	}
 	var wg sync.WaitGroup
 	for name, verb := range verbs {

@@ -170,6 +170,23 @@ func semiSync(vars, status map[string]string) SemiSync {
 // by the same parser, which knows both column spellings.
 type sharedVerbs struct{}
 
+// uptimeQuery reads how long mysqld has run; the same on both flavors.
+const uptimeQuery = "SHOW GLOBAL STATUS LIKE 'Uptime'"
+
+// uptime is mysqld's Uptime status variable; zero when it is not listed or
+// does not parse.
+func uptime(ctx context.Context, ex executor) (time.Duration, error) {
+	rows, err := ex.query(ctx, uptimeQuery)
+	if err != nil {
+		return 0, fmt.Errorf("uptime: %w", err)
+	}
+	n, err := strconv.ParseInt(variables(rows)["uptime"], 10, 64)
+	if err != nil || n < 0 {
+		return 0, nil
+	}
+	return time.Duration(n) * time.Second, nil
+}
+
 func (sharedVerbs) replicaStatus(ctx context.Context, ex executor) (*ReplicaStatus, error) {
 	rows, err := ex.query(ctx, "SHOW REPLICA STATUS")
 	if err != nil {

@@ -69,6 +69,9 @@ func (d mariadbDialect) status(ctx context.Context, ex executor) (Status, error)
 		"rpl_semi_sync_master_enabled": r.str("rpl_semi_sync_master_enabled"),
 		"rpl_semi_sync_slave_enabled":  r.str("rpl_semi_sync_slave_enabled"),
 	}, variables(rows))
+	if st.Uptime, err = uptime(ctx, ex); err != nil {
+		return Status{}, err
+	}
 	return st, nil
 }
 

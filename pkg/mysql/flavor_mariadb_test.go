@@ -54,9 +54,9 @@ func TestMariaDBStatements(t *testing.T) {
 			r.answer(mariadbStateQuery, []string{"gtid_binlog_state=0-1-5"})
 			r.answer(mariadbReadOnlyQuery, []string{"read_only=0"})
 		},
-		verb: func(in *instance) error { _, err := in.Promote(ctx); return err },
-		want: []string{idleSent, lockSent, "SHOW REPLICA STATUS", "STOP REPLICA", "RESET REPLICA ALL", mariadbStateQuery,
-			"SET GLOBAL read_only = OFF", mariadbReadOnlyQuery, unlockStatement},
+		verb: func(in *instance) error { _, err := in.Promote(ctx, PromoteOptions{}); return err },
+		want: []string{idleSent, lockSent, "SHOW REPLICA STATUS", "STOP REPLICA", "SHOW REPLICA STATUS", "RESET REPLICA ALL",
+			mariadbStateQuery, "SET GLOBAL read_only = OFF", mariadbReadOnlyQuery, unlockStatement},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -65,6 +65,9 @@ func (d mysqlDialect) status(ctx context.Context, ex executor) (Status, error) {
 	vm := variables(vars)
 	st.SemiSync = semiSync(vm, variables(stat))
 	st.SemiSync.Missing = mysqlSemiSyncMissing(vm)
+	if st.Uptime, err = uptime(ctx, ex); err != nil {
+		return Status{}, err
+	}
 	return st, nil
 }
 

@@ -80,10 +80,33 @@ func TestMySQLStatements(t *testing.T) {
 			r.answer(mysqlExecutedQuery, []string{"gtid_executed=" + uuidA + ":1-10"})
 			r.answer(mysqlReadOnlyQuery, writable)
 		},
-		verb: func(in *instance) error { _, err := in.Promote(ctx); return err },
+		verb: func(in *instance) error { _, err := in.Promote(ctx, PromoteOptions{}); return err },
 		want: []string{
-			idleSent, lockSent, "SHOW REPLICA STATUS", "STOP REPLICA", "RESET REPLICA ALL", mysqlExecutedQuery,
-			"SET GLOBAL super_read_only = OFF", "SET GLOBAL read_only = OFF", mysqlReadOnlyQuery, unlockStatement,
+			idleSent, lockSent, "SHOW REPLICA STATUS", "STOP REPLICA", "SHOW REPLICA STATUS", "RESET REPLICA ALL",
+			mysqlExecutedQuery, "SET GLOBAL super_read_only = OFF", "SET GLOBAL read_only = OFF", mysqlReadOnlyQuery,
+			unlockStatement,
+		},
+	}, {
+		name: "promote with the semi-sync source part set under the lock",
+		setup: func(r *recorder) {
+			r.answer("SHOW REPLICA STATUS", mysqlReplicaRow)
+			r.answer(semiSyncVarsQuery, []string{"Variable_name=rpl_semi_sync_source_enabled", "Value=OFF"},
+				[]string{"Variable_name=rpl_semi_sync_replica_enabled", "Value=ON"})
+			r.answer(mysqlExecutedQuery, []string{"gtid_executed=" + uuidA + ":1-10"})
+			r.answer(mysqlReadOnlyQuery, writable)
+		},
+		verb: func(in *instance) error {
+			_, err := in.Promote(ctx, PromoteOptions{SemiSync: &SemiSyncSettings{Source: true, Timeout: time.Second, WaitCount: 1}})
+			return err
+		},
+		want: []string{
+			idleSent, lockSent, "SHOW REPLICA STATUS", "STOP REPLICA", "SHOW REPLICA STATUS",
+			semiSyncVarsQuery, "SHOW REPLICA STATUS", "STOP REPLICA",
+			"SET GLOBAL rpl_semi_sync_source_timeout = 1000", "SET GLOBAL rpl_semi_sync_source_wait_point = 'AFTER_SYNC'",
+			"SET GLOBAL rpl_semi_sync_source_wait_for_replica_count = 1", "SET GLOBAL rpl_semi_sync_source_enabled = ON",
+			"SET GLOBAL rpl_semi_sync_replica_enabled = OFF",
+			"RESET REPLICA ALL", mysqlExecutedQuery, "SET GLOBAL super_read_only = OFF", "SET GLOBAL read_only = OFF",
+			mysqlReadOnlyQuery, unlockStatement,
 		},
 	}, {
 		name: "promote again: nothing to reset",
@@ -91,7 +114,7 @@ func TestMySQLStatements(t *testing.T) {
 			r.answer(mysqlExecutedQuery, []string{"gtid_executed=" + uuidA + ":1-10"})
 			r.answer(mysqlReadOnlyQuery, writable)
 		},
-		verb: func(in *instance) error { _, err := in.Promote(ctx); return err },
+		verb: func(in *instance) error { _, err := in.Promote(ctx, PromoteOptions{}); return err },
 		want: []string{
 			idleSent, lockSent, "SHOW REPLICA STATUS", mysqlExecutedQuery,
 			"SET GLOBAL super_read_only = OFF", "SET GLOBAL read_only = OFF", mysqlReadOnlyQuery, unlockStatement,
@@ -193,9 +216,13 @@ func TestMySQLStatus(t *testing.T) {
 		[]string{"Variable_name=rpl_semi_sync_replica_enabled", "Value=OFF"})
 	rec.answer(mysqlSemiSyncStatus, []string{"Variable_name=Rpl_semi_sync_source_status", "Value=ON"},
 		[]string{"Variable_name=Rpl_semi_sync_source_clients", "Value=2"})
+	rec.answer(uptimeQuery, []string{"Variable_name=Uptime", "Value=3605"})
 	st, err := recorded(Config{}, mysqlDialect{}, rec).Status(context.Background())
 	if err != nil {
 		t.Fatal(err)
+	}
+	if got := rec.sent(); got[len(got)-1] != "SHOW GLOBAL STATUS LIKE 'Uptime'" || st.Uptime != 3605*time.Second {
+		t.Fatalf("sent %v, uptime %s: want the Uptime status read last, 3605 s", got, st.Uptime)
 	}
 	want := gtid.MustParseSet(uuidA + ":1-10," + uuidB + ":1-2")
 	switch {

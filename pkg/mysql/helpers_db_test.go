@@ -149,7 +149,7 @@ func (s *sites) switchover(ctx context.Context, from, to int) (time.Duration, er
 	if err := s.in[to].WaitForGTID(ctx, st.Executed, 10*time.Second); err != nil {
 		return 0, err
 	}
-	if _, err := s.in[to].Promote(ctx); err != nil {
+	if _, err := s.in[to].Promote(ctx, mysql.PromoteOptions{}); err != nil {
 		return 0, err
 	}
 	writable := time.Since(start)

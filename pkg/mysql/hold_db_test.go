@@ -4,6 +4,8 @@ package mysql_test
 
 import (
 	"testing"
+
+	"github.com/shipstream/bloodraven/pkg/mysql"
 	"time"
 )
 
@@ -36,7 +38,7 @@ func TestWriteHoldAndTheOperatorsVerbs(t *testing.T) {
 	}{
 		{"fence", func() error { return s.in[1].Fence(ctxFor(t, 3*time.Second)) }},
 		{"status", func() error { _, err := s.in[1].Status(ctxFor(t, 3*time.Second)); return err }},
-		{"promote", func() error { _, err := s.in[1].Promote(ctxFor(t, 3*time.Second)); return err }},
+		{"promote", func() error { _, err := s.in[1].Promote(ctxFor(t, 3*time.Second), mysql.PromoteOptions{}); return err }},
 		{"fence again", func() error { return s.in[1].Fence(ctxFor(t, 3*time.Second)) }},
 		{"replicate from", func() error {
 			return s.in[1].ReplicateFrom(ctxFor(t, 5*time.Second), s.endpoint(0), s.repl())

@@ -38,11 +38,14 @@ type Instance interface {
 	DrainRelayLog(ctx context.Context, timeout time.Duration) error
 	// Promote stops and forgets replication, captures the executed GTID set,
 	// makes the server writable and verifies it. Relay logs not yet applied
-	// are discarded: wait first (WaitForGTID or DrainRelayLog). It holds
+	// are discarded: wait first (WaitForGTID or DrainRelayLog); what the IO
+	// thread held received as replication stopped is returned, so that the
+	// caller counts what the reset dropped (Promotion.Retrieved). It holds
 	// the server's topology lock throughout (topolock.go), so that no
-	// salvage starts into it meanwhile; ErrTopologyLockBusy when the lock
-	// was not got within the lock wait (nothing changed).
-	Promote(ctx context.Context) (gtid.Set, error)
+	// salvage starts into it meanwhile, and sets opts.SemiSync under it;
+	// ErrTopologyLockBusy when the lock was not got within the lock wait
+	// (nothing changed).
+	Promote(ctx context.Context, opts PromoteOptions) (Promotion, error)
 	// ReplicateFrom makes the server a read-only replica of source,
 	// positioned by GTID. It does nothing when it already replicates
 	// healthily from that source as that user.
@@ -59,7 +62,14 @@ type Instance interface {
 	// server's executed set as the caller read it: under the topology
 	// lock the server must still hold exactly that and still replicate
 	// from source (ErrSalvageTargetMoved, nothing changed, otherwise).
-	SalvageFrom(ctx context.Context, source Endpoint, creds Credentials, until, expect gtid.Set) (gtid.Set, error)
+	// part, when set, is the server's semi-sync part as the old primary's
+	// replica: it is set under the lock, after those checks, so that a
+	// salvage never reconfigures a server a promotion made writable.
+	SalvageFrom(ctx context.Context, source Endpoint, creds Credentials, until, expect gtid.Set,
+		part *SemiSyncSettings) (gtid.Set, error)
+	// ApplierWork reads the replication applier's open transactions
+	// (applier.go): a drain tells a busy applier from a stalled one by it.
+	ApplierWork(ctx context.Context) (ApplierWork, error)
 	// StopReplication stops the replication threads and keeps the configuration.
 	StopReplication(ctx context.Context) error
 	// ErrantAgainst returns the transactions this server has that source lacks.

@@ -97,3 +97,29 @@ func TestReceivedRankingMariaDB(t *testing.T) {
 		})
 	}
 }
+
+// TestUptimeTellsARestart (issue 15, gap 3), on real MariaDB: the probe's
+// uptime places mysqld's start; after a restart the next read places it
+// later, and topology.RestartedSince says so (JudgeDrain then takes the
+// relay log the site was ranked on for gone). Without a restart it does
+// not.
+func TestUptimeTellsARestart(t *testing.T) {
+	s := startSites(t, 2)
+	probe := s.status(t, 1)
+	started := time.Now().Add(-probe.Uptime)
+	if probe.Uptime <= 0 {
+		t.Fatalf("uptime %s: not read", probe.Uptime)
+	}
+	time.Sleep(6 * time.Second) // past the slack of whole seconds
+	again := s.status(t, 1)
+	if topology.RestartedSince(started, again.Uptime, time.Now()) {
+		t.Fatalf("uptime %s then %s: taken for a restart without one", probe.Uptime, again.Uptime)
+	}
+	if err := s.c.Restart(1); err != nil {
+		t.Fatal(err)
+	}
+	after := s.status(t, 1)
+	if !topology.RestartedSince(started, after.Uptime, time.Now()) {
+		t.Fatalf("uptime %s before, %s after a restart: not told", again.Uptime, after.Uptime)
+	}
+}

@@ -87,7 +87,7 @@ func TestPromoteAndRepointRoundTrips(t *testing.T) {
 		}
 		primary.store(to)
 		// Promote and ReplicateFrom are idempotent.
-		if _, err := s.in[to].Promote(ctx); err != nil {
+		if _, err := s.in[to].Promote(ctx, mysql.PromoteOptions{}); err != nil {
 			t.Fatalf("second promote: %v", err)
 		}
 		if err := s.in[from].ReplicateFrom(ctx, s.endpoint(to), s.repl()); err != nil {

@@ -41,7 +41,7 @@ func TestSalvageTakesTheTail(t *testing.T) {
 	}
 
 	sctx := ctxFor(t, 10*time.Second)
-	got, err := s.in[1].SalvageFrom(sctx, s.endpoint(0), s.repl(), until, s.executed(t, 1))
+	got, err := s.in[1].SalvageFrom(sctx, s.endpoint(0), s.repl(), until, s.executed(t, 1), nil)
 	if err != nil {
 		t.Fatalf("salvage: %v", err)
 	}
@@ -85,7 +85,7 @@ func TestSalvageRefusesADivergedReplica(t *testing.T) {
 	before := s.executed(t, 1)
 	sctx := ctxFor(t, 5*time.Second)
 	start := time.Now()
-	got, err := s.in[1].SalvageFrom(sctx, s.endpoint(0), s.repl(), s.executed(t, 0), s.executed(t, 1))
+	got, err := s.in[1].SalvageFrom(sctx, s.endpoint(0), s.repl(), s.executed(t, 0), s.executed(t, 1), nil)
 	if err == nil || !(errors.Is(err, mysql.ErrDiverged) || errors.Is(err, mysql.ErrSalvageStopped)) {
 		t.Fatalf("salvage of a diverged replica: %v, want diverged or stopped short", err)
 	}
@@ -123,7 +123,7 @@ func TestSalvageRefusesAWritableTarget(t *testing.T) {
 	}
 	before := s.status(t, 1)
 	sctx := ctxFor(t, 5*time.Second)
-	_, err := s.in[1].SalvageFrom(sctx, s.endpoint(0), s.repl(), s.executed(t, 0), s.executed(t, 1))
+	_, err := s.in[1].SalvageFrom(sctx, s.endpoint(0), s.repl(), s.executed(t, 0), s.executed(t, 1), nil)
 	if !errors.Is(err, mysql.ErrSalvageTargetWritable) {
 		t.Fatalf("salvage into a writable server: %v, want ErrSalvageTargetWritable", err)
 	}
@@ -157,7 +157,7 @@ func TestSalvageStoppedWhenCancelled(t *testing.T) {
 	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	time.AfterFunc(2*time.Second, cancel)
 	start := time.Now()
-	_, err := s.in[1].SalvageFrom(sctx, s.endpoint(0), s.repl(), until, s.executed(t, 1))
+	_, err := s.in[1].SalvageFrom(sctx, s.endpoint(0), s.repl(), until, s.executed(t, 1), nil)
 	if err == nil {
 		t.Fatal("a cancelled salvage reported success")
 	}
@@ -205,8 +205,8 @@ func TestSalvageOrderedWithAPromotion(t *testing.T) {
 	done := make(chan promoted, 1)
 	restore := mysql.SetSalvageCheckedHook(func() {
 		go func() {
-			set, err := leader.Promote(ctxFor(t, 30*time.Second))
-			done <- promoted{set, err}
+			set, err := leader.Promote(ctxFor(t, 30*time.Second), mysql.PromoteOptions{})
+			done <- promoted{set.Executed, err}
 		}()
 		select { // the promotion finishes here unless the salvage holds it back
 		case p := <-done:
@@ -215,7 +215,7 @@ func TestSalvageOrderedWithAPromotion(t *testing.T) {
 		}
 	})
 	defer restore()
-	_, serr := s.in[1].SalvageFrom(ctxFor(t, 10*time.Second), s.endpoint(0), s.repl(), until, s.executed(t, 1))
+	_, serr := s.in[1].SalvageFrom(ctxFor(t, 10*time.Second), s.endpoint(0), s.repl(), until, s.executed(t, 1), nil)
 	restore()
 	p := <-done
 	if p.err != nil {
@@ -258,7 +258,7 @@ func TestSalvageRefusesATargetPromotedSince(t *testing.T) {
 	}
 	until, read := s.executed(t, 0), s.executed(t, 1) // the deposed leader's reads
 
-	if _, err := s.in[1].Promote(ctx); err != nil { // the new leader
+	if _, err := s.in[1].Promote(ctx, mysql.PromoteOptions{}); err != nil { // the new leader
 		t.Fatal(err)
 	}
 	mustExec(t, s.db(t, 1, true), "INSERT INTO app.t VALUES (100)")
@@ -267,7 +267,7 @@ func TestSalvageRefusesATargetPromotedSince(t *testing.T) {
 	}
 	before := s.executed(t, 1)
 
-	_, err := s.in[1].SalvageFrom(ctxFor(t, 10*time.Second), s.endpoint(0), s.repl(), until, read)
+	_, err := s.in[1].SalvageFrom(ctxFor(t, 10*time.Second), s.endpoint(0), s.repl(), until, read, nil)
 	if !errors.Is(err, mysql.ErrSalvageTargetMoved) {
 		t.Fatalf("salvage into a target promoted since: %v, want ErrSalvageTargetMoved", err)
 	}

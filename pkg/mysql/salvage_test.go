@@ -24,6 +24,7 @@ func TestSalvageStatements(t *testing.T) {
 		d      dialect
 		until  gtid.Set
 		expect gtid.Set
+		part   *SemiSyncSettings
 		setup  func(*recorder)
 		want   []string
 	}{{
@@ -38,6 +39,25 @@ func TestSalvageStatements(t *testing.T) {
 		want: []string{
 			idleSent, lockSent, "SET SESSION lock_wait_timeout = ? [1]", mysqlReadOnlyQuery, mysqlExecutedQuery,
 			"SHOW REPLICA STATUS", "STOP REPLICA", mysqlChangeSource + " [db-a 3306 repl pw]",
+			"START REPLICA UNTIL SQL_AFTER_GTIDS = ? [" + mysqlUntil.String() + "]",
+			mysqlReadOnlyQuery, unlockStatement, mysqlSubsetQuery + " [" + mysqlUntil.String() + "]", "STOP REPLICA", mysqlExecutedQuery,
+		},
+	}, {
+		name: "MySQL: a leftover source part turned to the replica part under the lock, after the checks",
+		d:    mysqlDialect{}, until: mysqlUntil, expect: mysqlUntil, part: &SemiSyncSettings{Replica: true},
+		setup: func(r *recorder) {
+			r.answer(mysqlReadOnlyQuery, []string{"read_only=1", "super_read_only=1"})
+			r.answer("SHOW REPLICA STATUS", mysqlReplicaRow)
+			r.answer(semiSyncVarsQuery, []string{"Variable_name=rpl_semi_sync_source_enabled", "Value=ON"},
+				[]string{"Variable_name=rpl_semi_sync_replica_enabled", "Value=OFF"})
+			r.answer(mysqlSubsetQuery, []string{"reached=1"})
+			r.answer(mysqlExecutedQuery, []string{"gtid_executed=" + uuidA + ":1-12"})
+		},
+		want: []string{
+			idleSent, lockSent, "SET SESSION lock_wait_timeout = ? [1]", mysqlReadOnlyQuery, mysqlExecutedQuery,
+			"SHOW REPLICA STATUS", "STOP REPLICA", semiSyncVarsQuery, "SHOW REPLICA STATUS",
+			"STOP REPLICA", "SET GLOBAL rpl_semi_sync_source_enabled = OFF", "SET GLOBAL rpl_semi_sync_replica_enabled = ON",
+			mysqlChangeSource + " [db-a 3306 repl pw]",
 			"START REPLICA UNTIL SQL_AFTER_GTIDS = ? [" + mysqlUntil.String() + "]",
 			mysqlReadOnlyQuery, unlockStatement, mysqlSubsetQuery + " [" + mysqlUntil.String() + "]", "STOP REPLICA", mysqlExecutedQuery,
 		},
@@ -63,7 +83,7 @@ func TestSalvageStatements(t *testing.T) {
 			tc.setup(rec)
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			got, err := recorded(Config{}, tc.d, rec).SalvageFrom(ctx, src, creds, tc.until, tc.expect)
+			got, err := recorded(Config{}, tc.d, rec).SalvageFrom(ctx, src, creds, tc.until, tc.expect, tc.part)
 			if err != nil {
 				t.Fatalf("salvage: %v", err)
 			}
@@ -90,7 +110,7 @@ func TestSalvageStopsOnTimeout(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	got, err := recorded(Config{}, mysqlDialect{}, rec).SalvageFrom(ctx, Endpoint{Host: "db-a", Port: 3306},
-		Credentials{User: "repl"}, gtid.MustParseSet(uuidA+":1-12"), gtid.MustParseSet(uuidA+":1-10"))
+		Credentials{User: "repl"}, gtid.MustParseSet(uuidA+":1-12"), gtid.MustParseSet(uuidA+":1-10"), nil)
 	if !errors.Is(err, ErrTimeout) {
 		t.Fatalf("got %v, want ErrTimeout", err)
 	}
@@ -105,7 +125,7 @@ func TestSalvageStopsOnTimeout(t *testing.T) {
 
 func TestSalvageNeedsADeadline(t *testing.T) {
 	_, err := recorded(Config{}, mysqlDialect{}, newRecorder()).SalvageFrom(context.Background(),
-		Endpoint{Host: "db-a", Port: 3306}, Credentials{User: "repl"}, gtid.MustParseSet(uuidA+":1"), gtid.Set{})
+		Endpoint{Host: "db-a", Port: 3306}, Credentials{User: "repl"}, gtid.MustParseSet(uuidA+":1"), gtid.Set{}, nil)
 	if !errors.Is(err, ErrInvalidConfig) {
 		t.Fatalf("got %v, want ErrInvalidConfig", err)
 	}
@@ -120,7 +140,7 @@ func TestSalvageRefusesAWritableServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_, err := recorded(Config{}, mysqlDialect{}, rec).SalvageFrom(ctx, Endpoint{Host: "db-a", Port: 3306},
-		Credentials{User: "repl"}, gtid.MustParseSet(uuidA+":1-12"), gtid.MustParseSet(uuidA+":1-10"))
+		Credentials{User: "repl"}, gtid.MustParseSet(uuidA+":1-12"), gtid.MustParseSet(uuidA+":1-10"), nil)
 	if !errors.Is(err, ErrSalvageTargetWritable) {
 		t.Fatalf("got %v, want ErrSalvageTargetWritable", err)
 	}
@@ -142,7 +162,7 @@ func TestSalvageStoppedWhenStartAnswersAnError(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_, err := recorded(Config{}, mysqlDialect{}, rec).SalvageFrom(ctx, Endpoint{Host: "db-a", Port: 3306},
-		Credentials{User: "repl"}, gtid.MustParseSet(uuidA+":1-12"), gtid.MustParseSet(uuidA+":1-10"))
+		Credentials{User: "repl"}, gtid.MustParseSet(uuidA+":1-12"), gtid.MustParseSet(uuidA+":1-10"), nil)
 	sent := rec.sent()
 	if err == nil || len(sent) < 2 || sent[len(sent)-2] != "STOP REPLICA" {
 		t.Fatalf("err %v, sent %v; want an error and STOP REPLICA after the failed start", err, sent)
@@ -182,7 +202,7 @@ func TestSalvageRefusesAMovedTarget(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			_, err := recorded(Config{}, mysqlDialect{}, rec).SalvageFrom(ctx, Endpoint{Host: "db-a", Port: 3306},
-				Credentials{User: "repl"}, gtid.MustParseSet(uuidA+":1-12"), read)
+				Credentials{User: "repl"}, gtid.MustParseSet(uuidA+":1-12"), read, nil)
 			if !errors.Is(err, ErrSalvageTargetMoved) {
 				t.Fatalf("got %v, want ErrSalvageTargetMoved", err)
 			}

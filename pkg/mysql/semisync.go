@@ -115,36 +115,45 @@ func (in *instance) ConfigureSemiSync(ctx context.Context, s SemiSyncSettings) e
 		return wrap("configure semi-sync", in.addr, fmt.Errorf("%w: timeout %s", ErrInvalidConfig, s.Timeout))
 	}
 	return in.run(ctx, "configure semi-sync", 0, func(ctx context.Context, ex executor, d dialect) error {
-		f := d.flavor()
-		if f == v1alpha1.FlavorMariaDB && s.WaitCount > 1 {
-			return fmt.Errorf("%w: MariaDB waits for one acknowledgement, not %d", ErrSemiSyncUnavailable, s.WaitCount)
-		}
-		rows, err := ex.query(ctx, semiSyncVarsQuery)
-		if err != nil {
-			return fmt.Errorf("semi-sync variables: %w", err)
-		}
-		cur := variables(rows)
-		if _, ok := cur[semiSyncNamesFor(f).sourceEnabled]; !ok {
-			return fmt.Errorf("%w: no %s variable (plugin not loaded)", ErrSemiSyncUnavailable, semiSyncNamesFor(f).sourceEnabled)
-		}
-		rs, err := d.replicaStatus(ctx, ex)
-		if err != nil {
-			return err
-		}
-		io := rs != nil && rs.IORunning != ThreadNo
-		if s.Promoting && rs != nil && (io || rs.SQLRunning) {
-			if err := d.stopReplica(ctx, ex); err != nil {
-				return fmt.Errorf("stop replica before promotion: %w", err)
-			}
-			io = false
-		}
-		for _, q := range semiSyncStatements(f, cur, s, io) {
-			if err := ex.exec(ctx, q); err != nil {
-				return fmt.Errorf("%s: %w", q, err)
-			}
-		}
-		return nil
+		return applySemiSync(ctx, ex, d, s)
 	})
+}
+
+// applySemiSync is ConfigureSemiSync on ex's session: Promote and
+// SalvageFrom also run it under the topology lock.
+func applySemiSync(ctx context.Context, ex executor, d dialect, s SemiSyncSettings) error {
+	f := d.flavor()
+	if f == v1alpha1.FlavorMariaDB && s.WaitCount > 1 {
+		return fmt.Errorf("%w: MariaDB waits for one acknowledgement, not %d", ErrSemiSyncUnavailable, s.WaitCount)
+	}
+	if s.Source && s.Timeout < time.Millisecond {
+		return fmt.Errorf("%w: timeout %s", ErrInvalidConfig, s.Timeout)
+	}
+	rows, err := ex.query(ctx, semiSyncVarsQuery)
+	if err != nil {
+		return fmt.Errorf("semi-sync variables: %w", err)
+	}
+	cur := variables(rows)
+	if _, ok := cur[semiSyncNamesFor(f).sourceEnabled]; !ok {
+		return fmt.Errorf("%w: no %s variable (plugin not loaded)", ErrSemiSyncUnavailable, semiSyncNamesFor(f).sourceEnabled)
+	}
+	rs, err := d.replicaStatus(ctx, ex)
+	if err != nil {
+		return err
+	}
+	io := rs != nil && rs.IORunning != ThreadNo
+	if s.Promoting && rs != nil && (io || rs.SQLRunning) {
+		if err := d.stopReplica(ctx, ex); err != nil {
+			return fmt.Errorf("stop replica before promotion: %w", err)
+		}
+		io = false
+	}
+	for _, q := range semiSyncStatements(f, cur, s, io) {
+		if err := ex.exec(ctx, q); err != nil {
+			return fmt.Errorf("%s: %w", q, err)
+		}
+	}
+	return nil
 }
 
 // SemiSyncer is what configures semi-sync: every Instance that Open

@@ -143,7 +143,7 @@ func TestSemiSyncPromotingFromUnreachableSource(t *testing.T) {
 	if rs := s.status(t, 0).Replica; rs != nil && (rs.IORunning != mysql.ThreadNo || rs.SQLRunning) {
 		t.Fatalf("replication still runs after the source part of a promotion: %+v", rs)
 	}
-	if _, err := s.in[0].Promote(pctx); err != nil {
+	if _, err := s.in[0].Promote(pctx, mysql.PromoteOptions{}); err != nil {
 		t.Fatalf("promote: %v", err)
 	}
 	if took := time.Since(start); took > 3*time.Second {

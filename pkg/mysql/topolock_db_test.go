@@ -33,7 +33,7 @@ func TestTopologyLockOfAStalledHolderExpires(t *testing.T) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		_, _ = deposed.SalvageFrom(ctx, s.endpoint(0), s.repl(), s.executed(t, 0), s.executed(t, 1))
+		_, _ = deposed.SalvageFrom(ctx, s.endpoint(0), s.repl(), s.executed(t, 0), s.executed(t, 1), nil)
 	}()
 	select {
 	case <-held:
@@ -42,7 +42,7 @@ func TestTopologyLockOfAStalledHolderExpires(t *testing.T) {
 	}
 	// Sanity: while the holder's session lives, the lock is busy.
 	pctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	_, err = s.in[1].Promote(pctx)
+	_, err = s.in[1].Promote(pctx, mysql.PromoteOptions{})
 	cancel()
 	if !errors.Is(err, mysql.ErrTopologyLockBusy) {
 		t.Fatalf("promotion while the lock is held: %v, want ErrTopologyLockBusy", err)
@@ -50,7 +50,7 @@ func TestTopologyLockOfAStalledHolderExpires(t *testing.T) {
 	start := time.Now()
 	for {
 		pctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		_, err = s.in[1].Promote(pctx)
+		_, err = s.in[1].Promote(pctx, mysql.PromoteOptions{})
 		cancel()
 		if err == nil {
 			break

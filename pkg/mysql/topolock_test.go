@@ -15,10 +15,10 @@ import (
 // changes nothing and says so.
 func TestTopologyLockBusy(t *testing.T) {
 	for name, verb := range map[string]func(context.Context, *instance) error{
-		"promote": func(ctx context.Context, in *instance) error { _, err := in.Promote(ctx); return err },
+		"promote": func(ctx context.Context, in *instance) error { _, err := in.Promote(ctx, PromoteOptions{}); return err },
 		"salvage": func(ctx context.Context, in *instance) error {
 			_, err := in.SalvageFrom(ctx, Endpoint{Host: "db-a", Port: 3306}, Credentials{User: "repl"},
-				gtid.MustParseSet(uuidA+":1-12"), gtid.MustParseSet(uuidA+":1-10"))
+				gtid.MustParseSet(uuidA+":1-12"), gtid.MustParseSet(uuidA+":1-10"), nil)
 			return err
 		},
 	} {
@@ -51,7 +51,7 @@ func TestTopologyLockReleaseFailedDiscards(t *testing.T) {
 	defer cancel()
 	rec.answer(mysqlExecutedQuery, []string{"gtid_executed=" + uuidA + ":1-5"})
 	rec.answer(mysqlReadOnlyQuery, []string{"read_only=0", "super_read_only=0"})
-	if _, err := recorded(Config{}, mysqlDialect{}, rec).Promote(ctx); err != nil {
+	if _, err := recorded(Config{}, mysqlDialect{}, rec).Promote(ctx, PromoteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := rec.sent(); got[len(got)-1] != unlockStatement {

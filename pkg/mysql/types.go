@@ -104,6 +104,10 @@ type Status struct {
 	// Replica is nil when no replication is configured.
 	Replica  *ReplicaStatus
 	SemiSync SemiSync
+	// Uptime is how long mysqld has run (the Uptime status variable, whole
+	// seconds); zero when unknown. A restart sets it back: a replica's
+	// relay log may be gone with it.
+	Uptime time.Duration
 }
 
 // Fenced tells whether application accounts are refused writes: MariaDB's

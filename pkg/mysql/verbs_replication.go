@@ -72,8 +72,41 @@ func (in *instance) wait(ctx context.Context, ex executor, d dialect, target str
 	}
 }
 
-func (in *instance) Promote(ctx context.Context) (gtid.Set, error) {
-	var set gtid.Set
+// PromoteOptions is what a promotion must also do under the topology
+// lock, right before the server is made writable.
+type PromoteOptions struct {
+	// SemiSync, when set, is the semi-sync part (the source's) the server
+	// must have as it becomes writable. It is set again under the lock:
+	// a salvage into the server by another operator process, between the
+	// step that set it (failover.PrepareWritable) and this one, may have
+	// given the server its replica part since.
+	SemiSync *SemiSyncSettings
+	// SemiSyncBestEffort: a failure to set SemiSync does not stop the
+	// promotion (dataDurability preferred). Otherwise nothing is changed
+	// and the error wraps ErrSemiSyncUnavailable or the server's.
+	SemiSyncBestEffort bool
+}
+
+// Promotion is what Promote found and did.
+type Promotion struct {
+	// Executed is the executed GTID set captured once replication was
+	// stopped, before the server was made writable.
+	Executed gtid.Set
+	// Retrieved is what the IO thread held received when replication was
+	// stopped for the reset (MySQL Retrieved_Gtid_Set, MariaDB
+	// Gtid_IO_Pos as a set: ReplicaStatus.RetrievedSet): the reset drops
+	// whatever of it Executed lacks. Empty without replication.
+	Retrieved gtid.Set
+	// RetrievedUnknown: the received set could not be parsed; what the
+	// reset dropped is unknown.
+	RetrievedUnknown bool
+	// SemiSyncErr is a SemiSync setting that failed under
+	// SemiSyncBestEffort (the promotion went on).
+	SemiSyncErr error
+}
+
+func (in *instance) Promote(ctx context.Context, opts PromoteOptions) (Promotion, error) {
+	var p Promotion
 	err := in.run(ctx, "promote", 0, func(ctx context.Context, ex executor, d dialect) error {
 		// Ordered with a salvage into this server (topolock.go).
 		unlock, err := lockTopology(ctx, ex, in.lockWaitSeconds(), in.lockIdleSeconds())
@@ -81,31 +114,52 @@ func (in *instance) Promote(ctx context.Context) (gtid.Set, error) {
 			return err
 		}
 		defer unlock()
-		if err := forgetReplication(ctx, ex, d); err != nil {
+		configured, err := stopForReset(ctx, ex, d, &p)
+		if err != nil {
 			return err
 		}
-		if set, err = d.executed(ctx, ex); err != nil {
+		if opts.SemiSync != nil {
+			s := *opts.SemiSync
+			s.Promoting = true
+			if err := applySemiSync(ctx, ex, d, s); err != nil {
+				if !opts.SemiSyncBestEffort {
+					return fmt.Errorf("semi-sync source part: %w", err)
+				}
+				p.SemiSyncErr = err
+			}
+		}
+		if configured {
+			if err := d.resetReplica(ctx, ex); err != nil {
+				return fmt.Errorf("reset replica: %w", err)
+			}
+		}
+		if p.Executed, err = d.executed(ctx, ex); err != nil {
 			return fmt.Errorf("capture executed gtids: %w", err)
 		}
 		return makeWritable(ctx, ex, d)
 	})
-	return set, err
+	return p, err
 }
 
-// forgetReplication stops and resets replication if any is configured
-// (RESET REPLICA ALL refuses to run while the threads do).
-func forgetReplication(ctx context.Context, ex executor, d dialect) error {
+// stopForReset stops replication, if any is configured, and reads what its
+// IO thread held received once stopped: the reset that follows discards
+// whatever of it was not applied, so the caller can count it. A promotion
+// whose semi-sync part stopped replication already (PrepareWritable)
+// stops nothing more on the server; the statement is sent all the same.
+func stopForReset(ctx context.Context, ex executor, d dialect, p *Promotion) (configured bool, err error) {
 	rs, err := d.replicaStatus(ctx, ex)
 	if err != nil || rs == nil {
-		return err
+		return false, err
 	}
 	if err := d.stopReplica(ctx, ex); err != nil {
-		return fmt.Errorf("stop replica: %w", err)
+		return true, fmt.Errorf("stop replica: %w", err)
 	}
-	if err := d.resetReplica(ctx, ex); err != nil {
-		return fmt.Errorf("reset replica: %w", err)
+	if rs, err = d.replicaStatus(ctx, ex); err != nil || rs == nil {
+		return rs != nil, err
 	}
-	return nil
+	set, perr := rs.RetrievedSet(d.flavor())
+	p.Retrieved, p.RetrievedUnknown = set, perr != nil
+	return true, nil
 }
 
 func (in *instance) ReplicateFrom(ctx context.Context, source Endpoint, creds Credentials) error {
@@ -170,4 +224,20 @@ func (in *instance) ErrantAgainst(ctx context.Context, source gtid.Set) (gtid.Se
 		return err
 	})
 	return set, err
+}
+
+// forgetReplication stops and resets replication if any is configured
+// (RESET REPLICA ALL refuses to run while the threads do).
+func forgetReplication(ctx context.Context, ex executor, d dialect) error {
+	rs, err := d.replicaStatus(ctx, ex)
+	if err != nil || rs == nil {
+		return err
+	}
+	if err := d.stopReplica(ctx, ex); err != nil {
+		return fmt.Errorf("stop replica: %w", err)
+	}
+	if err := d.resetReplica(ctx, ex); err != nil {
+		return fmt.Errorf("reset replica: %w", err)
+	}
+	return nil
 }

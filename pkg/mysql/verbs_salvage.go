@@ -29,7 +29,8 @@ const (
 // is stopped whatever happened, on a fresh connection with time of its
 // own: a cancelled ctx or a dead session does not leave the server
 // replicating from the old primary.
-func (in *instance) SalvageFrom(ctx context.Context, source Endpoint, creds Credentials, until, expect gtid.Set) (gtid.Set, error) {
+func (in *instance) SalvageFrom(ctx context.Context, source Endpoint, creds Credentials, until, expect gtid.Set,
+	part *SemiSyncSettings) (gtid.Set, error) {
 	verb := "salvage from " + source.String()
 	if err := creds.TLS.validate(); err != nil {
 		return gtid.Set{}, wrap(verb, in.addr, err)
@@ -49,7 +50,7 @@ func (in *instance) SalvageFrom(ctx context.Context, source Endpoint, creds Cred
 		if err != nil {
 			return err
 		}
-		err = startSalvage(ctx, ex, d, salvageStart{source: source, creds: creds, target: target, expect: expect},
+		err = startSalvage(ctx, ex, d, salvageStart{source: source, creds: creds, target: target, expect: expect, part: part},
 			in.lockWaitSeconds(), &pointed)
 		unlock()
 		if err != nil {
@@ -96,10 +97,14 @@ type salvageStart struct {
 	creds  Credentials
 	target string
 	expect gtid.Set
+	// part is the server's semi-sync part under source, set once the
+	// checks passed and replication is stopped (nil: left as it is).
+	part *SemiSyncSettings
 }
 
 // startSalvage checks the server is read-only, holds the executed set the
-// caller read and replicates from the source, then points replication at
+// caller read and replicates from the source, then stops replication,
+// gives the server its semi-sync part (s.part), points replication at
 // source and starts it until target; *pointed is set once the source may
 // have been changed (from then on replication must be stopped).
 //
@@ -137,9 +142,21 @@ func startSalvage(ctx context.Context, ex executor, d dialect, s salvageStart, l
 		return fmt.Errorf("%w: it does not replicate from %s any more", ErrSalvageTargetMoved, source)
 	}
 	*pointed = true
-	if rs != nil {
-		if err := d.stopReplica(ctx, ex); err != nil {
-			return fmt.Errorf("stop replica: %w", err)
+	if err := d.stopReplica(ctx, ex); err != nil {
+		return fmt.Errorf("stop replica: %w", err)
+	}
+	// Under the lock and after the checks: a server a promotion made
+	// writable is refused above before its semi-sync part is touched.
+	// Replication is stopped, so the IO thread takes it at the start.
+	if s.part != nil {
+		// Promoting: replication stays stopped (the start below connects
+		// with the new part), its IO thread is not restarted toward the
+		// old source first. A server without semi-sync has no source part
+		// to leave on.
+		part := *s.part
+		part.Promoting = true
+		if err := applySemiSync(ctx, ex, d, part); err != nil && !errors.Is(err, ErrSemiSyncUnavailable) {
+			return fmt.Errorf("semi-sync replica part: %w", err)
 		}
 	}
 	if err := d.changeSource(ctx, ex, source, creds); err != nil {

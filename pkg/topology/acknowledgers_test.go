@@ -21,6 +21,9 @@ func TestDecideUnreadAcknowledger(t *testing.T) {
 	promote := func(target string) want {
 		return want{kind: KindFailover, reason: v1alpha1.ReasonPrimaryUnreachable, target: target}
 	}
+	unpromotable := func(target string) want {
+		return want{kind: KindFailoverBlocked, reason: v1alpha1.ReasonAcknowledgerUnpromotable, target: target, wanted: KindFailover}
+	}
 	cases := []struct {
 		name string
 		in   Input
@@ -43,6 +46,26 @@ func TestDecideUnreadAcknowledger(t *testing.T) {
 		{"an administrator fence alone is not a reclone: still waited for",
 			group("a", lostA, ro("b", "A:1-10"), acks(with(confirmed(down("c")), func(v *SiteView) { v.AdminFenced = true }))),
 			blockedBy("b")},
+		// Issue 15, gap 6: a readable site that may not be promoted.
+		{"an admin-fenced acknowledger ahead of the target: blocked",
+			group("a", lostA, ro("b", "A:1-8"), acks(with(ro("c", "A:1-10"), func(v *SiteView) { v.AdminFenced = true }))),
+			unpromotable("b")},
+		{"an admin-fenced acknowledger holding no more than the target: promoted",
+			group("a", lostA, ro("b", "A:1-10"), acks(with(ro("c", "A:1-10"), func(v *SiteView) { v.AdminFenced = true }))),
+			promote("b")},
+		{"a read-only-role acknowledger that received more than the target: blocked",
+			group("a", lostA, ro("b", "A:1-8"), acks(with(ro("r", "A:1-8"), func(v *SiteView) {
+				v.Role, v.Replication.Retrieved = v1alpha1.RoleReadOnly, set("A:1-10")
+			}))), unpromotable("b")},
+		{"an admin-fenced site never acknowledging (preferred): promoted",
+			group("a", lostA, ro("b", "A:1-8"), with(ro("c", "A:1-10"), func(v *SiteView) { v.AdminFenced = true })),
+			promote("b")},
+		{"an admin-fenced diverged site: not counted",
+			group("a", lostA, ro("b", "A:1-8"), acks(with(ro("c", "A:1-10"), func(v *SiteView) { v.AdminFenced, v.Diverged = true, true }))),
+			promote("b")},
+		{"in flight: the promotion waits for an admin-fenced acknowledger ahead",
+			inFlight(group("b", lostA, ro("b", "A:1-8"), acks(with(ro("c", "A:1-10"), func(v *SiteView) { v.AdminFenced = true }))), "a", "b"),
+			unpromotable("b")},
 		{"failover in flight: its promotion waits for the acknowledger too",
 			inFlight(group("c", lostA, acks(confirmed(down("b"))), ro("c", "A:1-8")), "a", "c"), blockedBy("c")},
 	}

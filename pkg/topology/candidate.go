@@ -154,6 +154,17 @@ func Unapplied(s SiteView) gtid.Set {
 	return gtid.Lacks(s.Executed, Holdings(s))
 }
 
+// DiscardedAtPromotion is what a promotion's replication reset dropped:
+// what the target's IO thread held received (retrieved, read once its
+// replication stopped, right before the reset) and its executed set
+// lacks, one entry per transaction (a MariaDB received position names
+// every seq of its domain up to it: gtid.ReceivedUnapplied). It may hold
+// what the target received after the probe that ranked it, so it is
+// counted as lost unless the promoted set holds it.
+func DiscardedAtPromotion(executed, retrieved gtid.Set) gtid.Set {
+	return gtid.ReceivedUnapplied(executed, retrieved)
+}
+
 // DrainedShort is what target, as the pass ranked it, was credited with
 // (Holdings) and its executed set after the drain (after) lacks: empty
 // when the drain applied all of it. Anything else means its relay log did

@@ -140,6 +140,9 @@ func decideReadOnlyActive(in Input, a SiteView) Decision {
 		if unread := unreadAcknowledgers(in, in.InFlight.From, a.Name); len(unread) > 0 {
 			return acknowledgersBlock(KindFailover, a.Name, unread)
 		}
+		if sites, ahead := unpromotableAhead(in, in.InFlight.From, a); len(sites) > 0 {
+			return unpromotableBlock(KindFailover, a.Name, sites, ahead)
+		}
 		return gatePromotion(in, a.Name, KindFailover, v1alpha1.ReasonFailoverRunning)
 	}
 	if a.AdminFenced || in.PlannedInFlight {
@@ -184,6 +187,11 @@ func decideFailover(in Input, a SiteView) Decision {
 	}
 	if unread := unreadAcknowledgers(in, from, c.Site); len(unread) > 0 {
 		return acknowledgersBlock(KindFailover, c.Site, unread)
+	}
+	if t, ok := in.Site(c.Site); ok {
+		if sites, ahead := unpromotableAhead(in, from, t); len(sites) > 0 {
+			return unpromotableBlock(KindFailover, c.Site, sites, ahead)
+		}
 	}
 	return gatePromotion(in, c.Site, KindFailover, v1alpha1.ReasonPrimaryUnreachable)
 }

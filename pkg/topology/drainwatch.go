@@ -16,13 +16,21 @@ import (
 //     Waiting on is what keeps those transactions, which under semi-sync it
 //     alone may have acknowledged.
 //   - its relay log is gone (mysqld restarted, or replication was reset):
-//     its received set shrank, or its uptime went back. Waiting brings
-//     nothing back; it is ranked again on what it executed.
+//     its received set shrank, or its mysqld started later than the probe
+//     that ranked it showed (SiteView.Replication.Started, RelayRead.Uptime),
+//     or its uptime went back between reads. A restarted MySQL replica
+//     with relay_log_recovery discards its relay log, and a MariaDB one
+//     may come back with the same Gtid_IO_Pos yet a relay log that no
+//     longer holds what it stood for. Waiting brings nothing back; it is
+//     ranked again on what it executed.
 //
 // JudgeDrain tells them apart from reads taken after the drain timeout.
-// The wait is bounded twice: by progress (the executed set must advance
-// within DrainBounds.Progress) and overall (DrainBounds.Overall from the
-// first read). A drain that stalls, or outlives the bound, is given up:
+// The wait is bounded twice: by progress (the executed set, or the
+// applier's open transaction, must advance within DrainBounds.Progress)
+// and overall (DrainBounds.Overall from the first read). A single
+// transaction that applies for longer than the progress bound commits
+// nothing meanwhile, yet it is no stall: the rows it modified grow
+// (RelayRead.ApplierRows), and that counts as progress. A drain that stalls, or outlives the bound, is given up:
 // what the target received and did not apply is then lost, and the caller
 // must record it (DrainedShort) rather than let the reset drop it silently.
 
@@ -37,6 +45,11 @@ type RelayRead struct {
 	Applying bool
 	// Uptime is how long its mysqld has run; zero when unknown.
 	Uptime time.Duration
+	// ApplierTrx names the applier's open transactions (empty: none, or
+	// unknown) and ApplierRows the rows they modified so far: a long
+	// transaction advances them while the executed set stands still.
+	ApplierTrx  string
+	ApplierRows int64
 }
 
 // DrainWatch is what the earlier reads of one slow drain showed; the zero
@@ -84,10 +97,10 @@ func JudgeDrain(target SiteView, w DrainWatch, now RelayRead, at time.Time, b Dr
 	if first {
 		w = DrainWatch{Start: at, Progress: at, Last: now}
 	}
-	if relayGone(target, w.Last, now) {
+	if relayGone(target, w.Last, now, at) {
 		return DrainRelayGone, DrainWatch{}
 	}
-	if !first && !gtid.Lacks(w.Last.Executed, now.Executed).IsEmpty() {
+	if !first && (!gtid.Lacks(w.Last.Executed, now.Executed).IsEmpty() || applierAdvanced(w.Last, now)) {
 		w.Progress = at
 	}
 	w.Last = now
@@ -97,15 +110,47 @@ func JudgeDrain(target SiteView, w DrainWatch, now RelayRead, at time.Time, b Dr
 	return DrainStalled, DrainWatch{}
 }
 
+// restartSlack is how much later than the probe showed a read may place
+// mysqld's start before it counts as a restart: Uptime is whole seconds,
+// and each start is reckoned from the time its reply was taken.
+const restartSlack = 5 * time.Second
+
+// applierAdvanced reports whether the applier worked on between two reads
+// without committing: the same open transactions modified more rows, or it
+// has other ones open now (one committed, or was retried). Bounded like
+// any progress: by DrainBounds.Overall.
+func applierAdvanced(last, now RelayRead) bool {
+	if now.ApplierTrx == "" {
+		return false
+	}
+	if now.ApplierTrx != last.ApplierTrx {
+		return true
+	}
+	return now.ApplierRows > last.ApplierRows
+}
+
+// RestartedSince reports whether a mysqld that started at started (as an
+// earlier read reckoned it; zero when unknown) has restarted since: read at
+// at, its uptime places its start later, beyond restartSlack. An unknown
+// uptime (zero) says nothing.
+func RestartedSince(started time.Time, uptime time.Duration, at time.Time) bool {
+	return !started.IsZero() && uptime > 0 && at.Add(-uptime).After(started.Add(restartSlack))
+}
+
 // relayGone reports evidence that the relay log target was ranked on is
 // gone: what its IO thread holds received shrank, since the probe or the
-// last read, or its mysqld restarted since the last read. LacksPart: a
-// received set is a piece of a history (MariaDB's Gtid_IO_Pos).
-func relayGone(target SiteView, last, now RelayRead) bool {
+// last read, or its mysqld restarted since the probe (its start, read at
+// at, is later than the probe's) or since the last read (its uptime went
+// back). LacksPart: a received set is a piece of a history (MariaDB's
+// Gtid_IO_Pos).
+func relayGone(target SiteView, last, now RelayRead, at time.Time) bool {
 	if r := target.Replication.Retrieved; !r.IsEmpty() && !gtid.LacksPart(now.Retrieved, r).IsEmpty() {
 		return true
 	}
 	if !gtid.LacksPart(now.Retrieved, last.Retrieved).IsEmpty() {
+		return true
+	}
+	if RestartedSince(target.Replication.Started, now.Uptime, at) {
 		return true
 	}
 	return now.Uptime > 0 && last.Uptime > 0 && now.Uptime < last.Uptime

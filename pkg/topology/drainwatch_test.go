@@ -18,13 +18,18 @@ func TestJudgeDrain(t *testing.T) {
 		return RelayRead{Executed: set(exec), Retrieved: set(ret), Applying: applying, Uptime: up}
 	}
 	begun := DrainWatch{Start: t0, Progress: t0, Last: read("A:1-7", "A:1-10", true, time.Hour)}
-	cases := []struct {
+	// probed: the probe that ranked it showed mysqld started an hour
+	// before t0.
+	probed := target
+	probed.Replication.Started = t0.Add(-time.Hour)
+	type drainCase struct {
 		name  string
 		watch DrainWatch
 		now   RelayRead
 		after time.Duration // since t0
 		want  DrainVerdict
-	}{
+	}
+	cases := []drainCase{
 		{"applied everything: holds", DrainWatch{}, read("A:1-10", "A:1-10", true, time.Hour), 0, DrainHolds},
 		{"applied more than ranked on: holds", begun, read("A:1-11", "A:1-11", true, time.Hour), time.Second, DrainHolds},
 		{"first read, applier runs: slow", DrainWatch{}, read("A:1-8", "A:1-10", true, time.Hour), 0, DrainSlow},
@@ -45,9 +50,40 @@ func TestJudgeDrain(t *testing.T) {
 		{"mysqld restarted since the last read: gone", begun, read("A:1-8", "A:1-10", true, 3*time.Second), 5 * time.Second, DrainRelayGone},
 		{"uptime unknown: not taken for a restart", begun, read("A:1-8", "A:1-10", true, 0), 5 * time.Second, DrainSlow},
 	}
-	for _, tc := range cases {
+	// Issue 15, gap 4: one long transaction applies past the progress
+	// bound; its executed set stands still, its open transaction grows.
+	busy := func(exec, trx string, rows int64) RelayRead {
+		r := read(exec, "A:1-10", true, time.Hour)
+		r.ApplierTrx, r.ApplierRows = trx, rows
+		return r
+	}
+	busyWatch := DrainWatch{Start: t0, Progress: t0, Last: busy("A:1-7", "421", 1000)}
+	cases = append(cases, []drainCase{
+		{"one long transaction, rows growing past the progress bound: slow", busyWatch, busy("A:1-7", "421", 5000), 11 * time.Second, DrainSlow},
+		{"another transaction open since: slow", busyWatch, busy("A:1-7", "422", 10), 11 * time.Second, DrainSlow},
+		{"its rows standing still past the progress bound: stalled", busyWatch, busy("A:1-7", "421", 1000), 11 * time.Second, DrainStalled},
+		{"no open transaction past the progress bound: stalled", busyWatch, busy("A:1-7", "", 0), 11 * time.Second, DrainStalled},
+		{"busy past the overall bound: stalled", DrainWatch{Start: t0, Progress: t0.Add(55 * time.Second), Last: busy("A:1-7", "421", 1000)},
+			busy("A:1-7", "421", 9000), time.Minute, DrainStalled},
+		{"busy with its SQL thread stopped: stalled", busyWatch, func() RelayRead { r := busy("A:1-7", "421", 5000); r.Applying = false; return r }(),
+			5 * time.Second, DrainStalled},
+	}...)
+	restarts := []drainCase{ // judged with probed
+		// Issue 15, gap 3: a restart between the probe and the first read,
+		// with a received set that did not shrink (re-read from a relay
+		// log that is no longer the one ranked on).
+		{"mysqld restarted since the probe, first read: gone", DrainWatch{}, read("A:1-8", "A:1-10", true, 20*time.Second), 0, DrainRelayGone},
+		{"mysqld started as the probe showed: slow", DrainWatch{}, read("A:1-8", "A:1-10", true, time.Hour), 0, DrainSlow},
+		{"a start within the slack of whole seconds: slow", DrainWatch{}, read("A:1-8", "A:1-10", true, time.Hour-3*time.Second), 0, DrainSlow},
+		{"uptime unknown after the probe: not taken for a restart", DrainWatch{}, read("A:1-8", "A:1-10", true, 0), 0, DrainSlow},
+	}
+	for i, tc := range append(cases, restarts...) {
+		tgt := target
+		if i >= len(cases) {
+			tgt = probed
+		}
 		t.Run(tc.name, func(t *testing.T) {
-			got, w := JudgeDrain(target, tc.watch, tc.now, t0.Add(tc.after), b)
+			got, w := JudgeDrain(tgt, tc.watch, tc.now, t0.Add(tc.after), b)
 			if got != tc.want {
 				t.Fatalf("verdict %d, want %d", got, tc.want)
 			}

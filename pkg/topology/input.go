@@ -30,6 +30,12 @@ type Replication struct {
 	// received nothing since. What it received then does not count as held
 	// (Holdings).
 	ReceivedLost bool
+	// Started is when the site's mysqld started, as the probe that read
+	// Retrieved showed it (the probe's time less its Uptime); zero when
+	// unknown. A drain's read that shows a later start means mysqld
+	// restarted since, and the relay log the site was ranked on may be
+	// gone with it (JudgeDrain).
+	Started time.Time
 	// SemiSyncAcking is true when the site is a semi-sync replica of the
 	// active site: its replica part is on and its IO thread runs, or
 	// retries, against the active site. It acknowledged what it received,

@@ -198,3 +198,15 @@ func SemiSyncRoleWith(in SemiSyncInput, active, site string) SemiSyncRole {
 	}
 	return SemiSyncRole{Site: site}
 }
+
+// SourceOffSafe reports whether a site whose semi-sync source part is on
+// may have it turned off now. Turning it off releases every commit that
+// waits for an acknowledgement, and the clients get OK for commits no
+// replica holds. So it is turned off only on a site that refuses client
+// writes: fenced as this pass read it (fenced), and with no step that
+// makes it writable failed or unclear since (maybeWritable). A writable
+// site, such as a former primary seen again after a partition, is fenced
+// first (Decide), and loses its source part on a later pass.
+func SourceOffSafe(fenced, maybeWritable bool) bool {
+	return fenced && !maybeWritable
+}

@@ -47,3 +47,25 @@ func TestSemiSyncAvailability(t *testing.T) {
 		})
 	}
 }
+
+// TestSourceOffSafe (issue 15, gap 7): the source part, which releases
+// waiting commits with OK when turned off, is turned off only on a site
+// that refuses client writes.
+func TestSourceOffSafe(t *testing.T) {
+	for _, tc := range []struct {
+		name                  string
+		fenced, maybeWritable bool
+		want                  bool
+	}{
+		{"fenced replica: off", true, false, true},
+		{"writable (a former primary seen again): kept", false, false, false},
+		{"fenced but a promotion of it is unclear: kept", true, true, false},
+		{"writable and unclear: kept", false, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := SourceOffSafe(tc.fenced, tc.maybeWritable); got != tc.want {
+				t.Fatalf("SourceOffSafe(%v, %v) = %v, want %v", tc.fenced, tc.maybeWritable, got, tc.want)
+			}
+		})
+	}
+}
