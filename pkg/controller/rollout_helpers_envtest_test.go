@@ -10,6 +10,8 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -26,6 +28,10 @@ type deploymentSim struct {
 	e    *env
 	mu   sync.Mutex
 	seen map[string]int64 // generation last acted on, by site
+	// tmpl is the Pod template last rolled out, by site: a generation
+	// that keeps it (a strategy or revision history change) replaces no
+	// Pod, as with the real Deployment controller.
+	tmpl map[string]corev1.PodTemplateSpec
 	down map[string]bool  // restarting now
 	// restarts lists the sites restarted, in order; overlaps the restarts
 	// that began while another site was down.
@@ -43,7 +49,8 @@ type deploymentSim struct {
 }
 
 func (e *env) simulateDeployments() *deploymentSim {
-	s := &deploymentSim{e: e, seen: map[string]int64{}, down: map[string]bool{}, hold: map[string]chan struct{}{},
+	s := &deploymentSim{e: e, seen: map[string]int64{}, tmpl: map[string]corev1.PodTemplateSpec{},
+		down: map[string]bool{}, hold: map[string]chan struct{}{},
 		stop: make(chan struct{}), done: make(chan struct{})}
 	go s.run()
 	e.t.Cleanup(s.close)
@@ -86,13 +93,17 @@ func (s *deploymentSim) run() {
 func (s *deploymentSim) observe(d *appsv1.Deployment) {
 	site := d.Labels[v1alpha1.LabelSite]
 	s.mu.Lock()
-	last, known := s.seen[site]
-	if known && last >= d.Generation {
+	gen, known := s.seen[site]
+	if known && gen >= d.Generation {
 		s.mu.Unlock()
 		return
 	}
 	s.seen[site] = d.Generation
-	if !known {
+	last, sameTemplate := s.tmpl[site]
+	sameTemplate = sameTemplate && equality.Semantic.DeepEqual(last.Spec, d.Spec.Template.Spec) &&
+		equality.Semantic.DeepEqual(last.ObjectMeta, d.Spec.Template.ObjectMeta)
+	s.tmpl[site] = *d.Spec.Template.DeepCopy()
+	if !known || sameTemplate {
 		s.mu.Unlock()
 		s.rolledOut(d.Name, d.Generation)
 		return

@@ -22,6 +22,7 @@ import (
 type siteWorkloads interface {
 	SiteWorkloads(ctx context.Context, rd client.Reader, g *v1alpha1.MysqlFailoverGroup) (map[string]routing.Workload, error)
 	ApplySiteWorkload(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, site, resourceVersion string) error
+	RestoreSiteStrategy(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, site, resourceVersion string) error
 	UntaintSite(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, site string) (int, error)
 }
 
@@ -51,8 +52,12 @@ func (l *Loop) rollout(ctx context.Context, p failover.Pass, mayAct bool) {
 	l.recordDrift(g, step)
 	acts := step.Action == topology.RolloutUpdate || step.Action == topology.RolloutSwitchover ||
 		step.Action == topology.RolloutUpgradeInPlace
-	if acts && !mayAct {
-		return // the pass did something else: the next pass plans again
+	if !mayAct {
+		if acts {
+			return // the pass did something else: the next pass plans again
+		}
+	} else if len(step.Repairs) > 0 {
+		l.repairInPlace(ctx, p, w, step.Repairs, loads)
 	}
 	if acts {
 		if err := l.mayRestart(ctx); err != nil {
@@ -129,6 +134,7 @@ func (l *Loop) rolloutInput(p failover.Pass, loads map[string]routing.Workload) 
 			l.log.Error(w.DriftErr, "ordered update: drift check", "site", v.Name)
 		}
 		rs := topology.RolloutSite{View: v, Exists: w.Exists, Stale: w.Stale, Drifted: w.Drifted, PodReady: w.Ready,
+			KeepsPods: w.KeepsPods, StrategyDrifted: w.StrategyDrifted,
 			SidecarAskedAt: l.sidecarAskedAt(v.Name), SidecarHash: l.reportedHash(v.Name)}
 		if u := l.env.Upgrader; u != nil {
 			// Settled as soon as the new process reports the shipped hash.
@@ -160,6 +166,36 @@ func (l *Loop) updateSite(ctx context.Context, p failover.Pass, w siteWorkloads,
 	l.env.Notifier.Event(g, failover.EventNormal, v1alpha1.EventSiteUpdated,
 		fmt.Sprintf("%s: the new Pod template is applied to %s", step.Message, step.Site))
 	return nil
+}
+
+// repairInPlace sets back the Deployments whose repair replaces no Pod
+// (topology.RolloutRepair): a strategy someone changed, or a stale or
+// drifted Deployment whose Pod template and replica count stay. Each is
+// refused if the Deployment changed since it was read, and only a leader
+// with fresh observations repairs.
+func (l *Loop) repairInPlace(ctx context.Context, p failover.Pass, w siteWorkloads, repairs []topology.RolloutRepair,
+	loads map[string]routing.Workload) {
+	if err := l.mayRestart(ctx); err != nil {
+		l.log.Info("in-place repair held back", "reason", err.Error())
+		return
+	}
+	for _, r := range repairs {
+		cctx, cancel := context.WithTimeout(ctx, p.Settings.CallTimeout)
+		rv := loads[r.Site].ResourceVersion
+		what, err := "its strategy set back to Recreate", error(nil)
+		if r.Strategy {
+			err = w.RestoreSiteStrategy(cctx, p.Group, r.Site, rv)
+		} else {
+			what, err = "its Deployment set back to the rendering", w.ApplySiteWorkload(cctx, p.Group, r.Site, rv)
+		}
+		cancel()
+		if err != nil {
+			l.log.Error(err, "in-place repair", "site", r.Site)
+			continue
+		}
+		l.env.Notifier.Event(p.Group, failover.EventNormal, v1alpha1.EventSiteRepaired,
+			fmt.Sprintf("%s: %s; no Pod replaced", r.Site, what))
+	}
 }
 
 // updateSwitchover starts the planned failover that moves the primary role

@@ -32,6 +32,16 @@ type Workload struct {
 	// told; Drifted is then false.
 	Drifted  bool
 	DriftErr error
+	// KeepsPods is true when the site is Stale or Drifted and applying the
+	// rendering would leave its Pod template and replica count as they
+	// are: only the strategy, the revision history or the Deployment's own
+	// metadata change, so no running Pod is replaced. False when it could
+	// not be told.
+	KeepsPods bool
+	// StrategyDrifted is true when the Deployment's strategy is not
+	// Recreate or carries rolling parameters (someone set RollingUpdate):
+	// RestoreSiteStrategy sets it back without touching the Pod template.
+	StrategyDrifted bool
 	// Ready is true when the Deployment's rollout is complete and its Pod
 	// available: the controller saw the latest generation, and every Pod
 	// runs the current template and is available (kubectl rollout status).
@@ -88,9 +98,11 @@ func (r *Router) SiteWorkloads(ctx context.Context, rd client.Reader, g *v1alpha
 		}
 		w := Workload{Exists: true, ResourceVersion: live.ResourceVersion, Ready: rolledOut(&live),
 			Stale: live.Annotations[v1alpha1.AnnotationTemplateHash] != want.Annotations[v1alpha1.AnnotationTemplateHash]}
+		d, err := r.compare(ctx, g, want, &live)
 		if !w.Stale {
-			w.Drifted, w.DriftErr = r.drifted(ctx, g, want, &live)
+			w.Drifted = d.spec
 		}
+		w.KeepsPods, w.DriftErr, w.StrategyDrifted = err == nil && !d.pods, err, strategyDrifted(&live)
 		out[s.Name] = w
 	}
 	return out, nil
@@ -127,6 +139,25 @@ func (r *Router) ApplySiteWorkload(ctx context.Context, g *v1alpha1.MysqlFailove
 	d.ResourceVersion = resourceVersion
 	if err := r.apply(ctx, g, d, true); err != nil {
 		return fmt.Errorf("update site %s: %w", site, err)
+	}
+	return nil
+}
+
+// RestoreSiteStrategy sets the site's Deployment's strategy back to
+// Recreate without rolling parameters, and touches nothing else: on a
+// rolled-out Deployment no Pod is replaced. Refused (a conflict) when the
+// Deployment changed since resourceVersion.
+func (r *Router) RestoreSiteStrategy(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, site, resourceVersion string) error {
+	var live appsv1.Deployment
+	key := client.ObjectKey{Namespace: g.Namespace, Name: SiteName(g.Name, site)}
+	if err := r.Client.Get(ctx, key, &live); err != nil {
+		return fmt.Errorf("restore the strategy of site %s: %w", site, err)
+	}
+	if resourceVersion == "" {
+		resourceVersion = live.ResourceVersion
+	}
+	if _, err := r.restoreStrategy(ctx, &live, resourceVersion); err != nil {
+		return fmt.Errorf("site %s: %w", site, err)
 	}
 	return nil
 }

@@ -29,6 +29,15 @@ type RolloutSite struct {
 	// the spec renders but its spec is not (someone edited it): it is
 	// rolled back as if it were stale.
 	Drifted bool
+	// KeepsPods is true when the site is Stale or Drifted and applying its
+	// Deployment would leave its Pod template and replica count as they are
+	// (only the strategy, revision history or the Deployment's own metadata
+	// differ): the apply replaces no Pod, so it needs no turn in the order.
+	KeepsPods bool
+	// StrategyDrifted is true when the Deployment's strategy was set to
+	// something other than Recreate: restoring it touches no Pod of a
+	// rolled-out Deployment.
+	StrategyDrifted bool
 	// SidecarHash is the SHA-256 of the binary the site's sidecar runs, as
 	// its last report said; "" when unknown.
 	SidecarHash string
@@ -149,6 +158,10 @@ type RolloutStep struct {
 	// Drifted lists the sites the update rolls back because their
 	// Deployment was edited (not the skipped ones), for the SiteDrifted Event.
 	Drifted []string
+	// Repairs are the sites whose Deployment is set back to the rendering
+	// in this pass without replacing a Pod (repairInPlace), whatever the
+	// ordered update does.
+	Repairs []RolloutRepair
 	// ProgressAt is what status.updateProgressTime becomes: zero while no
 	// update is in progress (rollout_progress.go).
 	ProgressAt time.Time
@@ -157,6 +170,32 @@ type RolloutStep struct {
 	// condition and Event.
 	Stalled        bool
 	StalledMessage string
+}
+
+// RolloutRepair is a repair of a site's Deployment that replaces no Pod.
+type RolloutRepair struct {
+	Site string
+	// Strategy: only set the strategy back to Recreate (the next pass
+	// judges the rest); otherwise apply the rendering.
+	Strategy bool
+}
+
+// repairInPlace says how the site's Deployment is set back without a turn
+// in the ordered update, false when it is not: a strategy someone changed,
+// on a rolled-out Deployment (every Pod runs the current template, so the
+// strategy moves none), is set back first and alone; a stale or drifted
+// Deployment whose apply keeps its Pod template and replica count is
+// applied. Fenced and diverged sites too: neither replaces a Pod.
+func repairInPlace(s RolloutSite) (RolloutRepair, bool) {
+	switch {
+	case !s.Exists:
+		return RolloutRepair{}, false
+	case s.StrategyDrifted:
+		return RolloutRepair{Site: s.View.Name, Strategy: true}, s.PodReady
+	case (s.Stale || s.Drifted) && s.KeepsPods:
+		return RolloutRepair{Site: s.View.Name}, true
+	}
+	return RolloutRepair{}, false
 }
 
 // SwitchoverRetry is how long the update waits before it asks again for a
@@ -204,10 +243,16 @@ const SwitchoverRetry = time.Minute
 func PlanRollout(in RolloutInput) RolloutStep {
 	var stale, skipped, binary, notInPlace, drifted []string
 	var todo []RolloutSite
+	var repairs []RolloutRepair
 	in.Sites = slices.Clone(in.Sites)
 	for i, s := range in.Sites {
 		if s.Drifted && !rolloutSkips(in, s) {
 			drifted = append(drifted, s.View.Name)
+		}
+		if r, ok := repairInPlace(s); ok {
+			// Not stale for the order: nothing of the site goes down.
+			repairs = append(repairs, r)
+			s.Stale, s.Drifted = false, false
 		}
 		s.Stale = s.Stale || s.Drifted // a hand edit is rolled back like any change
 		in.Sites[i] = s
@@ -232,7 +277,7 @@ func PlanRollout(in RolloutInput) RolloutStep {
 	}
 	step := planRollout(in, todo, stale)
 	rolloutProgress(in, &step)
-	step.Skipped, step.Drifted = skipped, drifted
+	step.Skipped, step.Drifted, step.Repairs = skipped, drifted, repairs
 	if len(drifted) > 0 && step.Action != RolloutIdle {
 		step.Message += fmt.Sprintf("; changed outside the operator, rolled back in order: %s", strings.Join(drifted, ", "))
 	}
