@@ -32,7 +32,7 @@ type deploymentSim struct {
 	// that keeps it (a strategy or revision history change) replaces no
 	// Pod, as with the real Deployment controller.
 	tmpl map[string]corev1.PodTemplateSpec
-	down map[string]bool  // restarting now
+	down map[string]bool // restarting now
 	// restarts lists the sites restarted, in order; overlaps the restarts
 	// that began while another site was down.
 	restarts []string
