@@ -107,20 +107,23 @@ func (r *Router) compare(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, wa
 	return d, nil
 }
 
-// strategyDrifted: live is not Recreate, or carries rolling parameters.
-// Recreate is what keeps two mysqld off one volume.
+// strategyDrifted: live is not Recreate, carries rolling parameters, or is
+// paused. Recreate is what keeps two mysqld off one volume. A paused
+// Deployment never rolls out what the ordered update applies, so the
+// update would wait on it for ever; the operator never sets paused, so an
+// apply would keep it (another manager owns it), and it is set back here.
 func strategyDrifted(live *appsv1.Deployment) bool {
 	st := live.Spec.Strategy
-	return st.Type != appsv1.RecreateDeploymentStrategyType || st.RollingUpdate != nil
+	return st.Type != appsv1.RecreateDeploymentStrategyType || st.RollingUpdate != nil || live.Spec.Paused
 }
 
 // restoreStrategy sets live's strategy back to Recreate without its rolling
-// parameters, which an apply cannot remove while another manager owns
+// parameters, and unpauses it, which an apply cannot remove while another manager owns
 // them, and returns the new resourceVersion. The Pod template is not
 // touched, so no Pod restarts. The patch is refused if live changed since
 // resourceVersion.
 func (r *Router) restoreStrategy(ctx context.Context, live *appsv1.Deployment, resourceVersion string) (string, error) {
-	patch := fmt.Sprintf(`{"metadata":{"resourceVersion":%q},"spec":{"strategy":{"type":%q,"rollingUpdate":null}}}`,
+	patch := fmt.Sprintf(`{"metadata":{"resourceVersion":%q},"spec":{"paused":null,"strategy":{"type":%q,"rollingUpdate":null}}}`,
 		resourceVersion, appsv1.RecreateDeploymentStrategyType)
 	if err := r.Client.Patch(ctx, live, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
 		return "", fmt.Errorf("restore the Recreate strategy of %s: %w", live.Name, err)

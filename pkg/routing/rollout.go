@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
@@ -42,6 +43,13 @@ type Workload struct {
 	// Recreate or carries rolling parameters (someone set RollingUpdate):
 	// RestoreSiteStrategy sets it back without touching the Pod template.
 	StrategyDrifted bool
+	// PodDrifted is true when the Deployment is rolled out but a container
+	// image of its Pod was changed on the Pod itself (poddrift.go); Pod,
+	// PodUID and PodResourceVersion name that Pod for RepairSitePod.
+	PodDrifted         bool
+	Pod                string
+	PodUID             types.UID
+	PodResourceVersion string
 	// Ready is true when the Deployment's rollout is complete and its Pod
 	// available: the controller saw the latest generation, and every Pod
 	// runs the current template and is available (kubectl rollout status).
@@ -103,6 +111,13 @@ func (r *Router) SiteWorkloads(ctx context.Context, rd client.Reader, g *v1alpha
 			w.Drifted = d.spec
 		}
 		w.KeepsPods, w.DriftErr, w.StrategyDrifted = err == nil && !d.pods, err, strategyDrifted(&live)
+		pod, err := podDrift(ctx, rd, g, s.Name, &live)
+		if err != nil {
+			return nil, err
+		}
+		if pod != nil {
+			w.PodDrifted, w.Pod, w.PodUID, w.PodResourceVersion = true, pod.Name, pod.UID, pod.ResourceVersion
+		}
 		out[s.Name] = w
 	}
 	return out, nil

@@ -38,6 +38,10 @@ type RolloutSite struct {
 	// something other than Recreate: restoring it touches no Pod of a
 	// rolled-out Deployment.
 	StrategyDrifted bool
+	// PodDrifted is true when the Deployment is rolled out and current but
+	// an image of its Pod was changed on the Pod itself: setting it back
+	// restarts that container, so it takes its turn in the order.
+	PodDrifted bool
 	// SidecarHash is the SHA-256 of the binary the site's sidecar runs, as
 	// its last report said; "" when unknown.
 	SidecarHash string
@@ -98,10 +102,10 @@ type RolloutInput struct {
 	// CooldownEnds is when a new failover is allowed (lastFailover plus
 	// spec.failoverCooldown); zero when there was none.
 	CooldownEnds time.Time
-	// SwitchoverFailedAt is when the last planned failover this update
-	// started failed; zero when it did not. SwitchoverFailure says why.
-	SwitchoverFailedAt time.Time
-	SwitchoverFailure  string
+	// Switchover counts the switchovers this update started that failed
+	// in a row (NoteSwitchoverFailure of status.updateSwitchover and the
+	// last planned failover), for the back-off (rollout_backoff.go).
+	Switchover SwitchoverFailures
 	// ProgressAt is status.updateProgressTime: when the update began or
 	// last took a step; zero when unknown. ProgressDeadline is
 	// RolloutDeadline's answer for the group.
@@ -155,6 +159,13 @@ type RolloutStep struct {
 	// SidecarBinaryStale condition and Event. Empty when there are none.
 	BinaryStale   []string
 	BinaryMessage string
+	// PodRepair is true for RolloutUpdate when only the site's Pod drifted:
+	// its images are set back to its Deployment's (RepairSitePod) instead
+	// of applying the Deployment, which is current.
+	PodRepair bool
+	// PodDrifted lists the sites whose Pod (not Deployment) was edited, for
+	// the message.
+	PodDrifted []string
 	// Drifted lists the sites the update rolls back because their
 	// Deployment was edited (not the skipped ones), for the SiteDrifted Event.
 	Drifted []string
@@ -170,6 +181,11 @@ type RolloutStep struct {
 	// condition and Event.
 	Stalled        bool
 	StalledMessage string
+	// StalledReason is the UpdateStalled condition's reason while Stalled:
+	// the progress deadline, or the switchover's retries exhausted.
+	StalledReason string
+	// Switchover is what status.updateSwitchover becomes.
+	Switchover SwitchoverFailures
 }
 
 // RolloutRepair is a repair of a site's Deployment that replaces no Pod.
@@ -198,10 +214,6 @@ func repairInPlace(s RolloutSite) (RolloutRepair, bool) {
 	return RolloutRepair{}, false
 }
 
-// SwitchoverRetry is how long the update waits before it asks again for a
-// switchover after the one it started failed.
-const SwitchoverRetry = time.Minute
-
 // PlanRollout is the next step of the ordered update. Its rules, in order:
 //   - nothing stale among the sites it may update: Idle, unless the update
 //     was in progress and an updated site is not back yet (Wait);
@@ -215,8 +227,9 @@ const SwitchoverRetry = time.Minute
 //   - the active site comes last: supervised, WaitForUser; method restart,
 //     Update it in place; method switchover, a planned failover to the
 //     freshest caught-up, updated primary-candidate replica, once the
-//     cooldown is over and not sooner than SwitchoverRetry after the
-//     update's last switchover failed.
+//     cooldown is over and the back-off after failed switchovers too
+//     (rollout_backoff.go); after MaxSwitchoverFailures in a row,
+//     WaitForUser, stalled.
 //
 // A site whose sidecar reports another executable hash than the binary
 // the operator ships is stale by its binary. With InPlace, such a site
@@ -244,6 +257,7 @@ func PlanRollout(in RolloutInput) RolloutStep {
 	var stale, skipped, binary, notInPlace, drifted []string
 	var todo []RolloutSite
 	var repairs []RolloutRepair
+	var podOnly []string
 	in.Sites = slices.Clone(in.Sites)
 	for i, s := range in.Sites {
 		if s.Drifted && !rolloutSkips(in, s) {
@@ -254,7 +268,10 @@ func PlanRollout(in RolloutInput) RolloutStep {
 			repairs = append(repairs, r)
 			s.Stale, s.Drifted = false, false
 		}
-		s.Stale = s.Stale || s.Drifted // a hand edit is rolled back like any change
+		if s.PodDrifted && !s.Stale && !s.Drifted {
+			podOnly = append(podOnly, s.View.Name)
+		}
+		s.Stale = s.Stale || s.Drifted || s.PodDrifted // a hand edit is rolled back like any change
 		in.Sites[i] = s
 		bin := binaryStale(in, s)
 		if bin && (!in.InPlace || rolloutSkips(in, s)) {
@@ -277,9 +294,19 @@ func PlanRollout(in RolloutInput) RolloutStep {
 	}
 	step := planRollout(in, todo, stale)
 	rolloutProgress(in, &step)
+	step.Switchover = switchoverAfter(in, step)
 	step.Skipped, step.Drifted, step.Repairs = skipped, drifted, repairs
+	step.PodRepair = step.Action == RolloutUpdate && slices.Contains(podOnly, step.Site)
+	for _, name := range podOnly {
+		if !slices.Contains(skipped, name) {
+			step.PodDrifted = append(step.PodDrifted, name)
+		}
+	}
 	if len(drifted) > 0 && step.Action != RolloutIdle {
 		step.Message += fmt.Sprintf("; changed outside the operator, rolled back in order: %s", strings.Join(drifted, ", "))
+	}
+	if len(step.PodDrifted) > 0 && step.Action != RolloutIdle {
+		step.Message += fmt.Sprintf("; Pod images changed on the Pod, set back in order: %s", strings.Join(step.PodDrifted, ", "))
 	}
 	step.BinaryStale, step.BinaryMessage = notInPlace, binaryMessage(in, notInPlace)
 	if len(binary) > 0 {
@@ -352,9 +379,9 @@ func planPrimary(in RolloutInput, todo []RolloutSite, left string) RolloutStep {
 	case !in.CooldownEnds.IsZero() && in.Now.Before(in.CooldownEnds):
 		return waitStep(fmt.Sprintf("updating: switching the primary %s over to %s after the failover cooldown ends at %s %s",
 			active, target, in.CooldownEnds.UTC().Format(time.RFC3339), left))
-	case !in.SwitchoverFailedAt.IsZero() && in.Now.Before(in.SwitchoverFailedAt.Add(SwitchoverRetry)):
-		return waitStep(fmt.Sprintf("updating: the switchover of the primary %s failed (%s); retrying after %s %s",
-			active, in.SwitchoverFailure, in.SwitchoverFailedAt.Add(SwitchoverRetry).UTC().Format(time.RFC3339), left))
+	}
+	if step, ok := switchoverBackoff(in, target, left); ok {
+		return step
 	}
 	return RolloutStep{Action: RolloutSwitchover, Site: active, Target: target, Phase: v1alpha1.GroupPhaseUpdating,
 		Message: fmt.Sprintf("switching the primary %s over to %s before updating it %s", active, target, left)}
