@@ -177,11 +177,15 @@ func (s *deploymentSim) start(site string) {
 	}
 }
 
-// rolledOut reports the Deployment's one Pod updated and available.
+// rolledOut reports the Deployment's one Pod updated and available, its
+// fake Pod running the template's images as a new Pod would.
 func (s *deploymentSim) rolledOut(name string, gen int64) {
 	for range 20 {
 		var d appsv1.Deployment
 		if err := cp.Client.Get(context.Background(), types.NamespacedName{Namespace: s.e.ns, Name: name}, &d); err != nil {
+			continue
+		}
+		if err := s.podImages(&d); err != nil {
 			continue
 		}
 		d.Status = appsv1.DeploymentStatus{ObservedGeneration: gen, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1,
@@ -192,6 +196,27 @@ func (s *deploymentSim) rolledOut(name string, gen int64) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	s.e.t.Errorf("deployment %s: status not written", name)
+}
+
+// podImages sets the images of the site's fake Pod to d's template.
+func (s *deploymentSim) podImages(d *appsv1.Deployment) error {
+	var pod corev1.Pod
+	key := types.NamespacedName{Namespace: s.e.ns, Name: "orders-" + d.Labels[v1alpha1.LabelSite] + "-0"}
+	if err := cp.Client.Get(context.Background(), key, &pod); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	changed := false
+	for i, c := range pod.Spec.Containers {
+		for _, w := range d.Spec.Template.Spec.Containers {
+			if w.Name == c.Name && w.Image != c.Image {
+				pod.Spec.Containers[i].Image, changed = w.Image, true
+			}
+		}
+	}
+	if !changed {
+		return nil
+	}
+	return cp.Client.Update(context.Background(), &pod)
 }
 
 // holdSite keeps the site down after its next stop until the returned
