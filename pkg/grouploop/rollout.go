@@ -147,6 +147,7 @@ func (l *Loop) rolloutInput(p failover.Pass, loads map[string]routing.Workload) 
 		}
 		rs := topology.RolloutSite{View: v, Exists: w.Exists, Stale: w.Stale, Drifted: w.Drifted, PodReady: w.Ready,
 			KeepsPods: w.KeepsPods, StrategyDrifted: w.StrategyDrifted, PodDrifted: w.PodDrifted,
+			StatusLags:     w.StatusLags,
 			SidecarAskedAt: l.sidecarAskedAt(v.Name), SidecarHash: l.reportedHash(v.Name)}
 		if u := l.env.Upgrader; u != nil {
 			// Settled as soon as the new process reports the shipped hash.

@@ -43,6 +43,9 @@ type Workload struct {
 	// Recreate or carries rolling parameters (someone set RollingUpdate):
 	// RestoreSiteStrategy sets it back without touching the Pod template.
 	StrategyDrifted bool
+	// StatusLags is true while the Deployment controller has not seen the
+	// Deployment's latest generation (status.observedGeneration).
+	StatusLags bool
 	// PodDrifted is true when the Deployment is rolled out but a container
 	// image of its Pod was changed on the Pod itself (poddrift.go); Pod,
 	// PodUID and PodResourceVersion name that Pod for RepairSitePod.
@@ -111,6 +114,7 @@ func (r *Router) SiteWorkloads(ctx context.Context, rd client.Reader, g *v1alpha
 			w.Drifted = d.spec
 		}
 		w.KeepsPods, w.DriftErr, w.StrategyDrifted = err == nil && !d.pods, err, strategyDrifted(&live)
+		w.StatusLags = live.Status.ObservedGeneration < live.Generation
 		pod, err := podDrift(ctx, rd, g, s.Name, &live)
 		if err != nil {
 			return nil, err

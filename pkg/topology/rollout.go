@@ -38,6 +38,9 @@ type RolloutSite struct {
 	// something other than Recreate: restoring it touches no Pod of a
 	// rolled-out Deployment.
 	StrategyDrifted bool
+	// StatusLags is true while the Deployment controller has not yet seen
+	// the Deployment's latest generation: PodReady says nothing yet.
+	StatusLags bool
 	// PodDrifted is true when the Deployment is rolled out and current but
 	// an image of its Pod was changed on the Pod itself: setting it back
 	// restarts that container, so it takes its turn in the order.
@@ -196,22 +199,38 @@ type RolloutRepair struct {
 	Strategy bool
 }
 
+// repairWhen says when a Deployment is repaired without a turn in the order.
+type repairWhen int
+
+const (
+	repairNo    repairWhen = iota // not in place: the order's, if stale
+	repairNow                     // in this pass
+	repairLater                   // not yet known: neither repaired nor stale in this pass
+)
+
 // repairInPlace says how the site's Deployment is set back without a turn
-// in the ordered update, false when it is not: a strategy someone changed,
-// on a rolled-out Deployment (every Pod runs the current template, so the
+// in the ordered update: a strategy someone changed (or a pause), on a
+// rolled-out Deployment (every Pod runs the current template, so the
 // strategy moves none), is set back first and alone; a stale or drifted
 // Deployment whose apply keeps its Pod template and replica count is
-// applied. Fenced and diverged sites too: neither replaces a Pod.
-func repairInPlace(s RolloutSite) (RolloutRepair, bool) {
+// applied. While the Deployment controller has not seen a changed strategy
+// yet, whether its Pods are rolled out is not known: the pass waits
+// (repairLater) rather than count the primary stale and switch it over.
+// Fenced and diverged sites too: neither repair replaces a Pod.
+func repairInPlace(s RolloutSite) (RolloutRepair, repairWhen) {
 	switch {
 	case !s.Exists:
-		return RolloutRepair{}, false
+		return RolloutRepair{}, repairNo
+	case s.StrategyDrifted && s.PodReady:
+		return RolloutRepair{Site: s.View.Name, Strategy: true}, repairNow
+	case s.StrategyDrifted && s.StatusLags:
+		return RolloutRepair{}, repairLater
 	case s.StrategyDrifted:
-		return RolloutRepair{Site: s.View.Name, Strategy: true}, s.PodReady
+		return RolloutRepair{}, repairNo
 	case (s.Stale || s.Drifted) && s.KeepsPods:
-		return RolloutRepair{Site: s.View.Name}, true
+		return RolloutRepair{Site: s.View.Name}, repairNow
 	}
-	return RolloutRepair{}, false
+	return RolloutRepair{}, repairNo
 }
 
 // PlanRollout is the next step of the ordered update. Its rules, in order:
@@ -263,9 +282,12 @@ func PlanRollout(in RolloutInput) RolloutStep {
 		if s.Drifted && !rolloutSkips(in, s) {
 			drifted = append(drifted, s.View.Name)
 		}
-		if r, ok := repairInPlace(s); ok {
+		switch r, when := repairInPlace(s); when {
+		case repairNow:
 			// Not stale for the order: nothing of the site goes down.
 			repairs = append(repairs, r)
+			s.Stale, s.Drifted = false, false
+		case repairLater:
 			s.Stale, s.Drifted = false, false
 		}
 		if s.PodDrifted && !s.Stale && !s.Drifted {
