@@ -17,6 +17,10 @@ const (
 	crashRecoveryLine = "Starting crash recovery"
 	// shutdownCompleteLine ends a clean shutdown in MariaDB's error log.
 	shutdownCompleteLine = "Shutdown complete"
+	// signalShutdownLine is how MariaDB logs a shutdown that a signal
+	// began (the kubelet's SIGTERM); one the sidecar's SHUTDOWN statement
+	// began names its account instead.
+	signalShutdownLine = "(initiated by: unknown): Normal shutdown"
 	// terminationOverLine is the sidecar's record of the end of its
 	// termination; with mysqld gone it says mysqldGone=true.
 	terminationOverLine = "termination over"
@@ -43,7 +47,9 @@ func (g *Group) podLog(pod, container string) (string, error) {
 
 // checkCleanStops fails r unless every site Pod the update replaced
 // (before, by site) stopped cleanly: its sidecar's termination ended with
-// mysqld gone, mysqld logged a complete shutdown, and the site's new
+// mysqld gone, mysqld logged a complete shutdown that the sidecar's
+// SHUTDOWN began (not the kubelet's SIGTERM: the preStop hook ran and
+// held the signal back until mysqld was down), and the site's new
 // mysqld (after) started without crash recovery. Acknowledged writes are
 // checked by the run's history.
 func checkCleanStops(_ context.Context, g *Group, before, after map[string]string, r *Result) {
@@ -64,6 +70,9 @@ func checkCleanStops(_ context.Context, g *Group, before, after map[string]strin
 			r.Failf("site %s: %v", site, err)
 		case !strings.Contains(db, shutdownCompleteLine):
 			r.Failf("site %s: the old Pod %s's mysqld did not log a complete shutdown", site, old)
+		case strings.Contains(db, signalShutdownLine):
+			r.Failf("site %s: the old Pod %s's mysqld was shut down by a signal, not by the sidecar's "+
+				"SHUTDOWN in the preStop hook", site, old)
 		}
 		fresh, err := g.podLog(after[site], "mysqld")
 		switch {
@@ -73,5 +82,5 @@ func checkCleanStops(_ context.Context, g *Group, before, after map[string]strin
 			r.Failf("site %s: the new Pod %s's mysqld ran a crash recovery: the old one did not stop cleanly", site, after[site])
 		}
 	}
-	r.Notef("every replaced site Pod stopped cleanly (sidecar termination, mysqld shutdown, no crash recovery)")
+	r.Notef("every replaced site Pod stopped cleanly (sidecar termination, mysqld shut down by the sidecar, no crash recovery)")
 }
