@@ -25,15 +25,19 @@ func TestRolloutSwitchoverRetriesExhausted(t *testing.T) {
 	op := e.startOperator()
 	e.startSidecars("a", "b", "c")
 	e.healthy()
+	e.changeLeaseTimeout(2 * time.Second)
+	e.eventually(30*time.Second, "the update begun", func() bool {
+		return e.get().Status.Phase == v1alpha1.GroupPhaseUpdating
+	})
 	op.stop()
 
+	// Five failed switchovers on record, as an earlier process left them.
 	g := e.get()
 	g.Status.UpdateSwitchover = &v1alpha1.UpdateSwitchoverStatus{Failures: 5,
 		LastFailureTime: metav1.NewTime(time.Now().Add(-time.Hour).Truncate(time.Second)), LastFailure: "LagTimeout"}
 	if err := cp.Client.Status().Update(e.t.Context(), g); err != nil {
 		t.Fatalf("record five failures: %v", err)
 	}
-	e.changeLeaseTimeout(2 * time.Second)
 	e.startOperator() // a fresh process: only status remembers the failures
 	e.eventually(90*time.Second, "WaitingForUser after the replicas", func() bool {
 		g := e.get()
