@@ -107,6 +107,12 @@ type MysqlFailoverGroupStatus struct {
 	// +optional
 	UpdateProgressTime *metav1.Time `json:"updateProgressTime,omitempty"`
 
+	// UpdateSwitchover counts the ordered update's failed switchovers in a
+	// row (docs/upgrades.md, "A failing switchover"); unset when none
+	// failed since the update began.
+	// +optional
+	UpdateSwitchover *UpdateSwitchoverStatus `json:"updateSwitchover,omitempty"`
+
 	// ReportsAuthenticatedAt is when every site's sidecar had reported with
 	// its client certificate. From then on the operator refuses reports
 	// that come without one (the end of the upgrade window, see

@@ -128,7 +128,28 @@ const (
 	// longer is what the spec renders although its template hash says it
 	// is (someone edited it); the ordered update rolls it back.
 	EventSiteDrifted = "SiteDrifted"
+	// EventSiteRepaired: a site's Deployment was set back to the rendering
+	// without replacing its Pod (only its strategy, revision history or
+	// own metadata differed), outside the order and with no switchover.
+	EventSiteRepaired = "SiteRepaired"
+	// EventSitePodRepaired: the ordered update set the images of a site's
+	// Pod, edited on the Pod itself, back to its Deployment's.
+	EventSitePodRepaired = "SitePodRepaired"
 )
+
+// UpdateSwitchoverStatus counts the switchovers the ordered update started
+// that failed in a row, so that it backs off between them and stops after
+// MaxUpdateSwitchoverFailures; kept in status so that an operator restart
+// neither resets the count nor retries at once.
+type UpdateSwitchoverStatus struct {
+	// Failures is how many switchovers the update started failed in a row.
+	Failures int32 `json:"failures"`
+	// LastFailureTime is when the last of them ended.
+	LastFailureTime metav1.Time `json:"lastFailureTime"`
+	// LastFailure is why it failed.
+	// +optional
+	LastFailure string `json:"lastFailure,omitempty"`
+}
 
 // The UpdateStalled condition: true while the ordered update has taken no
 // step for longer than its progress deadline (a restarted site that never
@@ -139,6 +160,10 @@ const (
 	// ReasonProgressDeadlineExceeded: the condition is true; the message
 	// says what the update waits for and since when.
 	ReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
+	// ReasonSwitchoverRetriesExhausted: the condition is true; the
+	// update's switchover failed too often in a row and is not retried:
+	// the update waits for a person (status.phase WaitingForUser).
+	ReasonSwitchoverRetriesExhausted = "SwitchoverRetriesExhausted"
 	// ReasonUpdateProgressing: an update is in progress and took a step
 	// within the deadline, or none is in progress.
 	ReasonUpdateProgressing = "UpdateProgressing"

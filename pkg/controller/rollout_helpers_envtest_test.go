@@ -10,6 +10,8 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -26,7 +28,11 @@ type deploymentSim struct {
 	e    *env
 	mu   sync.Mutex
 	seen map[string]int64 // generation last acted on, by site
-	down map[string]bool  // restarting now
+	// tmpl is the Pod template last rolled out, by site: a generation
+	// that keeps it (a strategy or revision history change) replaces no
+	// Pod, as with the real Deployment controller.
+	tmpl map[string]corev1.PodTemplateSpec
+	down map[string]bool // restarting now
 	// restarts lists the sites restarted, in order; overlaps the restarts
 	// that began while another site was down.
 	restarts []string
@@ -43,7 +49,8 @@ type deploymentSim struct {
 }
 
 func (e *env) simulateDeployments() *deploymentSim {
-	s := &deploymentSim{e: e, seen: map[string]int64{}, down: map[string]bool{}, hold: map[string]chan struct{}{},
+	s := &deploymentSim{e: e, seen: map[string]int64{}, tmpl: map[string]corev1.PodTemplateSpec{},
+		down: map[string]bool{}, hold: map[string]chan struct{}{},
 		stop: make(chan struct{}), done: make(chan struct{})}
 	go s.run()
 	e.t.Cleanup(s.close)
@@ -86,13 +93,17 @@ func (s *deploymentSim) run() {
 func (s *deploymentSim) observe(d *appsv1.Deployment) {
 	site := d.Labels[v1alpha1.LabelSite]
 	s.mu.Lock()
-	last, known := s.seen[site]
-	if known && last >= d.Generation {
+	gen, known := s.seen[site]
+	if known && gen >= d.Generation {
 		s.mu.Unlock()
 		return
 	}
 	s.seen[site] = d.Generation
-	if !known {
+	last, sameTemplate := s.tmpl[site]
+	sameTemplate = sameTemplate && equality.Semantic.DeepEqual(last.Spec, d.Spec.Template.Spec) &&
+		equality.Semantic.DeepEqual(last.ObjectMeta, d.Spec.Template.ObjectMeta)
+	s.tmpl[site] = *d.Spec.Template.DeepCopy()
+	if !known || sameTemplate {
 		s.mu.Unlock()
 		s.rolledOut(d.Name, d.Generation)
 		return
@@ -166,11 +177,15 @@ func (s *deploymentSim) start(site string) {
 	}
 }
 
-// rolledOut reports the Deployment's one Pod updated and available.
+// rolledOut reports the Deployment's one Pod updated and available, its
+// fake Pod running the template's images as a new Pod would.
 func (s *deploymentSim) rolledOut(name string, gen int64) {
 	for range 20 {
 		var d appsv1.Deployment
 		if err := cp.Client.Get(context.Background(), types.NamespacedName{Namespace: s.e.ns, Name: name}, &d); err != nil {
+			continue
+		}
+		if err := s.podImages(&d); err != nil {
 			continue
 		}
 		d.Status = appsv1.DeploymentStatus{ObservedGeneration: gen, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1,
@@ -181,6 +196,27 @@ func (s *deploymentSim) rolledOut(name string, gen int64) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	s.e.t.Errorf("deployment %s: status not written", name)
+}
+
+// podImages sets the images of the site's fake Pod to d's template.
+func (s *deploymentSim) podImages(d *appsv1.Deployment) error {
+	var pod corev1.Pod
+	key := types.NamespacedName{Namespace: s.e.ns, Name: "orders-" + d.Labels[v1alpha1.LabelSite] + "-0"}
+	if err := cp.Client.Get(context.Background(), key, &pod); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	changed := false
+	for i, c := range pod.Spec.Containers {
+		for _, w := range d.Spec.Template.Spec.Containers {
+			if w.Name == c.Name && w.Image != c.Image {
+				pod.Spec.Containers[i].Image, changed = w.Image, true
+			}
+		}
+	}
+	if !changed {
+		return nil
+	}
+	return cp.Client.Update(context.Background(), &pod)
 }
 
 // holdSite keeps the site down after its next stop until the returned

@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
@@ -22,6 +23,8 @@ import (
 type siteWorkloads interface {
 	SiteWorkloads(ctx context.Context, rd client.Reader, g *v1alpha1.MysqlFailoverGroup) (map[string]routing.Workload, error)
 	ApplySiteWorkload(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, site, resourceVersion string) error
+	RestoreSiteStrategy(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, site, resourceVersion string) error
+	RepairSitePod(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, site, pod string, uid types.UID, resourceVersion string) error
 	UntaintSite(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, site string) (int, error)
 }
 
@@ -51,8 +54,12 @@ func (l *Loop) rollout(ctx context.Context, p failover.Pass, mayAct bool) {
 	l.recordDrift(g, step)
 	acts := step.Action == topology.RolloutUpdate || step.Action == topology.RolloutSwitchover ||
 		step.Action == topology.RolloutUpgradeInPlace
-	if acts && !mayAct {
-		return // the pass did something else: the next pass plans again
+	if !mayAct {
+		if acts {
+			return // the pass did something else: the next pass plans again
+		}
+	} else if len(step.Repairs) > 0 {
+		l.repairInPlace(ctx, p, w, step.Repairs, loads)
 	}
 	if acts {
 		if err := l.mayRestart(ctx); err != nil {
@@ -63,7 +70,7 @@ func (l *Loop) rollout(ctx context.Context, p failover.Pass, mayAct bool) {
 	was := l.patcher.read.Phase
 	switch step.Action {
 	case topology.RolloutUpdate:
-		err = l.updateSite(ctx, p, w, step, loads[step.Site].ResourceVersion)
+		err = l.updateSite(ctx, p, w, step, loads[step.Site])
 	case topology.RolloutSwitchover:
 		err = l.updateSwitchover(ctx, p, step)
 	case topology.RolloutUpgradeInPlace:
@@ -96,6 +103,11 @@ func setRolloutStatus(st *v1alpha1.MysqlFailoverGroupStatus, step topology.Rollo
 		t := stamp(step.ProgressAt)
 		st.UpdateProgressTime = &t
 	}
+	st.UpdateSwitchover = nil
+	if f := step.Switchover; !f.LastAt.IsZero() {
+		st.UpdateSwitchover = &v1alpha1.UpdateSwitchoverStatus{Failures: int32(f.Count),
+			LastFailureTime: stamp(f.LastAt), LastFailure: f.Last}
+	}
 }
 
 // rolloutInput is the pass as PlanRollout reads it.
@@ -115,7 +127,12 @@ func (l *Loop) rolloutInput(p failover.Pass, loads map[string]routing.Workload) 
 	if lf := st.LastFailover; lf != nil {
 		in.CooldownEnds = lf.Time.Add(g.Spec.FailoverCooldown.Duration)
 	}
-	in.SwitchoverFailedAt, in.SwitchoverFailure = failover.UpdateSwitchoverFailed(st)
+	var prev topology.SwitchoverFailures
+	if u := st.UpdateSwitchover; u != nil {
+		prev = topology.SwitchoverFailures{Count: int(u.Failures), LastAt: u.LastFailureTime.Time, Last: u.LastFailure}
+	}
+	failedAt, why := failover.UpdateSwitchoverFailed(st)
+	in.Switchover = topology.NoteSwitchoverFailure(prev, failedAt, why)
 	if t := start.UpdateProgressTime; t != nil {
 		in.ProgressAt = t.Time
 	}
@@ -129,6 +146,8 @@ func (l *Loop) rolloutInput(p failover.Pass, loads map[string]routing.Workload) 
 			l.log.Error(w.DriftErr, "ordered update: drift check", "site", v.Name)
 		}
 		rs := topology.RolloutSite{View: v, Exists: w.Exists, Stale: w.Stale, Drifted: w.Drifted, PodReady: w.Ready,
+			KeepsPods: w.KeepsPods, StrategyDrifted: w.StrategyDrifted, PodDrifted: w.PodDrifted,
+			StatusLags:     w.StatusLags,
 			SidecarAskedAt: l.sidecarAskedAt(v.Name), SidecarHash: l.reportedHash(v.Name)}
 		if u := l.env.Upgrader; u != nil {
 			// Settled as soon as the new process reports the shipped hash.
@@ -140,7 +159,8 @@ func (l *Loop) rolloutInput(p failover.Pass, loads map[string]routing.Workload) 
 }
 
 // updateSite applies the site's Deployment, unless it changed since it was read.
-func (l *Loop) updateSite(ctx context.Context, p failover.Pass, w siteWorkloads, step topology.RolloutStep, rv string) error {
+func (l *Loop) updateSite(ctx context.Context, p failover.Pass, w siteWorkloads, step topology.RolloutStep,
+	load routing.Workload) error {
 	g := p.Group
 	cctx, cancel := context.WithTimeout(ctx, p.Settings.CallTimeout)
 	defer cancel()
@@ -154,12 +174,50 @@ func (l *Loop) updateSite(ctx context.Context, p failover.Pass, w siteWorkloads,
 	if err := l.patcher.PersistStatusExclusive(cctx, g); err != nil {
 		return fmt.Errorf("ordered update: order the restart of %s: %w", step.Site, err)
 	}
-	if err := w.ApplySiteWorkload(cctx, g, step.Site, rv); err != nil {
+	if step.PodRepair {
+		if err := w.RepairSitePod(cctx, g, step.Site, load.Pod, load.PodUID, load.PodResourceVersion); err != nil {
+			return err
+		}
+		l.env.Notifier.Event(g, failover.EventNormal, v1alpha1.EventSitePodRepaired,
+			fmt.Sprintf("%s: the images of Pod %s, changed on the Pod, are set back to its Deployment's", step.Message, load.Pod))
+		return nil
+	}
+	if err := w.ApplySiteWorkload(cctx, g, step.Site, load.ResourceVersion); err != nil {
 		return err
 	}
 	l.env.Notifier.Event(g, failover.EventNormal, v1alpha1.EventSiteUpdated,
 		fmt.Sprintf("%s: the new Pod template is applied to %s", step.Message, step.Site))
 	return nil
+}
+
+// repairInPlace sets back the Deployments whose repair replaces no Pod
+// (topology.RolloutRepair): a strategy someone changed, or a stale or
+// drifted Deployment whose Pod template and replica count stay. Each is
+// refused if the Deployment changed since it was read, and only a leader
+// with fresh observations repairs.
+func (l *Loop) repairInPlace(ctx context.Context, p failover.Pass, w siteWorkloads, repairs []topology.RolloutRepair,
+	loads map[string]routing.Workload) {
+	if err := l.mayRestart(ctx); err != nil {
+		l.log.Info("in-place repair held back", "reason", err.Error())
+		return
+	}
+	for _, r := range repairs {
+		cctx, cancel := context.WithTimeout(ctx, p.Settings.CallTimeout)
+		rv := loads[r.Site].ResourceVersion
+		what, err := "its strategy set back to Recreate", error(nil)
+		if r.Strategy {
+			err = w.RestoreSiteStrategy(cctx, p.Group, r.Site, rv)
+		} else {
+			what, err = "its Deployment set back to the rendering", w.ApplySiteWorkload(cctx, p.Group, r.Site, rv)
+		}
+		cancel()
+		if err != nil {
+			l.log.Error(err, "in-place repair", "site", r.Site)
+			continue
+		}
+		l.env.Notifier.Event(p.Group, failover.EventNormal, v1alpha1.EventSiteRepaired,
+			fmt.Sprintf("%s: %s; no Pod replaced", r.Site, what))
+	}
 }
 
 // updateSwitchover starts the planned failover that moves the primary role
@@ -220,7 +278,7 @@ func (l *Loop) recordStalled(g *v1alpha1.MysqlFailoverGroup, step topology.Rollo
 		Message:            "no ordered update is in progress, or it took a step within its progress deadline",
 		LastTransitionTime: stamp(l.env.Clock.Now())}
 	if step.Stalled {
-		c.Status, c.Reason, c.Message = metav1.ConditionTrue, v1alpha1.ReasonProgressDeadlineExceeded, step.StalledMessage
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, step.StalledReason, step.StalledMessage
 		if !l.stalledSince.Equal(step.ProgressAt) {
 			l.env.Notifier.Event(g, failover.EventWarning, v1alpha1.EventUpdateStalled, step.StalledMessage)
 			l.log.Info("ordered update stalled", "message", step.StalledMessage)

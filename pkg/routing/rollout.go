@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
@@ -32,6 +33,26 @@ type Workload struct {
 	// told; Drifted is then false.
 	Drifted  bool
 	DriftErr error
+	// KeepsPods is true when the site is Stale or Drifted and applying the
+	// rendering would leave its Pod template and replica count as they
+	// are: only the strategy, the revision history or the Deployment's own
+	// metadata change, so no running Pod is replaced. False when it could
+	// not be told.
+	KeepsPods bool
+	// StrategyDrifted is true when the Deployment's strategy is not
+	// Recreate or carries rolling parameters (someone set RollingUpdate):
+	// RestoreSiteStrategy sets it back without touching the Pod template.
+	StrategyDrifted bool
+	// StatusLags is true while the Deployment controller has not seen the
+	// Deployment's latest generation (status.observedGeneration).
+	StatusLags bool
+	// PodDrifted is true when the Deployment is rolled out but a container
+	// image of its Pod was changed on the Pod itself (poddrift.go); Pod,
+	// PodUID and PodResourceVersion name that Pod for RepairSitePod.
+	PodDrifted         bool
+	Pod                string
+	PodUID             types.UID
+	PodResourceVersion string
 	// Ready is true when the Deployment's rollout is complete and its Pod
 	// available: the controller saw the latest generation, and every Pod
 	// runs the current template and is available (kubectl rollout status).
@@ -88,8 +109,18 @@ func (r *Router) SiteWorkloads(ctx context.Context, rd client.Reader, g *v1alpha
 		}
 		w := Workload{Exists: true, ResourceVersion: live.ResourceVersion, Ready: rolledOut(&live),
 			Stale: live.Annotations[v1alpha1.AnnotationTemplateHash] != want.Annotations[v1alpha1.AnnotationTemplateHash]}
+		d, err := r.compare(ctx, g, want, &live)
 		if !w.Stale {
-			w.Drifted, w.DriftErr = r.drifted(ctx, g, want, &live)
+			w.Drifted = d.spec
+		}
+		w.KeepsPods, w.DriftErr, w.StrategyDrifted = err == nil && !d.pods, err, strategyDrifted(&live)
+		w.StatusLags = live.Status.ObservedGeneration < live.Generation
+		pod, err := podDrift(ctx, rd, g, s.Name, &live)
+		if err != nil {
+			return nil, err
+		}
+		if pod != nil {
+			w.PodDrifted, w.Pod, w.PodUID, w.PodResourceVersion = true, pod.Name, pod.UID, pod.ResourceVersion
 		}
 		out[s.Name] = w
 	}
@@ -127,6 +158,25 @@ func (r *Router) ApplySiteWorkload(ctx context.Context, g *v1alpha1.MysqlFailove
 	d.ResourceVersion = resourceVersion
 	if err := r.apply(ctx, g, d, true); err != nil {
 		return fmt.Errorf("update site %s: %w", site, err)
+	}
+	return nil
+}
+
+// RestoreSiteStrategy sets the site's Deployment's strategy back to
+// Recreate without rolling parameters, and touches nothing else: on a
+// rolled-out Deployment no Pod is replaced. Refused (a conflict) when the
+// Deployment changed since resourceVersion.
+func (r *Router) RestoreSiteStrategy(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, site, resourceVersion string) error {
+	var live appsv1.Deployment
+	key := client.ObjectKey{Namespace: g.Namespace, Name: SiteName(g.Name, site)}
+	if err := r.Client.Get(ctx, key, &live); err != nil {
+		return fmt.Errorf("restore the strategy of site %s: %w", site, err)
+	}
+	if resourceVersion == "" {
+		resourceVersion = live.ResourceVersion
+	}
+	if _, err := r.restoreStrategy(ctx, &live, resourceVersion); err != nil {
+		return fmt.Errorf("site %s: %w", site, err)
 	}
 	return nil
 }

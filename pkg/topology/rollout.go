@@ -29,6 +29,22 @@ type RolloutSite struct {
 	// the spec renders but its spec is not (someone edited it): it is
 	// rolled back as if it were stale.
 	Drifted bool
+	// KeepsPods is true when the site is Stale or Drifted and applying its
+	// Deployment would leave its Pod template and replica count as they are
+	// (only the strategy, revision history or the Deployment's own metadata
+	// differ): the apply replaces no Pod, so it needs no turn in the order.
+	KeepsPods bool
+	// StrategyDrifted is true when the Deployment's strategy was set to
+	// something other than Recreate: restoring it touches no Pod of a
+	// rolled-out Deployment.
+	StrategyDrifted bool
+	// StatusLags is true while the Deployment controller has not yet seen
+	// the Deployment's latest generation: PodReady says nothing yet.
+	StatusLags bool
+	// PodDrifted is true when the Deployment is rolled out and current but
+	// an image of its Pod was changed on the Pod itself: setting it back
+	// restarts that container, so it takes its turn in the order.
+	PodDrifted bool
 	// SidecarHash is the SHA-256 of the binary the site's sidecar runs, as
 	// its last report said; "" when unknown.
 	SidecarHash string
@@ -89,10 +105,10 @@ type RolloutInput struct {
 	// CooldownEnds is when a new failover is allowed (lastFailover plus
 	// spec.failoverCooldown); zero when there was none.
 	CooldownEnds time.Time
-	// SwitchoverFailedAt is when the last planned failover this update
-	// started failed; zero when it did not. SwitchoverFailure says why.
-	SwitchoverFailedAt time.Time
-	SwitchoverFailure  string
+	// Switchover counts the switchovers this update started that failed
+	// in a row (NoteSwitchoverFailure of status.updateSwitchover and the
+	// last planned failover), for the back-off (rollout_backoff.go).
+	Switchover SwitchoverFailures
 	// ProgressAt is status.updateProgressTime: when the update began or
 	// last took a step; zero when unknown. ProgressDeadline is
 	// RolloutDeadline's answer for the group.
@@ -146,9 +162,20 @@ type RolloutStep struct {
 	// SidecarBinaryStale condition and Event. Empty when there are none.
 	BinaryStale   []string
 	BinaryMessage string
+	// PodRepair is true for RolloutUpdate when only the site's Pod drifted:
+	// its images are set back to its Deployment's (RepairSitePod) instead
+	// of applying the Deployment, which is current.
+	PodRepair bool
+	// PodDrifted lists the sites whose Pod (not Deployment) was edited, for
+	// the message.
+	PodDrifted []string
 	// Drifted lists the sites the update rolls back because their
 	// Deployment was edited (not the skipped ones), for the SiteDrifted Event.
 	Drifted []string
+	// Repairs are the sites whose Deployment is set back to the rendering
+	// in this pass without replacing a Pod (repairInPlace), whatever the
+	// ordered update does.
+	Repairs []RolloutRepair
 	// ProgressAt is what status.updateProgressTime becomes: zero while no
 	// update is in progress (rollout_progress.go).
 	ProgressAt time.Time
@@ -157,11 +184,54 @@ type RolloutStep struct {
 	// condition and Event.
 	Stalled        bool
 	StalledMessage string
+	// StalledReason is the UpdateStalled condition's reason while Stalled:
+	// the progress deadline, or the switchover's retries exhausted.
+	StalledReason string
+	// Switchover is what status.updateSwitchover becomes.
+	Switchover SwitchoverFailures
 }
 
-// SwitchoverRetry is how long the update waits before it asks again for a
-// switchover after the one it started failed.
-const SwitchoverRetry = time.Minute
+// RolloutRepair is a repair of a site's Deployment that replaces no Pod.
+type RolloutRepair struct {
+	Site string
+	// Strategy: only set the strategy back to Recreate (the next pass
+	// judges the rest); otherwise apply the rendering.
+	Strategy bool
+}
+
+// repairWhen says when a Deployment is repaired without a turn in the order.
+type repairWhen int
+
+const (
+	repairNo    repairWhen = iota // not in place: the order's, if stale
+	repairNow                     // in this pass
+	repairLater                   // not yet known: neither repaired nor stale in this pass
+)
+
+// repairInPlace says how the site's Deployment is set back without a turn
+// in the ordered update: a strategy someone changed (or a pause), on a
+// rolled-out Deployment (every Pod runs the current template, so the
+// strategy moves none), is set back first and alone; a stale or drifted
+// Deployment whose apply keeps its Pod template and replica count is
+// applied. While the Deployment controller has not seen a changed strategy
+// yet, whether its Pods are rolled out is not known: the pass waits
+// (repairLater) rather than count the primary stale and switch it over.
+// Fenced and diverged sites too: neither repair replaces a Pod.
+func repairInPlace(s RolloutSite) (RolloutRepair, repairWhen) {
+	switch {
+	case !s.Exists:
+		return RolloutRepair{}, repairNo
+	case s.StrategyDrifted && s.PodReady:
+		return RolloutRepair{Site: s.View.Name, Strategy: true}, repairNow
+	case s.StrategyDrifted && s.StatusLags:
+		return RolloutRepair{}, repairLater
+	case s.StrategyDrifted:
+		return RolloutRepair{}, repairNo
+	case (s.Stale || s.Drifted) && s.KeepsPods:
+		return RolloutRepair{Site: s.View.Name}, repairNow
+	}
+	return RolloutRepair{}, repairNo
+}
 
 // PlanRollout is the next step of the ordered update. Its rules, in order:
 //   - nothing stale among the sites it may update: Idle, unless the update
@@ -176,8 +246,9 @@ const SwitchoverRetry = time.Minute
 //   - the active site comes last: supervised, WaitForUser; method restart,
 //     Update it in place; method switchover, a planned failover to the
 //     freshest caught-up, updated primary-candidate replica, once the
-//     cooldown is over and not sooner than SwitchoverRetry after the
-//     update's last switchover failed.
+//     cooldown is over and the back-off after failed switchovers too
+//     (rollout_backoff.go); after MaxSwitchoverFailures in a row,
+//     WaitForUser, stalled.
 //
 // A site whose sidecar reports another executable hash than the binary
 // the operator ships is stale by its binary. With InPlace, such a site
@@ -204,12 +275,25 @@ const SwitchoverRetry = time.Minute
 func PlanRollout(in RolloutInput) RolloutStep {
 	var stale, skipped, binary, notInPlace, drifted []string
 	var todo []RolloutSite
+	var repairs []RolloutRepair
+	var podOnly []string
 	in.Sites = slices.Clone(in.Sites)
 	for i, s := range in.Sites {
 		if s.Drifted && !rolloutSkips(in, s) {
 			drifted = append(drifted, s.View.Name)
 		}
-		s.Stale = s.Stale || s.Drifted // a hand edit is rolled back like any change
+		switch r, when := repairInPlace(s); when {
+		case repairNow:
+			// Not stale for the order: nothing of the site goes down.
+			repairs = append(repairs, r)
+			s.Stale, s.Drifted = false, false
+		case repairLater:
+			s.Stale, s.Drifted = false, false
+		}
+		if s.PodDrifted && !s.Stale && !s.Drifted {
+			podOnly = append(podOnly, s.View.Name)
+		}
+		s.Stale = s.Stale || s.Drifted || s.PodDrifted // a hand edit is rolled back like any change
 		in.Sites[i] = s
 		bin := binaryStale(in, s)
 		if bin && (!in.InPlace || rolloutSkips(in, s)) {
@@ -232,9 +316,19 @@ func PlanRollout(in RolloutInput) RolloutStep {
 	}
 	step := planRollout(in, todo, stale)
 	rolloutProgress(in, &step)
-	step.Skipped, step.Drifted = skipped, drifted
+	step.Switchover = switchoverAfter(in, step)
+	step.Skipped, step.Drifted, step.Repairs = skipped, drifted, repairs
+	step.PodRepair = step.Action == RolloutUpdate && slices.Contains(podOnly, step.Site)
+	for _, name := range podOnly {
+		if !slices.Contains(skipped, name) {
+			step.PodDrifted = append(step.PodDrifted, name)
+		}
+	}
 	if len(drifted) > 0 && step.Action != RolloutIdle {
 		step.Message += fmt.Sprintf("; changed outside the operator, rolled back in order: %s", strings.Join(drifted, ", "))
+	}
+	if len(step.PodDrifted) > 0 && step.Action != RolloutIdle {
+		step.Message += fmt.Sprintf("; Pod images changed on the Pod, set back in order: %s", strings.Join(step.PodDrifted, ", "))
 	}
 	step.BinaryStale, step.BinaryMessage = notInPlace, binaryMessage(in, notInPlace)
 	if len(binary) > 0 {
@@ -307,9 +401,9 @@ func planPrimary(in RolloutInput, todo []RolloutSite, left string) RolloutStep {
 	case !in.CooldownEnds.IsZero() && in.Now.Before(in.CooldownEnds):
 		return waitStep(fmt.Sprintf("updating: switching the primary %s over to %s after the failover cooldown ends at %s %s",
 			active, target, in.CooldownEnds.UTC().Format(time.RFC3339), left))
-	case !in.SwitchoverFailedAt.IsZero() && in.Now.Before(in.SwitchoverFailedAt.Add(SwitchoverRetry)):
-		return waitStep(fmt.Sprintf("updating: the switchover of the primary %s failed (%s); retrying after %s %s",
-			active, in.SwitchoverFailure, in.SwitchoverFailedAt.Add(SwitchoverRetry).UTC().Format(time.RFC3339), left))
+	}
+	if step, ok := switchoverBackoff(in, target, left); ok {
+		return step
 	}
 	return RolloutStep{Action: RolloutSwitchover, Site: active, Target: target, Phase: v1alpha1.GroupPhaseUpdating,
 		Message: fmt.Sprintf("switching the primary %s over to %s before updating it %s", active, target, left)}

@@ -56,6 +56,14 @@ func UpdateStalled(phase v1alpha1.GroupPhase, progressAt time.Time, deadline tim
 // restart (or a switchover) in between restarts the clock.
 func rolloutProgress(in RolloutInput, step *RolloutStep) {
 	switch {
+	case step.Stalled:
+		// The switchover's retries are exhausted: no progress, and
+		// stalled already, whatever the deadline.
+		step.ProgressAt = in.ProgressAt
+		if step.ProgressAt.IsZero() {
+			step.ProgressAt = in.Now
+		}
+		return
 	case step.Phase == v1alpha1.GroupPhaseNone || step.Action == RolloutIdle:
 		step.ProgressAt = time.Time{}
 		return
@@ -71,7 +79,7 @@ func rolloutProgress(in RolloutInput, step *RolloutStep) {
 		return
 	}
 	since := step.ProgressAt.UTC().Format(time.RFC3339)
-	step.Stalled = true
+	step.Stalled, step.StalledReason = true, v1alpha1.ReasonProgressDeadlineExceeded
 	step.StalledMessage = fmt.Sprintf("the update has taken no step since %s (progress deadline %s): %s; "+
 		"planned failovers are no longer held back by it", since, in.ProgressDeadline, step.Message)
 	step.Message = fmt.Sprintf("stalled, no step since %s: %s", since, step.Message)
@@ -80,5 +88,5 @@ func rolloutProgress(in RolloutInput, step *RolloutStep) {
 // retriedSwitchover: the step starts a switchover after the update's last
 // one failed.
 func retriedSwitchover(in RolloutInput, step *RolloutStep) bool {
-	return step.Action == RolloutSwitchover && !in.SwitchoverFailedAt.IsZero()
+	return step.Action == RolloutSwitchover && in.Switchover.Count > 0
 }

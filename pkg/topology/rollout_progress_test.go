@@ -58,17 +58,17 @@ func TestPlanRolloutStalled(t *testing.T) {
 			RolloutWait, now.Add(-11 * time.Minute), true, "no updated, caught-up primary-candidate"},
 		{"the update's switchover keeps failing: stalled",
 			with(updating(11*time.Minute, stale(back("iad")), back("pdx")), func(i *RolloutInput) {
-				i.SwitchoverFailedAt, i.SwitchoverFailure = now.Add(-10*time.Second), "lag timeout"
+				i.Switchover = SwitchoverFailures{Count: 1, LastAt: now.Add(-10 * time.Second), Last: "lag timeout"}
 			}),
-			RolloutWait, now.Add(-11 * time.Minute), true, "failed (lag timeout)"},
+			RolloutWait, now.Add(-11 * time.Minute), true, "failed (lag timeout; 1 of 5 in a row)"},
 		{"retrying a failed switchover is no progress: the clock keeps running",
 			with(updating(11*time.Minute, stale(back("iad")), back("pdx")), func(i *RolloutInput) {
-				i.SwitchoverFailedAt, i.SwitchoverFailure = now.Add(-2*SwitchoverRetry), "lag timeout"
+				i.Switchover = SwitchoverFailures{Count: 1, LastAt: now.Add(-2 * SwitchoverRetry), Last: "lag timeout"}
 			}),
 			RolloutSwitchover, now.Add(-11 * time.Minute), true, "switching the primary iad over to pdx"},
 		{"retrying a failed switchover within the deadline: not stalled yet",
 			with(updating(3*time.Minute, stale(back("iad")), back("pdx")), func(i *RolloutInput) {
-				i.SwitchoverFailedAt, i.SwitchoverFailure = now.Add(-2*SwitchoverRetry), "lag timeout"
+				i.Switchover = SwitchoverFailures{Count: 1, LastAt: now.Add(-2 * SwitchoverRetry), Last: "lag timeout"}
 			}),
 			RolloutSwitchover, now.Add(-3 * time.Minute), false, ""},
 		{"a step restarts the clock, however long the wait before",

@@ -137,9 +137,9 @@ func TestPlanRollout(t *testing.T) {
 			RolloutSwitchover, "iad", "pdx", v1alpha1.GroupPhaseUpdating, ""},
 		{"the update's switchover failed just now: wait before retrying",
 			with(in(stale(back("iad")), back("pdx")), func(i *RolloutInput) {
-				i.SwitchoverFailedAt, i.SwitchoverFailure = now.Add(-10*time.Second), "LagTimeout"
+				i.Switchover = SwitchoverFailures{Count: 1, LastAt: now.Add(-10 * time.Second), Last: "LagTimeout"}
 			}),
-			RolloutWait, "", "", v1alpha1.GroupPhaseUpdating, "failed (LagTimeout)"},
+			RolloutWait, "", "", v1alpha1.GroupPhaseUpdating, "failed (LagTimeout; 1 of 5 in a row)"},
 		{"a reclone runs: the primary's switchover waits for it",
 			with(in(stale(back("iad")), back("pdx"), fenced(back("fra"))), func(i *RolloutInput) {
 				i.Recloning, i.Phase = "fra", v1alpha1.GroupPhaseUpdating
@@ -149,7 +149,9 @@ func TestPlanRollout(t *testing.T) {
 			with(in(back("iad"), stale(back("pdx")), fenced(down(back("fra")))), func(i *RolloutInput) { i.Recloning = "fra" }),
 			RolloutWait, "", "", "", "the reclone of fra runs"},
 		{"the update's switchover failed long ago: retry",
-			with(in(stale(back("iad")), back("pdx")), func(i *RolloutInput) { i.SwitchoverFailedAt = now.Add(-2 * SwitchoverRetry) }),
+			with(in(stale(back("iad")), back("pdx")), func(i *RolloutInput) {
+				i.Switchover = SwitchoverFailures{Count: 1, LastAt: now.Add(-2 * SwitchoverRetry)}
+			}),
 			RolloutSwitchover, "iad", "pdx", v1alpha1.GroupPhaseUpdating, ""},
 		{"fenced site skipped, named, and not waited for", in(stale(back("iad")), stale(fenced(down(back("pdx")))), stale(back("fra"))),
 			RolloutUpdate, "fra", "", v1alpha1.GroupPhaseUpdating, "not updated (fenced or diverged): pdx"},

@@ -100,6 +100,11 @@ func rollingUpdateBody(ctx context.Context, g *Group, l *Load, r *Result, ch rol
 	rep := r.finish(ctx, l, -1)
 	checkOneSiteDown(u.samples, g.Sites, r)
 	checkOneSwitchover(u.mg, g.Sites[1], evs, u.samples, r)
+	if after, err := g.sitePods(ctx); err != nil {
+		r.Failf("site Pods after the update: %v", err)
+	} else {
+		checkCleanStops(ctx, g, u.before, after, r)
+	}
 	for _, s := range g.Sites {
 		if evs[v1alpha1.EventSiteUpdated+"/"+s] != 1 {
 			r.Failf("%d SiteUpdated Events for %s, want 1", evs[v1alpha1.EventSiteUpdated+"/"+s], s)
@@ -146,6 +151,8 @@ type update struct {
 	samples      []siteSample
 	// mg is the group at the end.
 	mg *v1alpha1.MysqlFailoverGroup
+	// before are the site Pods before the change, by site.
+	before map[string]string
 }
 
 // watchUpdate makes the change and waits until the ordered update is
@@ -160,7 +167,7 @@ func watchUpdate(ctx context.Context, g *Group, l *Load, r *Result, ch rollChang
 		return update{}, err
 	}
 	_ = sleepCtx(ctx, time.Second) // a few samples before the change
-	u := update{change: l.Mark("change")}
+	u := update{change: l.Mark("change"), before: before}
 	if err = ch.apply(ctx, g); err == nil {
 		u.mg, err = g.Wait(ctx, "ordered update complete", 4*time.Minute, g.updated(before, ch.lease))
 	}

@@ -108,7 +108,7 @@ func (c *container) runOnce(ctx context.Context, p *proc.Proc) {
 		c.mu.Lock()
 		grace := c.grace
 		c.mu.Unlock()
-		p.Stop(grace)
+		p.Stop(c.preStop(grace, p.Done()))
 	}
 	cancelProbes()
 	c.terminated(p)
