@@ -18,6 +18,13 @@ type Cloner interface {
 	// empty and the replica connects with auto-positioning. Any replication
 	// the clone carried over is forgotten first. Repeating it is harmless.
 	JoinAfterClone(ctx context.Context, source Endpoint, creds Credentials, position string) error
+	// SeedPosition is JoinAfterClone without the source: read-only, any
+	// replication the clone carried over forgotten, and (MariaDB)
+	// gtid_slave_pos set to position, so that whoever points the server at
+	// a source next (the operator, with MASTER_USE_GTID=current_pos, which
+	// equals slave_pos on a clone with no binlogs of its own) starts there.
+	// On MySQL position must be empty. Repeating it is harmless.
+	SeedPosition(ctx context.Context, position string) error
 	// CloneFrom (MySQL 8.0.17+) replaces this server's data with donor's
 	// through the CLONE plugin: installs the plugin when missing, allows
 	// donor in clone_valid_donor_list, and runs CLONE INSTANCE FROM as
@@ -92,6 +99,33 @@ func (in *instance) JoinAfterClone(ctx context.Context, source Endpoint, creds C
 		}
 		if err := d.startReplica(ctx, ex); err != nil {
 			return fmt.Errorf("start replica: %w", err)
+		}
+		return nil
+	})
+}
+
+func (in *instance) SeedPosition(ctx context.Context, position string) error {
+	return in.run(ctx, "seed the clone's position", 0, func(ctx context.Context, ex executor, d dialect) error {
+		if err := d.setLockWaitTimeout(ctx, ex, in.lockWaitSeconds()); err != nil {
+			return err
+		}
+		if err := d.setFenced(ctx, ex, true); err != nil {
+			return fmt.Errorf("set read-only: %w", err)
+		}
+		if err := forgetReplication(ctx, ex, d); err != nil {
+			return err
+		}
+		if _, ok := d.(mariadbDialect); !ok {
+			if position != "" {
+				return fmt.Errorf("%w: %s takes its position from CLONE, not %q", ErrInvalidConfig, d.flavor(), position)
+			}
+			return nil
+		}
+		if !mariadbPosition.MatchString(position) {
+			return fmt.Errorf("%w: GTID position %q", ErrInvalidConfig, position)
+		}
+		if err := ex.exec(ctx, mariadbSetSlavePos, position); err != nil {
+			return fmt.Errorf("set gtid_slave_pos: %w", err)
 		}
 		return nil
 	})
