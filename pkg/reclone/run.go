@@ -24,6 +24,10 @@ func (e *Executor) handle(ctx context.Context, q Request) (Answer, *refusal) {
 		if e.running != "" {
 			return Answer{}, refuse(http.StatusConflict, RefuseBusy, "reclone %q is running its %s", st.ID, e.running)
 		}
+		// A new reclone is recorded only once its first request passes.
+		if _, r := e.phaseDone(ctx, q, state{ID: q.ID}); r != nil {
+			return Answer{}, r
+		}
 		if st, err = e.begin(q); err != nil {
 			return Answer{}, refuse(http.StatusInternalServerError, RefuseUnreadable, "%v", err)
 		}
