@@ -51,8 +51,10 @@ func (refuseViews) Verify(v1alpha1.ActiveSiteView) error { return errors.New("no
 
 type noMySQL struct{}
 
-func (noMySQL) Status(context.Context) (mysql.Status, error) { return mysql.Status{}, errors.New("unused") }
-func (noMySQL) Fence(context.Context) error                  { return errors.New("unused") }
+func (noMySQL) Status(context.Context) (mysql.Status, error) {
+	return mysql.Status{}, errors.New("unused")
+}
+func (noMySQL) Fence(context.Context) error { return errors.New("unused") }
 
 // siteDB is the site's mysqld as the Executor needs it.
 type siteDB struct{ mysql.Instance }
