@@ -2,6 +2,8 @@ package reclone_test
 
 import (
 	"crypto/tls"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -55,3 +57,5 @@ func serveTLS(t testing.TB, src pki.Source, h http.Handler) string {
 func httpClient(src pki.Source, want pki.Identity) *http.Client {
 	return &http.Client{Transport: &http.Transport{TLSClientConfig: pki.ClientConfig(src, want, time.Now)}}
 }
+
+func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

@@ -7,8 +7,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,8 +27,6 @@ import (
 	"github.com/shipstream/bloodraven/pkg/reclone"
 	"github.com/shipstream/bloodraven/pkg/sidecar"
 )
-
-func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // bed: server 0 (iad) is the primary and donor, behind a real sidecar's
 // peer handler; server 1 (pdx) is the site recloned, its Executor served
