@@ -106,3 +106,13 @@ func (l *Loop) mayStartClone(ctx context.Context, p failover.Pass, site *v1alpha
 	}
 	return true
 }
+
+// recloneRepoints reports whether maintain points site at the active site
+// although it is marked diverged: its reclone is in CatchingUp, so its
+// data is a clone of a healthy site's, and the mark belongs to the data it
+// held before (it goes when the site rejoins). Without this, a diverged
+// site's clone would never replicate, and never rejoin.
+func recloneRepoints(g *v1alpha1.MysqlFailoverGroup, site string) bool {
+	r := failover.SiteStatusOf(&g.Status, site).Recovery
+	return r != nil && r.Phase == v1alpha1.RecoveryCatchingUp
+}

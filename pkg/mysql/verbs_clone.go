@@ -46,6 +46,7 @@ const (
 	// binlogs of its own, so current_pos would say the same, but slave_pos
 	// says what is meant).
 	mariadbSetSlavePos        = "SET GLOBAL gtid_slave_pos = ?"
+	mariadbSetBinlogState     = "SET GLOBAL gtid_binlog_state = ?"
 	mariadbChangeMasterCloned = "CHANGE MASTER TO MASTER_HOST=?, MASTER_PORT=?, MASTER_USER=?, " +
 		"MASTER_PASSWORD=?, MASTER_USE_GTID=slave_pos, MASTER_CONNECT_RETRY=1"
 	mysqlClonePluginQuery = "SELECT PLUGIN_STATUS AS status FROM information_schema.PLUGINS WHERE PLUGIN_NAME = 'clone'"
@@ -127,8 +128,36 @@ func (in *instance) SeedPosition(ctx context.Context, position string) error {
 		if err := ex.exec(ctx, mariadbSetSlavePos, position); err != nil {
 			return fmt.Errorf("set gtid_slave_pos: %w", err)
 		}
-		return nil
+		return seedBinlogState(ctx, ex, position)
 	})
+}
+
+// seedBinlogState makes a fresh MariaDB clone's gtid_binlog_state the
+// backup's position: without it the clone, having no binlogs of its own,
+// shows an empty executed set until it replicates a transaction, and an
+// idle group's reclone would never be seen caught up. Only a clone with no
+// binlog state yet is reset (RESET MASTER drops nothing it needs: it has
+// written nothing); one that already holds position is left alone; any
+// other state is refused.
+func seedBinlogState(ctx context.Context, ex executor, position string) error {
+	r, err := queryOne(ctx, ex, mariadbStateQuery)
+	if err != nil {
+		return fmt.Errorf("read gtid_binlog_state: %w", err)
+	}
+	switch state := r.str("gtid_binlog_state"); state {
+	case position:
+		return nil
+	case "":
+	default:
+		return fmt.Errorf("%w: the clone already logged %q, not the backup's %q", ErrInvalidConfig, state, position)
+	}
+	if err := ex.exec(ctx, "RESET MASTER"); err != nil {
+		return fmt.Errorf("reset the clone's binlog: %w", err)
+	}
+	if err := ex.exec(ctx, mariadbSetBinlogState, position); err != nil {
+		return fmt.Errorf("set gtid_binlog_state: %w", err)
+	}
+	return nil
 }
 
 func mariadbChangeCloned(ctx context.Context, ex executor, src Endpoint, c Credentials) error {

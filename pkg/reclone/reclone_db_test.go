@@ -316,6 +316,11 @@ func TestRecloneDivergedSite(t *testing.T) {
 		t.Fatalf("the old datadir's errant table is not preserved: %v", err)
 	}
 	st := b.status(t, 1)
+	// The clone shows the backup's position as its executed set at once,
+	// not an empty set until it replicates a transaction.
+	if st.GTIDBinlogState != caught.Position || st.Executed.IsEmpty() {
+		t.Fatalf("pdx's binlog state %q, executed %s; want the backup's %q", st.GTIDBinlogState, st.Executed, caught.Position)
+	}
 	if !st.ReadOnly || st.GTIDSlavePos != caught.Position || st.Replica != nil && st.Replica.SQLRunning {
 		t.Fatalf("pdx after the clone: read_only %v, slave_pos %q (want %q), replica %+v", st.ReadOnly, st.GTIDSlavePos, caught.Position, st.Replica)
 	}
