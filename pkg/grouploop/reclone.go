@@ -3,6 +3,7 @@ package grouploop
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -39,6 +40,9 @@ type RecloneStep struct {
 	// Generation is the topology generation the operator holds: a sidecar
 	// holding a newer view refuses the step.
 	Generation int64
+	// Accepted is the reclone's StartTime: a sidecar refuses a new
+	// reclone accepted before the one it has on record.
+	Accepted time.Time
 }
 
 // RecloneProgress is where a phase stands on the site.

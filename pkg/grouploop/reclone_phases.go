@@ -86,6 +86,9 @@ func (l *Loop) runPhase(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, sit
 	r := site.Recovery
 	step := RecloneStep{Phase: r.Phase, Request: recloneID(r), Donor: r.Donor, DivergentGtid: r.DivergentGtid,
 		Generation: g.Status.TopologyGeneration}
+	if r.StartTime != nil {
+		step.Accepted = r.StartTime.Time
+	}
 	prog, err := l.env.Recloner.Run(ctx, l.key, site.Name, step)
 	switch {
 	case errors.Is(err, ErrRecloneUnsupported):
@@ -102,18 +105,19 @@ func (l *Loop) runPhase(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, sit
 	return prog, prog.Done
 }
 
-// preserve saves a diverged site's errant transactions (a site that is not
-// diverged has none), then waits until the site's data may be replaced
+// preserve has the site's sidecar fence it and prepare the folder its
+// data is moved to (with a diverged site's errant set), then waits until the site's data may be replaced
 // (mayWipe) before Cloning is persisted.
 func (l *Loop) preserve(ctx context.Context, p failover.Pass, site *v1alpha1.SiteStatus) {
 	r := site.Recovery
-	if r.DivergentGtid != "" {
-		prog, done := l.runPhase(ctx, p.Group, site, v1alpha1.ReasonPreserveFailed)
-		if !done {
-			return
-		}
-		r.PreservedAt = prog.PreservedAt
+	// Also a site that is not diverged: its sidecar records the reclone's
+	// PreservingData before it accepts Cloning, and names the folder its
+	// whole datadir will be moved to.
+	prog, done := l.runPhase(ctx, p.Group, site, v1alpha1.ReasonPreserveFailed)
+	if !done {
+		return
 	}
+	r.PreservedAt = prog.PreservedAt
 	why := l.mayWipe(ctx, p, site)
 	if why == "" {
 		why = l.recheckDonor(p, site)

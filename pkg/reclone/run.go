@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"time"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
 )
@@ -18,18 +19,17 @@ func (e *Executor) handle(ctx context.Context, q Request) (Answer, *refusal) {
 	defer e.mu.Unlock()
 	st, err := e.load()
 	if err != nil {
-		return Answer{}, refuse(http.StatusInternalServerError, RefuseUnreadable, "%v", err)
+		return Answer{}, refuse(http.StatusInternalServerError, RefuseStateFile, "%v", err)
+	}
+	if q.Phase == v1alpha1.RecoveryCloning && !slices.Contains(e.Donors, q.Donor) {
+		return Answer{}, refuse(http.StatusBadRequest, RefuseUnknownDonor, "%q is not a site of this group", q.Donor)
 	}
 	if st.ID != q.ID {
-		if e.running != "" {
-			return Answer{}, refuse(http.StatusConflict, RefuseBusy, "reclone %q is running its %s", st.ID, e.running)
-		}
-		// A new reclone is recorded only once its first request passes.
-		if _, r := e.phaseDone(ctx, q, state{ID: q.ID}); r != nil {
+		if r := e.mayBegin(q, st); r != nil {
 			return Answer{}, r
 		}
-		if st, err = e.begin(q); err != nil {
-			return Answer{}, refuse(http.StatusInternalServerError, RefuseUnreadable, "%v", err)
+		if st, err = e.begin(q, st); err != nil {
+			return Answer{}, refuse(http.StatusInternalServerError, RefuseStateFile, "%v", err)
 		}
 	}
 	a := Answer{Phase: q.Phase, PreservedAt: st.PreservedAt, Position: st.Position, Message: st.LastError}
@@ -48,13 +48,43 @@ func (e *Executor) handle(ctx context.Context, q Request) (Answer, *refusal) {
 	return a, nil
 }
 
-// begin records a new reclone. An earlier reclone's preserved data stays
-// where it is; only the receiver's work folder is cleared.
-func (e *Executor) begin(q Request) (state, error) {
+// mayBegin refuses q, which names a reclone other than the one on record,
+// unless it begins a new one (docs/recovery.md, "Which reclone a site
+// carries out"): no work runs, it is the Requested of an ID this site
+// never carried out, accepted no earlier than the one on record. Any
+// other phase names a reclone this site did not record, or one it gave
+// up: a late, replayed or deposed operator's request.
+func (e *Executor) mayBegin(q Request, st state) *refusal {
+	switch {
+	case e.running != "":
+		return refuse(http.StatusConflict, RefuseBusy, "reclone %q is running its %s", st.ID, e.running)
+	case st.seen(q.ID):
+		return refuse(http.StatusConflict, RefuseOutOfOrder, "reclone %q ended or was superseded on this site", q.ID)
+	case q.Phase != v1alpha1.RecoveryRequested:
+		return refuse(http.StatusConflict, RefuseOtherReclone,
+			"%s of reclone %q, which this site never recorded (it carries out %q): a reclone begins with %s",
+			q.Phase, q.ID, st.ID, v1alpha1.RecoveryRequested)
+	case st.ID != "" && q.Accepted.Before(st.Accepted):
+		return refuse(http.StatusConflict, RefuseOutOfOrder, "reclone %q was accepted at %s, before %q (%s)",
+			q.ID, q.Accepted.UTC().Format(time.RFC3339), st.ID, st.Accepted.UTC().Format(time.RFC3339))
+	}
+	return nil
+}
+
+// begin records a new reclone after st's, which joins the history. An
+// earlier reclone's preserved data stays where it is; only the receiver's
+// work folder is cleared.
+func (e *Executor) begin(q Request, was state) (state, error) {
 	if err := os.RemoveAll(e.receiveDir()); err != nil {
 		return state{}, fmt.Errorf("reclone: clear the receiver's folder: %w", err)
 	}
-	st := state{ID: q.ID, DivergentGtid: q.DivergentGtid}
+	st := state{ID: q.ID, Accepted: q.Accepted, DivergentGtid: q.DivergentGtid, Earlier: was.Earlier}
+	if was.ID != "" {
+		st.Earlier = append(st.Earlier, earlier{ID: was.ID, PreservedAt: was.PreservedAt})
+	}
+	if n := len(st.Earlier); n > maxEarlier {
+		st.Earlier = st.Earlier[n-maxEarlier:]
+	}
 	if err := e.save(st); err != nil {
 		return state{}, err
 	}
@@ -74,8 +104,8 @@ func (e *Executor) phaseDone(ctx context.Context, q Request, st state) (bool, *r
 		if st.Seeded {
 			return true, nil
 		}
-		if !slices.Contains(e.Donors, q.Donor) {
-			return false, refuse(http.StatusBadRequest, RefuseUnknownDonor, "%q is not a site of this group", q.Donor)
+		if !st.Preserved {
+			return false, refuse(http.StatusConflict, RefuseOtherReclone, "Cloning of %q before its PreservingData finished", q.ID)
 		}
 		if e.running == "" && !st.Moving {
 			return false, e.mustBeFenced(ctx)

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // stateFile is the Executor's record of the reclone it carries out, in Dir.
@@ -15,8 +16,9 @@ const stateFile = "reclone.json"
 // state is how far the site's reclone has come. Each field is recorded
 // before the next step may run, so a restarted sidecar resumes there.
 type state struct {
-	ID            string `json:"id"`
-	DivergentGtid string `json:"divergentGtid,omitempty"`
+	ID            string    `json:"id"`
+	Accepted      time.Time `json:"accepted,omitempty"`
+	DivergentGtid string    `json:"divergentGtid,omitempty"`
 	// PreservedAt is the folder the site's earlier data goes to, chosen
 	// once per reclone.
 	PreservedAt string `json:"preservedAt,omitempty"`
@@ -34,6 +36,29 @@ type state struct {
 	Attempts  int    `json:"attempts,omitempty"`
 	LastError string `json:"lastError,omitempty"`
 	Failed    string `json:"failed,omitempty"`
+	// Earlier are the reclones this site carried out before, newest last
+	// (at most maxEarlier): their IDs are never taken again, and where
+	// their data went stays on record.
+	Earlier []earlier `json:"earlier,omitempty"`
+}
+
+// earlier is a reclone the site carried out before the one on record.
+type earlier struct {
+	ID          string `json:"id"`
+	PreservedAt string `json:"preservedAt,omitempty"`
+}
+
+// maxEarlier bounds the history kept in the state.
+const maxEarlier = 64
+
+// seen reports whether id is an earlier reclone's.
+func (st state) seen(id string) bool {
+	for _, x := range st.Earlier {
+		if x.ID == id {
+			return true
+		}
+	}
+	return false
 }
 
 func (e *Executor) statePath() string { return filepath.Join(e.Dir, stateFile) }

@@ -3,6 +3,7 @@ package reclone
 import (
 	"fmt"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
@@ -28,6 +29,9 @@ type Request struct {
 	// Generation is the topology generation the operator holds: a sidecar
 	// holding a newer view refuses (the operator may be deposed).
 	Generation int64 `json:"generation"`
+	// Accepted is when the operator accepted the reclone (its StartTime in
+	// status): a new reclone accepted before the one on record is refused.
+	Accepted time.Time `json:"accepted,omitempty"`
 }
 
 // Answer is where the phase stands on the site, or why it was refused.
@@ -67,12 +71,15 @@ const (
 	RefuseBusy           = "busy"
 	RefuseUnknownDonor   = "unknown-donor"
 	RefuseTerminatedWork = "finished"
+	RefuseOtherReclone   = "other-reclone"
+	RefuseOutOfOrder     = "out-of-order"
+	RefuseStateFile      = "state-file"
 )
 
 // refusalReasons are every reason, for the counter's zero values.
 var refusalReasons = []string{RefuseNoTLS, RefuseNoCertificate, RefuseUntrusted, RefuseWrongIdentity, RefuseMethod,
 	RefuseMalformed, RefuseNoView, RefuseStale, RefuseAhead, RefuseActive, RefuseWritable, RefuseUnreadable,
-	RefuseBusy, RefuseUnknownDonor, RefuseTerminatedWork}
+	RefuseBusy, RefuseUnknownDonor, RefuseTerminatedWork, RefuseOtherReclone, RefuseOutOfOrder, RefuseStateFile}
 
 // Validate checks a request's form; self is the site's own name.
 func (q Request) Validate(self string) error {
