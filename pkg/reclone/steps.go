@@ -2,6 +2,7 @@ package reclone
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -34,19 +35,8 @@ func (e *Executor) preserve(ctx context.Context, st *state) error {
 	if err := e.DB.StopReplication(ctx); err != nil {
 		return fmt.Errorf("reclone: stop replication: %w", err)
 	}
-	if st.PreservedAt == "" {
-		kind := "replaced"
-		if st.DivergentGtid != "" {
-			kind = "diverged"
-		}
-		name := fmt.Sprintf("%s-%s-%s-%s", e.Group, e.Site, kind, e.now().UTC().Format("20060102T150405Z"))
-		st.PreservedAt = filepath.Join(e.PreserveRoot, name)
-		if err := e.save(*st); err != nil {
-			return err
-		}
-	}
-	if err := os.MkdirAll(st.PreservedAt, 0o700); err != nil {
-		return fmt.Errorf("reclone: preservation folder: %w", err)
+	if err := e.preservationFolder(st); err != nil {
+		return err
 	}
 	body := fmt.Sprintf("%s\n", st.DivergentGtid)
 	if err := os.WriteFile(filepath.Join(st.PreservedAt, gtidFile), []byte(body), 0o600); err != nil {
@@ -55,6 +45,34 @@ func (e *Executor) preserve(ctx context.Context, st *state) error {
 	st.Preserved = true
 	e.log().Info("reclone: fenced, replication stopped, preservation folder ready", "at", st.PreservedAt)
 	return e.save(*st)
+}
+
+// preservationFolder creates the reclone's own preservation folder, named
+// once per reclone, with its ID's digest: two reclones never share one
+// (also in the same second), and an existing folder is taken only by the
+// reclone that named it in an earlier attempt.
+func (e *Executor) preservationFolder(st *state) error {
+	resumed := st.PreservedAt != ""
+	if !resumed {
+		kind := "replaced"
+		if st.DivergentGtid != "" {
+			kind = "diverged"
+		}
+		sum := sha256.Sum256([]byte(st.ID))
+		name := fmt.Sprintf("%s-%s-%s-%s-%x", e.Group, e.Site, kind, e.now().UTC().Format("20060102T150405Z"), sum[:4])
+		st.PreservedAt = filepath.Join(e.PreserveRoot, name)
+		if err := e.save(*st); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(e.PreserveRoot, 0o700); err != nil {
+		return fmt.Errorf("reclone: preservation root: %w", err)
+	}
+	err := os.Mkdir(st.PreservedAt, 0o700)
+	if err != nil && (!resumed || !errors.Is(err, fs.ErrExist)) {
+		return fmt.Errorf("reclone: preservation folder (never shared): %w", err)
+	}
+	return nil
 }
 
 // clone fetches and prepares the donor's backup while mysqld still runs,
@@ -78,6 +96,12 @@ func (e *Executor) clone(ctx context.Context, donor string, st *state) error {
 		if err := e.lastCheck(ctx); err != nil {
 			return err
 		}
+	}
+	// On every path, a resumed one included: the kubelet may have started
+	// mysqld again since the last attempt, and nothing is moved, installed
+	// or cleared under a running server.
+	if err := e.Mysqld.Stop(ctx); err != nil {
+		return fmt.Errorf("reclone: stop mysqld: %w", err)
 	}
 	if err := e.moveAside(ctx, st); err != nil {
 		return err
@@ -128,41 +152,78 @@ func (e *Executor) lastCheck(ctx context.Context) error {
 	return nil
 }
 
-// moveAside stops mysqld and moves everything in the datadir but
-// lost+found into the preservation folder. Interrupted, it goes on with
-// what is left.
+// moveAside moves everything in the stopped mysqld's datadir but
+// lost+found into the preservation folder. Each attempt moves into a new
+// folder of its own (datadir, then datadir.1, ...), so a resumed move
+// never puts a file over one preserved before. When the first rename of a
+// move that began here fails, nothing moved: mysqld is started again.
 func (e *Executor) moveAside(ctx context.Context, st *state) error {
 	if st.Moved {
 		return nil
 	}
-	if !st.Moving {
+	began := !st.Moving
+	if began {
 		st.Moving = true
 		if err := e.save(*st); err != nil {
 			return err
 		}
 	}
-	if err := e.Mysqld.Stop(ctx); err != nil {
-		return fmt.Errorf("reclone: stop mysqld: %w", err)
-	}
-	dst := filepath.Join(st.PreservedAt, preservedData)
-	if err := os.MkdirAll(dst, 0o700); err != nil {
-		return fmt.Errorf("reclone: preservation folder: %w", err)
+	dst, err := freshFolder(filepath.Join(st.PreservedAt, preservedData))
+	if err != nil {
+		return err
 	}
 	entries, err := os.ReadDir(e.DataDir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("reclone: read the datadir: %w", err)
 	}
+	moved := 0
 	for _, en := range entries {
 		if en.Name() == "lost+found" {
 			continue
 		}
 		if err := os.Rename(filepath.Join(e.DataDir, en.Name()), filepath.Join(dst, en.Name())); err != nil {
-			return fmt.Errorf("reclone: move the datadir aside (PreserveRoot must be on the datadir's file system): %w", err)
+			err = fmt.Errorf("reclone: move the datadir aside (PreserveRoot must be on the datadir's file system): %w", err)
+			if began && moved == 0 {
+				return e.unstop(ctx, st, err)
+			}
+			return err
 		}
+		moved++
 	}
 	st.Moved = true
 	e.log().Info("reclone: the datadir was moved aside", "to", dst)
 	return e.save(*st)
+}
+
+// freshFolder creates base, or base.1, base.2, ... the first that does
+// not exist yet.
+func freshFolder(base string) (string, error) {
+	dst := base
+	for n := 1; n <= 1000; n++ {
+		err := os.Mkdir(dst, 0o700)
+		if err == nil {
+			return dst, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return "", fmt.Errorf("reclone: preservation folder: %w", err)
+		}
+		dst = fmt.Sprintf("%s.%d", base, n)
+	}
+	return "", fmt.Errorf("reclone: preservation folder: no free name after %s", dst)
+}
+
+// unstop starts mysqld again (read-only, as it boots) on the datadir it
+// was stopped on, which still holds all of its data, after cause.
+func (e *Executor) unstop(ctx context.Context, st *state, cause error) error {
+	st.Moving = false
+	if err := e.save(*st); err != nil {
+		return fmt.Errorf("%w; and the state: %w", cause, err)
+	}
+	if err := e.Mysqld.Start(ctx); err != nil {
+		return fmt.Errorf("%w; and mysqld's start again: %w", cause, err)
+	}
+	e.log().Warn("reclone: mysqld started again on its data after a failed move", "error", cause)
+	return cause
 }
 
 // seed starts mysqld on the installed clone and sets its replication
