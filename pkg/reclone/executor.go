@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -73,6 +75,42 @@ func (e *Executor) validate() error {
 	if e.Site == "" || e.Dir == "" || e.DataDir == "" || e.PreserveRoot == "" || e.DB == nil || e.Mysqld == nil ||
 		e.Receiver == nil || e.View == nil {
 		return fmt.Errorf("%w: Site, Dir, DataDir, PreserveRoot, DB, Mysqld, Receiver and View are required", ErrInvalidConfig)
+	}
+	// Both would be moved aside with the datadir (docs/recovery.md).
+	for name, p := range map[string]string{"PreserveRoot": e.PreserveRoot, "Dir": e.Dir} {
+		if within(e.DataDir, p) {
+			return fmt.Errorf("%w: %s %s is inside the datadir %s", ErrInvalidConfig, name, p, e.DataDir)
+		}
+	}
+	return nil
+}
+
+// within reports whether p is dir or inside it.
+func within(dir, p string) bool {
+	rel, err := filepath.Rel(filepath.Clean(dir), filepath.Clean(p))
+	return err == nil && (rel == "." || rel != ".." && !strings.HasPrefix(rel, "../"))
+}
+
+// probeLayout checks, before mysqld is touched, that the datadir's
+// entries can be renamed into the preservation root (the same file
+// system): a file made in the datadir is renamed there and removed.
+func (e *Executor) probeLayout() error {
+	if err := os.MkdirAll(e.PreserveRoot, 0o700); err != nil {
+		return fmt.Errorf("reclone: preservation root: %w", err)
+	}
+	f, err := os.CreateTemp(e.DataDir, ".bloodraven-probe-")
+	if err != nil {
+		return fmt.Errorf("reclone: probe the datadir: %w", err)
+	}
+	src := f.Name()
+	_ = f.Close()
+	dst := filepath.Join(e.PreserveRoot, filepath.Base(src))
+	if err := os.Rename(src, dst); err != nil {
+		_ = os.Remove(src)
+		return fmt.Errorf("reclone: the datadir cannot be renamed into %s (another file system?): %w", e.PreserveRoot, err)
+	}
+	if err := os.Remove(dst); err != nil {
+		return fmt.Errorf("reclone: remove the probe: %w", err)
 	}
 	return nil
 }

@@ -158,7 +158,7 @@ func TestCloningFailsAfterItsAttempts(t *testing.T) {
 	c := &reclone.Client{URL: func(string, string, string) string { return url },
 		HTTP: httpClient(b.source(t, pki.OperatorIdentity()), pdx)}
 	q := reclone.Request{ID: "pdx:confirm=orders@1", Phase: v1alpha1.RecoveryCloning, Donor: "iad", Generation: 5}
-	phases(t, c, q, v1alpha1.RecoveryRequested, v1alpha1.RecoveryPreservingData)
+	phases(t, c, e, q, v1alpha1.RecoveryRequested, v1alpha1.RecoveryPreservingData)
 	var a reclone.Answer
 	deadline := time.Now().Add(20 * time.Second)
 	for a.Failed == "" {

@@ -8,8 +8,9 @@ import (
 	"github.com/shipstream/bloodraven/pkg/reclone"
 )
 
-// phases asks q's ID for each phase in turn, each until it is done.
-func phases(t *testing.T, c *reclone.Client, q reclone.Request, ps ...v1alpha1.RecoveryPhase) reclone.Answer {
+// phases asks q's ID for each phase in turn, each until it is done and
+// e's work ended.
+func phases(t *testing.T, c *reclone.Client, e *reclone.Executor, q reclone.Request, ps ...v1alpha1.RecoveryPhase) reclone.Answer {
 	t.Helper()
 	var a reclone.Answer
 	for _, p := range ps {
@@ -18,6 +19,7 @@ func phases(t *testing.T, c *reclone.Client, q reclone.Request, ps ...v1alpha1.R
 		if !a.Done {
 			t.Fatalf("%s %s: %+v", q.ID, p, a)
 		}
+		e.Wait()
 	}
 	return a
 }
@@ -63,7 +65,7 @@ func TestLateRequestOfAnEarlierRecloneIsRefused(t *testing.T) {
 		v1alpha1.RecoveryCloning, v1alpha1.RecoveryCatchingUp} {
 		t.Run(string(p), func(t *testing.T) {
 			c, m, fetches, _, e := siteBed(t)
-			phases(t, c, recloneB, toCloned...)
+			phases(t, c, e, recloneB, toCloned...)
 			e.Wait()
 			stops, fetched := m.stops, *fetches
 			late := recloneA
@@ -90,8 +92,8 @@ func TestLateRequestOfAnEarlierRecloneIsRefused(t *testing.T) {
 // first request, even when the replayed ID claims a later acceptance.
 func TestReplayOfAFinishedRecloneIsRefused(t *testing.T) {
 	c, m, fetches, _, e := siteBed(t)
-	phases(t, c, recloneA, toCloned...)
-	phases(t, c, recloneB, v1alpha1.RecoveryRequested)
+	phases(t, c, e, recloneA, toCloned...)
+	phases(t, c, e, recloneB, v1alpha1.RecoveryRequested)
 	e.Wait()
 	stops, fetched := m.stops, *fetches
 	replay := recloneA
@@ -117,7 +119,7 @@ func TestCloningNeedsItsPreservingData(t *testing.T) {
 	if _, err := c.Do(t.Context(), "shop", "orders", "pdx", q); err == nil {
 		t.Errorf("Cloning of a reclone never requested was accepted")
 	}
-	phases(t, c, recloneB, v1alpha1.RecoveryRequested)
+	phases(t, c, e, recloneB, v1alpha1.RecoveryRequested)
 	if _, err := c.Do(t.Context(), "shop", "orders", "pdx", q); err == nil {
 		t.Errorf("Cloning before PreservingData was accepted")
 	}
@@ -125,7 +127,7 @@ func TestCloningNeedsItsPreservingData(t *testing.T) {
 	if m.stops != 0 {
 		t.Errorf("mysqld stopped %d times", m.stops)
 	}
-	if a := phases(t, c, recloneB, v1alpha1.RecoveryPreservingData, v1alpha1.RecoveryCloning); a.Position != "0-1-9" {
+	if a := phases(t, c, e, recloneB, v1alpha1.RecoveryPreservingData, v1alpha1.RecoveryCloning); a.Position != "0-1-9" {
 		t.Errorf("Cloning after PreservingData: %+v", a)
 	}
 }
@@ -136,15 +138,15 @@ func TestCloningNeedsItsPreservingData(t *testing.T) {
 // A's further requests are refused.
 func TestALaterRecloneTakesOverAnUnfinishedOne(t *testing.T) {
 	c, _, _, _, e := siteBed(t)
-	a := phases(t, c, recloneA, v1alpha1.RecoveryRequested, v1alpha1.RecoveryPreservingData)
-	phases(t, c, recloneB, v1alpha1.RecoveryRequested)
+	a := phases(t, c, e, recloneA, v1alpha1.RecoveryRequested, v1alpha1.RecoveryPreservingData)
+	phases(t, c, e, recloneB, v1alpha1.RecoveryRequested)
 	q := recloneA
 	q.Phase = v1alpha1.RecoveryCloning
 	if _, err := c.Do(t.Context(), "shop", "orders", "pdx", q); err == nil {
 		t.Errorf("the superseded reclone's Cloning was accepted")
 	}
 	e.Wait()
-	b := phases(t, c, recloneB, v1alpha1.RecoveryPreservingData)
+	b := phases(t, c, e, recloneB, v1alpha1.RecoveryPreservingData)
 	if b.PreservedAt == a.PreservedAt || b.PreservedAt == "" {
 		t.Errorf("B preserves into %q, A into %q: one folder per reclone", b.PreservedAt, a.PreservedAt)
 	}

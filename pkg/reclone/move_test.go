@@ -77,8 +77,8 @@ func TestAResumedMoveKeepsWhatWasPreserved(t *testing.T) {
 func TestTwoReclonesNeverShareAFolder(t *testing.T) {
 	at := time.Date(2026, 11, 24, 23, 0, 0, 0, time.UTC)
 	c, _, _, _, e := siteBed(t, func(e *reclone.Executor) { e.Now = func() time.Time { return at } })
-	a := phases(t, c, recloneA, v1alpha1.RecoveryRequested, v1alpha1.RecoveryPreservingData)
-	b := phases(t, c, recloneB, v1alpha1.RecoveryRequested, v1alpha1.RecoveryPreservingData)
+	a := phases(t, c, e, recloneA, v1alpha1.RecoveryRequested, v1alpha1.RecoveryPreservingData)
+	b := phases(t, c, e, recloneB, v1alpha1.RecoveryRequested, v1alpha1.RecoveryPreservingData)
 	e.Wait()
 	if a.PreservedAt == b.PreservedAt {
 		t.Fatalf("both reclones preserve into %s", a.PreservedAt)

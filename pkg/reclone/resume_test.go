@@ -154,7 +154,7 @@ func TestCloningResumesAfterARestart(t *testing.T) {
 		}
 	}
 	first, e := build()
-	phases(t, first, q, v1alpha1.RecoveryRequested, v1alpha1.RecoveryPreservingData)
+	phases(t, first, e, q, v1alpha1.RecoveryRequested, v1alpha1.RecoveryPreservingData)
 	if a := ask(first, func(a reclone.Answer) bool { return a.Done || a.Failed != "" || a.Message != "" }); a.Done || a.Message == "" {
 		t.Fatalf("first attempt: %+v, want a retried error", a)
 	}

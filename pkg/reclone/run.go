@@ -99,6 +99,9 @@ func (e *Executor) phaseDone(ctx context.Context, q Request, st state) (bool, *r
 	case v1alpha1.RecoveryRequested:
 		return true, nil
 	case v1alpha1.RecoveryPreservingData:
+		if !st.Preserved && e.running == "" {
+			return false, e.layoutFits()
+		}
 		return st.Preserved, nil
 	case v1alpha1.RecoveryCloning:
 		if st.Seeded {
@@ -108,6 +111,9 @@ func (e *Executor) phaseDone(ctx context.Context, q Request, st state) (bool, *r
 			return false, refuse(http.StatusConflict, RefuseOtherReclone, "Cloning of %q before its PreservingData finished", q.ID)
 		}
 		if e.running == "" && !st.Moving {
+			if r := e.layoutFits(); r != nil {
+				return false, r
+			}
 			return false, e.mustBeFenced(ctx)
 		}
 		return false, nil
@@ -118,6 +124,14 @@ func (e *Executor) phaseDone(ctx context.Context, q Request, st state) (bool, *r
 		return st.Seeded, nil
 	}
 	return false, refuse(http.StatusBadRequest, RefuseMalformed, "phase %q", q.Phase)
+}
+
+// layoutFits refuses a preservation root the datadir cannot be moved to.
+func (e *Executor) layoutFits() *refusal {
+	if err := e.probeLayout(); err != nil {
+		return refuse(http.StatusInternalServerError, RefuseLayout, "%v", err)
+	}
+	return nil
 }
 
 // mustBeFenced refuses a mysqld that is writable or cannot be read.

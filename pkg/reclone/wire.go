@@ -74,12 +74,14 @@ const (
 	RefuseOtherReclone   = "other-reclone"
 	RefuseOutOfOrder     = "out-of-order"
 	RefuseStateFile      = "state-file"
+	RefuseLayout         = "layout"
 )
 
 // refusalReasons are every reason, for the counter's zero values.
 var refusalReasons = []string{RefuseNoTLS, RefuseNoCertificate, RefuseUntrusted, RefuseWrongIdentity, RefuseMethod,
 	RefuseMalformed, RefuseNoView, RefuseStale, RefuseAhead, RefuseActive, RefuseWritable, RefuseUnreadable,
-	RefuseBusy, RefuseUnknownDonor, RefuseTerminatedWork, RefuseOtherReclone, RefuseOutOfOrder, RefuseStateFile}
+	RefuseBusy, RefuseUnknownDonor, RefuseTerminatedWork, RefuseOtherReclone, RefuseOutOfOrder, RefuseStateFile,
+	RefuseLayout}
 
 // Validate checks a request's form; self is the site's own name.
 func (q Request) Validate(self string) error {
