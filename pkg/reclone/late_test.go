@@ -15,7 +15,7 @@ func phases(t *testing.T, c *reclone.Client, e *reclone.Executor, q reclone.Requ
 	var a reclone.Answer
 	for _, p := range ps {
 		q.Phase = p
-		a = until(t, c, q)
+		a = outcome(t, c, q)
 		if !a.Done {
 			t.Fatalf("%s %s: %+v", q.ID, p, a)
 		}
@@ -24,8 +24,8 @@ func phases(t *testing.T, c *reclone.Client, e *reclone.Executor, q reclone.Requ
 	return a
 }
 
-// until asks q until it is done or failed.
-func until(t *testing.T, c *reclone.Client, q reclone.Request) reclone.Answer {
+// outcome asks q until it is done or failed.
+func outcome(t *testing.T, c *reclone.Client, q reclone.Request) reclone.Answer {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {

@@ -272,7 +272,7 @@ func TestRecloneDivergedSite(t *testing.T) {
 		{"a phase no site carries out", op, q(v1alpha1.RecoveryRejoined), nil, reclone.RefuseMalformed},
 		{"the site as its own donor", op, func() reclone.Request { r := q(v1alpha1.RecoveryCloning); r.Donor = "pdx"; return r }(), nil, reclone.RefuseMalformed},
 		{"pdx named active", op, q(v1alpha1.RecoveryPreservingData), func() { b.active.Store("pdx") }, reclone.RefuseActive},
-		{"pdx writable", op, q(v1alpha1.RecoveryCloning), func() { b.active.Store("iad"); mustExec(t, target, "SET GLOBAL read_only = OFF") }, reclone.RefuseWritable},
+		{"a Cloning never requested", op, q(v1alpha1.RecoveryCloning), func() { b.active.Store("iad"); mustExec(t, target, "SET GLOBAL read_only = OFF") }, reclone.RefuseOtherReclone},
 	}
 	for _, r := range refusals {
 		if r.setup != nil {
@@ -300,6 +300,13 @@ func TestRecloneDivergedSite(t *testing.T) {
 	for _, ph := range []v1alpha1.RecoveryPhase{v1alpha1.RecoveryRequested, v1alpha1.RecoveryPreservingData} {
 		until(t, op, q(ph))
 	}
+	// Made writable after its PreservingData, pdx is not cloned over.
+	mustExec(t, target, "SET GLOBAL read_only = OFF")
+	if a, err := op.Do(t.Context(), "shop", "orders", "pdx", q(v1alpha1.RecoveryCloning)); !errors.Is(err, reclone.ErrRefused) ||
+		a.Reason != reclone.RefuseWritable {
+		t.Fatalf("pdx writable: %+v, %v; want refused with %s", a, err, reclone.RefuseWritable)
+	}
+	mustExec(t, target, "SET GLOBAL read_only = ON")
 	cloned := until(t, op, q(v1alpha1.RecoveryCloning))
 	caught := until(t, op, q(v1alpha1.RecoveryCatchingUp))
 	if caught.Position == "" || caught.Position != cloned.Position {
