@@ -70,6 +70,13 @@ type SiteRecovery struct {
 	// the site has rejoined once it holds it and replicates.
 	// +optional
 	CatchUpGtid string `json:"catchUpGtid,omitempty"`
+	// CloneStarted is set, and persisted, once the operator judged in
+	// Cloning that the site's data may be replaced and first asked its
+	// sidecar to replace it: from then on the judgement is not made again
+	// (the site may already hold nothing), and before it, it is never
+	// skipped.
+	// +optional
+	CloneStarted bool `json:"cloneStarted,omitempty"`
 	// FailedPhase is the phase that was running when the reclone failed;
 	// empty when it stopped because its site became the active site or a
 	// failover's target (the site is then not held).

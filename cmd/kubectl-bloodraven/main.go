@@ -25,6 +25,7 @@ Usage:
   kubectl bloodraven restart-inplace <group> <site>
   kubectl bloodraven reclone <group> <site> [--yes]
   kubectl bloodraven backups <group>
+  kubectl bloodraven diverged <group>
 
 Flags of every command:
   -n, --namespace   namespace of the group (default: the context's)
@@ -91,6 +92,8 @@ func runWith(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return plugin.Reclone(ctx, c, ns, g, cmd.args[1], cmd.yes, stdin, stdout)
 	case "backups":
 		return plugin.Backups(ctx, c, ns, g, stdout)
+	case "diverged":
+		return plugin.Diverged(ctx, c, ns, g, stdout)
 	}
 	return switchover(ctx, c, ns, cmd, stdout)
 }
@@ -112,7 +115,7 @@ func switchover(ctx context.Context, c client.Client, ns string, cmd command, st
 
 // arity is the number of positional arguments of each command.
 var arity = map[string]int{"status": 1, "switchover": 2, "fence": 2, "unfence": 2, "restart-inplace": 2, "reclone": 2,
-	"backups": 1}
+	"backups": 1, "diverged": 1}
 
 // parse reads the command line. Flags may come before, between or after
 // the positional arguments, as kubectl allows.

@@ -226,6 +226,9 @@ func wire(mgr ctrl.Manager, f flags, leader authority.Leadership) error {
 		Resolver: grouploop.ServiceResolver{Credentials: router, TLS: router}, Recorder: recorder,
 		Registerer: metrics.Registry, Log: ctrl.Log.WithName("operator"), Auth: auth, Credentials: keeper,
 		Leadership: leader, SidecarBinary: f.sidecarBinary,
+		// Sidecars without the reclone endpoint answer 404: their
+		// reclones fail with RecloneUnavailable, nothing touched.
+		Recloner: controller.NewHTTPRecloner(nil, keeper),
 	}, controller.Options{ProbeTimeout: f.probeTimeout, DrainTimeout: f.drainTimeout, CallTimeout: f.callTimeout,
 		FenceTimeout: f.fenceTimeout, MaxLag: f.maxLag, ResyncPeriod: f.resyncPeriod, OperatorExecutableHash: selfHash()})
 	if err != nil {

@@ -78,6 +78,12 @@ type env struct {
 // primary) and creates a namespace and the group's fake Pods.
 func newEnv(t testing.TB, sites ...string) *env {
 	t.Helper()
+	return newEnvWith(t, nil, sites...)
+}
+
+// newEnvWith is newEnv with the test bed's options.
+func newEnvWith(t testing.TB, opts []testbed.MariaDBOption, sites ...string) *env {
+	t.Helper()
 	e := &env{t: t, ns: fmt.Sprintf("t%d-%d", os.Getpid()%1000, nsCounter.Add(1)), sites: sites,
 		addrs: map[string]string{}}
 	e.api = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -88,7 +94,7 @@ func newEnv(t testing.TB, sites ...string) *env {
 		http.Error(w, "operator down", http.StatusServiceUnavailable)
 	}))
 	t.Cleanup(e.api.Close)
-	e.db = testbed.StartMariaDB(t, len(sites))
+	e.db = testbed.StartMariaDB(t, len(sites), opts...)
 	if err := cp.Client.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e.ns}}); err != nil {
 		t.Fatalf("namespace: %v", err)
 	}

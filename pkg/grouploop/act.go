@@ -187,7 +187,8 @@ func (l *Loop) maintain(ctx context.Context, p failover.Pass) {
 	l.markDivergence(g, p.Decision)
 	for _, s := range p.Input.Sites {
 		o := l.obs[s.Name]
-		if s.Name == st.ActiveSite || o.err != nil || s.State != v1alpha1.StateReadOnly || s.Diverged ||
+		if s.Name == st.ActiveSite || o.err != nil || s.State != v1alpha1.StateReadOnly ||
+			(s.Diverged && !recloneRepoints(g, s.Name)) ||
 			recloneKeepsStopped(g, s.Name) || !needsRepoint(o, l.conns, st.ActiveSite) {
 			continue
 		}

@@ -16,6 +16,10 @@ var (
 	// ErrBadConfirmation means a confirm-authority annotation is not a
 	// usable <generation>[:<site>] (authority_confirm.go).
 	ErrBadConfirmation = errors.New("invalid confirm-authority value")
+	// ErrRecloneUnsupported means a site's sidecar serves no reclone
+	// endpoint (an older version): its reclone fails with
+	// RecloneUnavailable, nothing touched.
+	ErrRecloneUnsupported = errors.New("the site's sidecar cannot carry out a reclone")
 	// errStaleRollout means the ordered update did not restart a site on
 	// this pass: its snapshot is too old or this process does not lead.
 	errStaleRollout = errors.New("the ordered update waits for a fresh snapshot and leadership")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -37,6 +38,12 @@ type RecloneStep struct {
 	Request       string
 	Donor         string
 	DivergentGtid string
+	// Generation is the topology generation the operator holds: a sidecar
+	// holding a newer view refuses the step.
+	Generation int64
+	// Accepted is the reclone's StartTime: a sidecar refuses a new
+	// reclone accepted before the one it has on record.
+	Accepted time.Time
 }
 
 // RecloneProgress is where a phase stands on the site.
@@ -51,7 +58,10 @@ type RecloneProgress struct {
 }
 
 // Recloner runs a reclone's phases on a site. Run starts the phase or
-// reports its progress, and returns at once; asking again is safe.
+// reports its progress, and returns at once; asking again is safe. A
+// sidecar that cannot reclone (an older version) is ErrRecloneUnsupported.
+// Requested is asked too: it touches nothing, and tells whether the site
+// can be recloned at all.
 type Recloner interface {
 	Run(ctx context.Context, group types.NamespacedName, site string, step RecloneStep) (RecloneProgress, error)
 }

@@ -2,6 +2,7 @@ package grouploop
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
@@ -28,6 +29,11 @@ func (l *Loop) advanceReclone(ctx context.Context, p failover.Pass, site *v1alph
 		if l.env.Recloner == nil {
 			l.failReclone(ctx, p.Group, site.Name, v1alpha1.ReasonRecloneUnavailable,
 				"this operator has no reclone executor (the sidecars' reclone endpoint is not built); nothing was touched")
+			return
+		}
+		// The site's sidecar is asked first: one that cannot reclone fails
+		// the reclone here, before anything is touched.
+		if _, done := l.runPhase(ctx, p.Group, site, v1alpha1.ReasonRecloneUnavailable); !done {
 			return
 		}
 		l.nextPhase(ctx, p.Group, site.Name, v1alpha1.RecoveryPreservingData, "saving the errant transactions")
@@ -78,9 +84,17 @@ func (l *Loop) runPhase(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, sit
 		return RecloneProgress{}, false
 	}
 	r := site.Recovery
-	step := RecloneStep{Phase: r.Phase, Request: recloneID(r), Donor: r.Donor, DivergentGtid: r.DivergentGtid}
+	step := RecloneStep{Phase: r.Phase, Request: recloneID(r), Donor: r.Donor, DivergentGtid: r.DivergentGtid,
+		Generation: g.Status.TopologyGeneration}
+	if r.StartTime != nil {
+		step.Accepted = r.StartTime.Time
+	}
 	prog, err := l.env.Recloner.Run(ctx, l.key, site.Name, step)
 	switch {
+	case errors.Is(err, ErrRecloneUnsupported):
+		l.failReclone(ctx, g, site.Name, v1alpha1.ReasonRecloneUnavailable,
+			fmt.Sprintf("%s: %s's sidecar has no reclone endpoint (an older version?): %v", r.Phase, site.Name, err))
+		return prog, false
 	case err != nil:
 		l.log.Error(err, "reclone phase", "site", site.Name, "phase", r.Phase)
 		return prog, false
@@ -91,18 +105,19 @@ func (l *Loop) runPhase(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, sit
 	return prog, prog.Done
 }
 
-// preserve saves a diverged site's errant transactions (a site that is not
-// diverged has none), then waits until the site's data may be replaced
+// preserve has the site's sidecar fence it and prepare the folder its
+// data is moved to (with a diverged site's errant set), then waits until the site's data may be replaced
 // (mayWipe) before Cloning is persisted.
 func (l *Loop) preserve(ctx context.Context, p failover.Pass, site *v1alpha1.SiteStatus) {
 	r := site.Recovery
-	if r.DivergentGtid != "" {
-		prog, done := l.runPhase(ctx, p.Group, site, v1alpha1.ReasonPreserveFailed)
-		if !done {
-			return
-		}
-		r.PreservedAt = prog.PreservedAt
+	// Also a site that is not diverged: its sidecar records the reclone's
+	// PreservingData before it accepts Cloning, and names the folder its
+	// whole datadir will be moved to.
+	prog, done := l.runPhase(ctx, p.Group, site, v1alpha1.ReasonPreserveFailed)
+	if !done {
+		return
 	}
+	r.PreservedAt = prog.PreservedAt
 	why := l.mayWipe(ctx, p, site)
 	if why == "" {
 		why = l.recheckDonor(p, site)
@@ -153,6 +168,9 @@ func (l *Loop) cloneSite(ctx context.Context, p failover.Pass, site *v1alpha1.Si
 		l.log.V(1).Info("reclone waits for the active site to be observed writable", "site", site.Name)
 		return
 	}
+	if !l.mayStartClone(ctx, p, site) {
+		return
+	}
 	if _, done := l.runPhase(ctx, p.Group, site, v1alpha1.ReasonCloneFailed); !done {
 		return
 	}
@@ -164,6 +182,12 @@ func (l *Loop) cloneSite(ctx context.Context, p failover.Pass, site *v1alpha1.Si
 // catchUp ends the reclone once the site replicates at the recorded set:
 // its divergence mark goes, and it rejoins like any replica.
 func (l *Loop) catchUp(ctx context.Context, p failover.Pass, site *v1alpha1.SiteStatus) {
+	// The sidecar seeds the clone's position (again, after a restart that
+	// came between); the operator's maintain then points its replication
+	// at the active site.
+	if _, done := l.runPhase(ctx, p.Group, site, v1alpha1.ReasonCloneFailed); !done {
+		return
+	}
 	target, err := gtid.ParseSet(site.Recovery.CatchUpGtid)
 	if err != nil {
 		l.failReclone(ctx, p.Group, site.Name, v1alpha1.ReasonInvalidRequest, "catchUpGtid unreadable: "+err.Error())

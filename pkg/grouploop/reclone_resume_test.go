@@ -71,7 +71,8 @@ func runningWorld(t *testing.T, phase v1alpha1.RecoveryPhase) *recloneWorld {
 	w := newRecloneWorld(t)
 	w.edit(func(st *v1alpha1.MysqlFailoverGroupStatus) {
 		failover.SiteRecord(st, "c").Recovery = &v1alpha1.SiteRecovery{Phase: phase, Donor: "b", Request: "c:0-3:1-3",
-			DivergentGtid: cDivergent, StartTime: ptrTime(t0), CatchUpGtid: "0-1:1-10"}
+			DivergentGtid: cDivergent, StartTime: ptrTime(t0), CatchUpGtid: "0-1:1-10",
+			CloneStarted: phase == v1alpha1.RecoveryCloning || phase == v1alpha1.RecoveryCatchingUp}
 	})
 	return w
 }

@@ -264,7 +264,9 @@ func TestRecloneRunsItsPhases(t *testing.T) {
 	w.assertNeverWriter()
 }
 
-// TestRecloneOfASiteNotDiverged skips PreservingData: nothing to save.
+// TestRecloneOfASiteNotDiverged: nothing diverged to save, but its
+// sidecar still runs PreservingData (it accepts Cloning only after it),
+// and the folder its whole datadir goes to is recorded in status.
 func TestRecloneOfASiteNotDiverged(t *testing.T) {
 	w := newRecloneWorld(t)
 	w.edit(func(st *v1alpha1.MysqlFailoverGroupStatus) { failover.SiteRecord(st, "c").DivergentGtid = "" })
@@ -282,10 +284,10 @@ func TestRecloneOfASiteNotDiverged(t *testing.T) {
 	for range 10 {
 		w.pass()
 	}
-	if w.rec.asked[v1alpha1.RecoveryPreservingData] != 0 {
-		t.Fatal("PreservingData asked of a site with nothing diverged")
+	if w.rec.asked[v1alpha1.RecoveryPreservingData] == 0 {
+		t.Fatal("PreservingData never asked: the sidecar would refuse Cloning")
 	}
-	if got := w.recovery(); got.Phase != v1alpha1.RecoveryRejoined || got.PreservedAt != "" {
+	if got := w.recovery(); got.Phase != v1alpha1.RecoveryRejoined || got.PreservedAt == "" {
 		t.Fatalf("recovery %+v", got)
 	}
 }

@@ -83,3 +83,46 @@ func recloneKeepsStopped(g *v1alpha1.MysqlFailoverGroup, site string) bool {
 	r := failover.SiteStatusOf(&g.Status, site).Recovery
 	return r != nil && (r.Phase == v1alpha1.RecoveryPreservingData || r.Phase == v1alpha1.RecoveryCloning)
 }
+
+// mayStartClone judges again, right before the site's sidecar is first
+// asked to replace its data, that it may be (mayWipe: Cloning was
+// persisted a pass or more ago, an operator restart may have come
+// between, and commits may have reached the site meanwhile). Once it
+// passes, recovery.cloneStarted is persisted before the sidecar is asked:
+// a restarted operator then never judges again a site whose data may
+// already be gone (it would wait for ever, or judge on nothing), and never
+// skips the judgement before the first ask.
+func (l *Loop) mayStartClone(ctx context.Context, p failover.Pass, site *v1alpha1.SiteStatus) bool {
+	r := site.Recovery
+	if r.CloneStarted {
+		return true
+	}
+	if why := l.mayWipe(ctx, p, site); why != "" {
+		if r.Message != "waiting to clone: "+why {
+			r.Message = "waiting to clone: " + why
+			l.log.Info("reclone waits before replacing the data", "site", site.Name, "why", why)
+			if err := l.patcher.PersistStatus(ctx, p.Group); err != nil {
+				l.log.Error(err, "persist the reclone's wait", "site", site.Name)
+			}
+		}
+		return false
+	}
+	r.CloneStarted = true
+	r.Message = "replacing the data with a clone of " + r.Donor
+	if err := l.patcher.PersistStatus(ctx, p.Group); err != nil {
+		r.CloneStarted = false
+		l.log.Error(err, "persist the clone's start", "site", site.Name)
+		return false
+	}
+	return true
+}
+
+// recloneRepoints reports whether maintain points site at the active site
+// although it is marked diverged: its reclone is in CatchingUp, so its
+// data is a clone of a healthy site's, and the mark belongs to the data it
+// held before (it goes when the site rejoins). Without this, a diverged
+// site's clone would never replicate, and never rejoin.
+func recloneRepoints(g *v1alpha1.MysqlFailoverGroup, site string) bool {
+	r := failover.SiteStatusOf(&g.Status, site).Recovery
+	return r != nil && r.Phase == v1alpha1.RecoveryCatchingUp
+}

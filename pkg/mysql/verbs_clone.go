@@ -18,6 +18,13 @@ type Cloner interface {
 	// empty and the replica connects with auto-positioning. Any replication
 	// the clone carried over is forgotten first. Repeating it is harmless.
 	JoinAfterClone(ctx context.Context, source Endpoint, creds Credentials, position string) error
+	// SeedPosition is JoinAfterClone without the source: read-only, any
+	// replication the clone carried over forgotten, and (MariaDB)
+	// gtid_slave_pos set to position, so that whoever points the server at
+	// a source next (the operator, with MASTER_USE_GTID=current_pos, which
+	// equals slave_pos on a clone with no binlogs of its own) starts there.
+	// On MySQL position must be empty. Repeating it is harmless.
+	SeedPosition(ctx context.Context, position string) error
 	// CloneFrom (MySQL 8.0.17+) replaces this server's data with donor's
 	// through the CLONE plugin: installs the plugin when missing, allows
 	// donor in clone_valid_donor_list, and runs CLONE INSTANCE FROM as
@@ -39,6 +46,7 @@ const (
 	// binlogs of its own, so current_pos would say the same, but slave_pos
 	// says what is meant).
 	mariadbSetSlavePos        = "SET GLOBAL gtid_slave_pos = ?"
+	mariadbSetBinlogState     = "SET GLOBAL gtid_binlog_state = ?"
 	mariadbChangeMasterCloned = "CHANGE MASTER TO MASTER_HOST=?, MASTER_PORT=?, MASTER_USER=?, " +
 		"MASTER_PASSWORD=?, MASTER_USE_GTID=slave_pos, MASTER_CONNECT_RETRY=1"
 	mysqlClonePluginQuery = "SELECT PLUGIN_STATUS AS status FROM information_schema.PLUGINS WHERE PLUGIN_NAME = 'clone'"
@@ -95,6 +103,61 @@ func (in *instance) JoinAfterClone(ctx context.Context, source Endpoint, creds C
 		}
 		return nil
 	})
+}
+
+func (in *instance) SeedPosition(ctx context.Context, position string) error {
+	return in.run(ctx, "seed the clone's position", 0, func(ctx context.Context, ex executor, d dialect) error {
+		if err := d.setLockWaitTimeout(ctx, ex, in.lockWaitSeconds()); err != nil {
+			return err
+		}
+		if err := d.setFenced(ctx, ex, true); err != nil {
+			return fmt.Errorf("set read-only: %w", err)
+		}
+		if err := forgetReplication(ctx, ex, d); err != nil {
+			return err
+		}
+		if _, ok := d.(mariadbDialect); !ok {
+			if position != "" {
+				return fmt.Errorf("%w: %s takes its position from CLONE, not %q", ErrInvalidConfig, d.flavor(), position)
+			}
+			return nil
+		}
+		if !mariadbPosition.MatchString(position) {
+			return fmt.Errorf("%w: GTID position %q", ErrInvalidConfig, position)
+		}
+		if err := ex.exec(ctx, mariadbSetSlavePos, position); err != nil {
+			return fmt.Errorf("set gtid_slave_pos: %w", err)
+		}
+		return seedBinlogState(ctx, ex, position)
+	})
+}
+
+// seedBinlogState makes a fresh MariaDB clone's gtid_binlog_state the
+// backup's position: without it the clone, having no binlogs of its own,
+// shows an empty executed set until it replicates a transaction, and an
+// idle group's reclone would never be seen caught up. Only a clone with no
+// binlog state yet is reset (RESET MASTER drops nothing it needs: it has
+// written nothing); one that already holds position is left alone; any
+// other state is refused.
+func seedBinlogState(ctx context.Context, ex executor, position string) error {
+	r, err := queryOne(ctx, ex, mariadbStateQuery)
+	if err != nil {
+		return fmt.Errorf("read gtid_binlog_state: %w", err)
+	}
+	switch state := r.str("gtid_binlog_state"); state {
+	case position:
+		return nil
+	case "":
+	default:
+		return fmt.Errorf("%w: the clone already logged %q, not the backup's %q", ErrInvalidConfig, state, position)
+	}
+	if err := ex.exec(ctx, "RESET MASTER"); err != nil {
+		return fmt.Errorf("reset the clone's binlog: %w", err)
+	}
+	if err := ex.exec(ctx, mariadbSetBinlogState, position); err != nil {
+		return fmt.Errorf("set gtid_binlog_state: %w", err)
+	}
+	return nil
 }
 
 func mariadbChangeCloned(ctx context.Context, ex executor, src Endpoint, c Credentials) error {

@@ -17,6 +17,7 @@ import (
 	"github.com/shipstream/bloodraven/pkg/clone"
 	"github.com/shipstream/bloodraven/pkg/mysql"
 	"github.com/shipstream/bloodraven/pkg/pki"
+	"github.com/shipstream/bloodraven/pkg/reclone"
 )
 
 // MySQL is what the sidecar needs of its local mysqld. pkg/mysql's Instance
@@ -81,6 +82,9 @@ type Config struct {
 	// the peer port streams a physical backup of mysqld to the operator or
 	// another site of the group, and to no one without TLS (pkg/clone).
 	Clone *clone.Donor
+	// Reclone, when set, carries out reclone phases on this site for the
+	// operator: POST /sidecar/reclone on the peer port (pkg/reclone).
+	Reclone *reclone.Executor
 	// StopDelay is the Pod's termination grace period, the time a
 	// termination (Terminate) fits in (default 30 s).
 	StopDelay time.Duration

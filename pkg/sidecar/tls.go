@@ -18,6 +18,7 @@ import (
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
 	"github.com/shipstream/bloodraven/pkg/clone"
 	"github.com/shipstream/bloodraven/pkg/pki"
+	"github.com/shipstream/bloodraven/pkg/reclone"
 )
 
 // The authenticated transport (docs/security.md). With Config.TLS set:
@@ -127,7 +128,40 @@ func (r *Runner) PeerHandler() http.Handler {
 	mux.Post(v1alpha1.PathPeerRefresh, r.authorizeRefresh(r.serveRefresh))
 	r.mountClone(mux)
 	mux.Post(v1alpha1.PathSidecarUpgrade, r.upgradeHandler())
+	r.mountReclone(mux)
 	return mux
+}
+
+// mountReclone serves a reclone's phases on this site (Config.Reclone),
+// to the operator only (pkg/reclone); the Executor reads the view this
+// sidecar relays. Without it the path answers 404, which the operator
+// takes for a sidecar that cannot reclone.
+func (r *Runner) mountReclone(mux chi.Router) {
+	e := r.cfg.Reclone
+	if e == nil {
+		return
+	}
+	if e.View == nil {
+		e.View = r.recloneView
+	}
+	if e.TLS == nil {
+		e.TLS = r.cfg.TLS
+	}
+	h, err := e.Handler(r.metrics.reg)
+	if err != nil {
+		r.log.Error("reclone endpoint not served", "error", err)
+		return
+	}
+	mux.Handle(reclone.PathReclone, h)
+}
+
+// recloneView is the view a reclone is checked against: the one relayed
+// to peers (held, and heard from the operator since this process began).
+func (r *Runner) recloneView() (string, int64, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	v, ok := r.loop.Relay()
+	return v.ActiveSite, v.Generation, ok
 }
 
 // mountClone serves the clone donor's stream behind its gate, when this
