@@ -24,9 +24,10 @@ type Config struct {
 
 // MySQL is one stand-in server on loopback.
 type MySQL struct {
-	cfg Config
-	srv *server.Server
-	ln  net.Listener
+	cfg     Config
+	srv     *server.Server
+	ln      net.Listener
+	started time.Time
 
 	mu       sync.Mutex
 	seq      uint64 // the last GTID seq written or replicated
@@ -48,7 +49,7 @@ func StartMySQL(cfg Config) (*MySQL, error) {
 	if err != nil {
 		return nil, fmt.Errorf("stand-in listen: %w", err)
 	}
-	s := &MySQL{cfg: cfg, ln: ln, readOnly: true, conns: map[net.Conn]bool{}, served: map[string]int{},
+	s := &MySQL{cfg: cfg, ln: ln, started: time.Now(), readOnly: true, conns: map[net.Conn]bool{}, served: map[string]int{},
 		srv: server.NewServer(Version, gm.DEFAULT_COLLATION_ID, gm.AUTH_NATIVE_PASSWORD, nil, nil)}
 	go s.accept()
 	return s, nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	gm "github.com/go-mysql-org/go-mysql/mysql"
 )
@@ -22,6 +23,7 @@ const (
 	replicaStatusQuery = "SHOW REPLICA STATUS"
 	semiSyncQuery      = "SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_master_%'"
 	readOnlyQuery      = "SELECT @@global.read_only AS read_only"
+	uptimeQuery        = "SHOW GLOBAL STATUS LIKE 'Uptime'"
 )
 
 // answer is one known statement's reply.
@@ -49,6 +51,9 @@ var answers = map[string]answer{
 			[]any{"Rpl_semi_sync_master_status", "OFF"})
 	},
 	normalize(replicaStatusQuery): replicaStatus,
+	normalize(uptimeQuery): func(s *MySQL, _ state) (*gm.Result, error) {
+		return rows([]string{"Variable_name", "Value"}, []any{"Uptime", strconv.Itoa(int(time.Since(s.started).Seconds()))})
+	},
 }
 
 // replicaColumns are the SHOW REPLICA STATUS columns the probe reads.

@@ -54,6 +54,7 @@ func TestRecloneAskedAgainAfterItsRejoin(t *testing.T) {
 // to remove it.
 func TestRecloneLeftoverThisProcessFailedToRemove(t *testing.T) {
 	w := runningWorld(t, v1alpha1.RecoveryCatchingUp)
+	w.rec.after = 1 // the sidecar's CatchingUp is done at once
 	w.edit(func(st *v1alpha1.MysqlFailoverGroupStatus) {
 		r := failover.SiteRecord(st, "c")
 		r.DivergentGtid, r.Recovery.DivergentGtid, r.Recovery.Request = "", "", "c:confirm=orders"

@@ -199,7 +199,9 @@ func TestRecloneWaitsForAnotherCopy(t *testing.T) {
 		w.views["c"] = topology.SiteView{Name: "c", State: v1alpha1.StateReadOnly, Executed: mustSet(t, "0-1:1-11"),
 			Replication: topology.Replication{Running: true}}
 		w.annotate("c:confirm=orders")
-		for range 6 {
+		// Requested, PreservingData (two asks), then a stop seen running
+		// and one seen stopped before c is judged.
+		for range 8 {
 			w.pass()
 		}
 		if got := w.recovery(); got.Phase != v1alpha1.RecoveryPreservingData || !strings.Contains(got.Message, "0-1:11") {

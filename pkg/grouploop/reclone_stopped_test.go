@@ -13,6 +13,7 @@ import (
 // (dataDurability required).
 func stoppedWorld(t *testing.T) *recloneWorld {
 	w := runningWorld(t, v1alpha1.RecoveryPreservingData)
+	w.rec.after = 1 // the sidecar's PreservingData is done at once
 	w.edit(func(st *v1alpha1.MysqlFailoverGroupStatus) {
 		r := failover.SiteRecord(st, "c")
 		r.DivergentGtid, r.Recovery.DivergentGtid = "", ""

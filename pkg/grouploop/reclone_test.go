@@ -281,7 +281,7 @@ func TestRecloneOfASiteNotDiverged(t *testing.T) {
 		}
 	}
 	w.annotate("c:confirm=orders")
-	for range 10 {
+	for range 14 { // each sidecar phase takes two asks; c's stop is observed before it is judged
 		w.pass()
 	}
 	if w.rec.asked[v1alpha1.RecoveryPreservingData] == 0 {
