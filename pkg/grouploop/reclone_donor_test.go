@@ -23,7 +23,7 @@ func TestRecloneRechecksItsDonorBeforeCloning(t *testing.T) {
 	w.views["c"] = topology.SiteView{Name: "c", State: v1alpha1.StateReadOnly, Executed: mustSet(t, "0-1:1-10"),
 		Replication: topology.Replication{Running: true}}
 	w.views["b"] = topology.SiteView{Name: "b", State: v1alpha1.StateUnreachable} // the donor is gone
-	for range 6 { // the sidecar's PreservingData, then c's stop observed
+	for range 6 {                                                                 // the sidecar's PreservingData, then c's stop observed
 		w.pass()
 	}
 	for _, d := range w.rec.donors {
