@@ -16,7 +16,7 @@ GO_TEST ?= go test -count=1
 tier_pkgs = $(shell grep -rl --include='*_test.go' '^//go:build.*\b$(1)\b' . 2>/dev/null | xargs -r -n1 dirname | sort -u)
 
 .PHONY: all build generate verify-generate lint deps test test-unit test-db test-envtest \
-        sim bench-db fuzz helm-check clean
+        sim bench-db fuzz helm-check check-alerts clean
 
 all: build
 
@@ -50,7 +50,7 @@ lint:
 	@if [ -x "$(TOOLS)/golangci-lint" ]; then echo "golangci-lint run"; "$(TOOLS)/golangci-lint" run ./...; \
 	  else echo "lint: golangci-lint not installed (make deps tries); gofmt and go vet passed"; fi
 
-test: deps verify-generate lint helm-check test-unit test-db test-envtest test-localcluster test-e2e test-playground
+test: deps verify-generate lint helm-check check-alerts test-unit test-db test-envtest test-localcluster test-e2e test-playground
 
 test-unit:
 	$(GO_TEST) ./...
@@ -92,9 +92,17 @@ test-e2e: build
 	$(GO_TEST) -tags e2e ./test/e2e/...
 
 # The Helm chart lints cleanly and renders with default and namespaced values.
+# The chart's alert rules: promtool's syntax check, then one unit test per
+# alert (charts/bloodraven/files/alerts_test.yaml).
+check-alerts: deps
+	$(TOOLS)/promtool check rules charts/bloodraven/files/alerts.yaml
+	cd charts/bloodraven/files && $(TOOLS)/promtool test rules alerts_test.yaml
+
 helm-check: $(CONTROLLER_GEN)
 	$(HELM) lint --strict charts/bloodraven
 	$(HELM) template bloodraven charts/bloodraven --namespace bloodraven-system >/dev/null
+	$(HELM) template bloodraven charts/bloodraven --namespace bloodraven-system --set metrics.serviceMonitor.enabled=true \
+	  --set prometheusRule.enabled=true --set grafanaDashboard.enabled=true | grep -q 'alert: BloodravenOperatorDown'
 	$(HELM) template bloodraven charts/bloodraven --namespace bloodraven-system \
 	  --set 'watchNamespaces={shop,billing}' --set leaderElection.enabled=false --set metrics.enabled=false --set networkPolicy.enabled=false >/dev/null
 	@echo "helm-check: ok"

@@ -33,6 +33,8 @@ go_tool controller-gen sigs.k8s.io/controller-tools/cmd/controller-gen@v0.21.0
 go_tool helm helm.sh/helm/v3/cmd/helm@v3.21.4
 # versitygw: a real S3 gateway over a folder, the object store of the backup tests.
 go_tool versitygw github.com/versity/versitygw/cmd/versitygw@v1.8.0
+# promtool: checks and unit-tests the chart's alert rules (make check-alerts).
+go_tool promtool github.com/prometheus/prometheus/cmd/promtool@v0.316.0
 # golangci-lint is optional: `make lint` uses it when it installed.
 go_tool golangci-lint github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0 ||
   echo "deps: golangci-lint did not install; make lint runs gofmt and go vet only" >&2

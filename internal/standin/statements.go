@@ -74,11 +74,7 @@ func replicaStatus(s *MySQL, st state) (*gm.Result, error) {
 }
 
 func rows(names []string, values ...[]any) (*gm.Result, error) {
-	vals := make([][]interface{}, len(values))
-	for i, v := range values {
-		vals[i] = v
-	}
-	rs, err := gm.BuildSimpleTextResultset(names, vals)
+	rs, err := gm.BuildSimpleTextResultset(names, values)
 	if err != nil {
 		return nil, fmt.Errorf("stand-in result: %w", err)
 	}
