@@ -143,6 +143,7 @@ const (
 // neither resets the count nor retries at once.
 type UpdateSwitchoverStatus struct {
 	// Failures is how many switchovers the update started failed in a row.
+	// +kubebuilder:validation:Minimum=0
 	Failures int32 `json:"failures"`
 	// LastFailureTime is when the last of them ended.
 	LastFailureTime metav1.Time `json:"lastFailureTime"`

@@ -43,10 +43,26 @@ type SwitchoverFailures struct {
 // status keeps it (two switchovers never fail within a second: the
 // back-off between them is a minute at least).
 func NoteSwitchoverFailure(prev SwitchoverFailures, failedAt time.Time, reason string) SwitchoverFailures {
-	if failedAt.IsZero() || !failedAt.Truncate(time.Second).After(prev.LastAt.Truncate(time.Second)) {
+	prev.Count = max(prev.Count, 0)
+	// The same failure, seen again on a later pass, carries the same time;
+	// any other time is another failure (one earlier than the last on
+	// record means that record is ahead: an edit, a clock stepped back).
+	if failedAt.IsZero() || failedAt.Truncate(time.Second).Equal(prev.LastAt.Truncate(time.Second)) {
 		return prev
 	}
 	return SwitchoverFailures{Count: prev.Count + 1, LastAt: failedAt, Last: reason}
+}
+
+// sane is f as the back-off trusts it: a count below zero (an edited
+// status) is zero, so the cap still comes after MaxSwitchoverFailures; a
+// last failure later than now (an edited status, a clock stepped back)
+// holds nothing, and the next failure is counted from its own time.
+func (f SwitchoverFailures) sane(now time.Time) SwitchoverFailures {
+	f.Count = max(f.Count, 0)
+	if f.LastAt.After(now) {
+		f.LastAt = time.Time{}
+	}
+	return f
 }
 
 // SwitchoverRetryDelay is how long the update waits after its n-th failed
@@ -64,7 +80,7 @@ func SwitchoverRetryDelay(n int) time.Duration {
 // a wait until the back-off ends, WaitForUser (stalled) once too many
 // failed, and false when the switchover may start.
 func switchoverBackoff(in RolloutInput, target, left string) (RolloutStep, bool) {
-	f := in.Switchover
+	f := in.Switchover.sane(in.Now)
 	active := in.ActiveSite
 	switch {
 	case f.Count == 0:

@@ -122,3 +122,35 @@ func TestPlanRolloutSwitchoverBackoff(t *testing.T) {
 		}
 	})
 }
+
+// TestSwitchoverBackoffDistrustsEditedStatus: a negative failure count (an
+// edited status) still reaches the cap after MaxSwitchoverFailures more
+// failures, and a last failure in the future (an edit, a clock stepped
+// back) holds nothing, while the next failure still counts.
+func TestSwitchoverBackoffDistrustsEditedStatus(t *testing.T) {
+	now := time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
+	t.Run("a negative count", func(t *testing.T) {
+		f := SwitchoverFailures{Count: -1000, LastAt: now.Add(-time.Hour), Last: "edited"}
+		for i := 1; i <= MaxSwitchoverFailures; i++ {
+			now = now.Add(time.Hour)
+			f = NoteSwitchoverFailure(f, now, "failed")
+		}
+		step, held := switchoverBackoff(RolloutInput{ActiveSite: "iad", Switchover: f, Now: now.Add(time.Hour)}, "pdx", "")
+		if !held || !step.Stalled || f.Count != MaxSwitchoverFailures {
+			t.Fatalf("after %d failures from an edited count: count %d, step %+v", MaxSwitchoverFailures, f.Count, step)
+		}
+	})
+	t.Run("a last failure in the future", func(t *testing.T) {
+		f := SwitchoverFailures{Count: 1, LastAt: now.AddDate(10, 0, 0), Last: "edited"}
+		if _, held := switchoverBackoff(RolloutInput{ActiveSite: "iad", Switchover: f, Now: now}, "pdx", ""); held {
+			t.Fatal("held until a failure time ten years ahead")
+		}
+		f = NoteSwitchoverFailure(f, now, "failed")
+		if f.Count != 2 || !f.LastAt.Equal(now) {
+			t.Fatalf("a failure before the edited time was not counted: %+v", f)
+		}
+		if _, held := switchoverBackoff(RolloutInput{ActiveSite: "iad", Switchover: f, Now: now}, "pdx", ""); !held {
+			t.Fatal("the back-off after a counted failure does not hold")
+		}
+	})
+}
