@@ -31,6 +31,12 @@ import (
 // it holds keeps every write waiting. pkg/mysql proves the hold before it
 // says ErrWritesHeld (a write that changes nothing waits too): a backup's
 // lock, which stops the DDL and not the writes, is a failed arm.
+//
+// Open (internal/sim/testdata/open/thaw-partitioned-after-held-reassert.txt):
+// a freeze of mysqld in the very tick the sidecar lets go splits its
+// release from its arm; if the sidecar then pauses and the site is cut off
+// from the operator, mysqld thaws writable with no event, and a promotion
+// at the lease deadline makes two writers.
 
 // ArmLeaseFence arms site's lease fence for the step about to make it
 // writable, or says why not (an error wrapping ErrLeaseFence, recorded in
