@@ -269,9 +269,9 @@ func addToRuns(runs []topology.GTIDRun, g gtid.GTID) []topology.GTIDRun {
 	return append(runs, topology.GTIDRun{Domain: g.Domain, Server: g.Server, From: g.Seq, To: g.Seq})
 }
 
-// cutOffset is the offset of the first GTID event in path past end in its
-// domain: where the replay of a file cut at end must stop.
-func cutOffset(path string, end gtid.Pos) (int64, error) {
+// firstGTIDOffset is the offset of the first GTID event in path that
+// match accepts (given each GTID event and its offset), 0 when none does.
+func firstGTIDOffset(path string, match func(g gtid.GTID, off int64) bool) (int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, err
@@ -280,7 +280,7 @@ func cutOffset(path string, end gtid.Pos) (int64, error) {
 	var at int64
 	errStop := errors.New("stop")
 	err = readBinlog(f, nil, func(ev binlogEvent) error {
-		if ev.Type == evGTID && ev.GTID.Seq > seqOfDomain(end, ev.GTID.Domain) {
+		if ev.Type == evGTID && match(ev.GTID, ev.Off) {
 			at = ev.Off
 			return errStop
 		}
@@ -289,44 +289,35 @@ func cutOffset(path string, end gtid.Pos) (int64, error) {
 	if err != nil && !errors.Is(err, errStop) {
 		return 0, fmt.Errorf("%s: %w", path, err)
 	}
-	if at == 0 {
-		return 0, fmt.Errorf("%w: %s holds nothing past %s, yet the plan cut it there", ErrInvalid, path, end)
-	}
 	return at, nil
+}
+
+// cutOffset is the offset of the first GTID event in path past end in its
+// domain: where the replay of a file cut at end must stop.
+func cutOffset(path string, end gtid.Pos) (int64, error) {
+	at, err := firstGTIDOffset(path, func(g gtid.GTID, _ int64) bool { return g.Seq > end.Seq(g.Domain) })
+	if err == nil && at == 0 {
+		err = fmt.Errorf("%w: %s holds nothing past %s, yet the plan cut it there", ErrInvalid, path, end)
+	}
+	return at, err
 }
 
 // gtidOffsets are the offsets of g's GTID event in path and of the GTID
 // event after it (0 when g's transaction is the file's last).
 func gtidOffsets(path string, g gtid.GTID) (at, next int64, err error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer func() { _ = f.Close() }()
-	errStop := errors.New("stop")
-	err = readBinlog(f, nil, func(ev binlogEvent) error {
-		switch {
-		case ev.Type != evGTID:
-		case at > 0:
-			next = ev.Off
-			return errStop
-		case ev.GTID == g:
-			at = ev.Off
+	next, err = firstGTIDOffset(path, func(e gtid.GTID, off int64) bool {
+		if at > 0 {
+			return true // the GTID event after g's
 		}
-		return nil
+		if e == g {
+			at = off
+		}
+		return false
 	})
-	if err != nil && !errors.Is(err, errStop) {
-		return 0, 0, fmt.Errorf("%s: %w", path, err)
+	if err == nil && at == 0 {
+		err = fmt.Errorf("%w: %s does not hold %s, yet the plan says it does", ErrInvalid, path, g)
 	}
-	if at == 0 {
-		return 0, 0, fmt.Errorf("%w: %s does not hold %s, yet the plan says it does", ErrInvalid, path, g)
-	}
-	return at, next, nil
-}
-
-func seqOfDomain(p gtid.Pos, domain uint32) uint64 {
-	g, _ := p.Domain(domain)
-	return g.Seq
+	return at, next, err
 }
 
 // replayExpect is what replaying path up to target must leave the server

@@ -56,8 +56,9 @@ func Catalog(ctx context.Context, store *objstore.Store, namespace, group string
 		return out, refused, err
 	}
 	timeline, terr := ReadTimeline(ctx, store, namespace, group)
+	files := planInput(recs)
 	for i := range out {
-		out[i].Window, out[i].WindowErr = window(out[i].Manifest, planInput(recs), timeline, len(bad), terr)
+		out[i].Window, out[i].WindowErr = window(out[i].Manifest, files, timeline, len(bad), terr)
 	}
 	return out, append(refused, bad...), nil
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"time"
 
@@ -76,7 +75,6 @@ func ReadTimeline(ctx context.Context, store *objstore.Store, namespace, group s
 		}
 		out = append(out, p)
 	}
-	slices.SortFunc(out, func(a, b topology.Promotion) int { return int(a.Generation - b.Generation) })
 	return out, nil
 }
 

@@ -132,6 +132,12 @@ func (p Pos) Domain(domain uint32) (GTID, bool) {
 	return GTID{}, false
 }
 
+// Seq is the seq p reached in domain, 0 when p has none there.
+func (p Pos) Seq(domain uint32) uint64 {
+	g, _ := p.Domain(domain)
+	return g.Seq
+}
+
 // HasReached reports whether p is at or past target: for every domain in
 // target, p has that domain with a seq >= target's. Server ids are ignored,
 // as MASTER_GTID_WAIT ignores them. An empty target is always reached.

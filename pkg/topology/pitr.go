@@ -102,12 +102,11 @@ func PlanPITR(files []ArchivedBinlog, timeline []Promotion, base gtid.Pos, baseS
 			stamp(target), stamp(baseStop))
 	case !target.After(plan.Window.To):
 		return plan, nil
-	case lostAfter(whole, files, state) != "":
-		return plan, fmt.Errorf("%w: from %s the archive holds only %s, whose transactions past it the timeline "+
-			"says were lost in a failover; the new writer's binlog is not archived yet", ErrArchiveGap, state,
-			lostAfter(whole, files, state))
-	case gapAfter(files, state):
-		return plan, fmt.Errorf("%w: no archived file continues from %s", ErrArchiveGap, state)
+	}
+	if err := gapErr(whole, files, state); err != nil {
+		return plan, err
+	}
+	switch {
 	case plan.Window.To.IsZero():
 		return plan, fmt.Errorf("%w: target %s, and nothing is archived after the base backup", ErrOutsideWindow,
 			stamp(target))
@@ -176,7 +175,7 @@ func (f ArchivedBinlog) continues(state gtid.Pos) bool {
 			continue
 		}
 		seen[r.Domain] = true
-		if r.From > seqOf(state, r.Domain)+1 {
+		if r.From > state.Seq(r.Domain)+1 {
 			return false
 		}
 	}
@@ -210,11 +209,6 @@ func serverAt(runs []GTIDRun, domain uint32, seq uint64) (uint32, bool) {
 		}
 	}
 	return 0, false
-}
-
-func seqOf(p gtid.Pos, domain uint32) uint64 {
-	g, _ := p.Domain(domain)
-	return g.Seq
 }
 
 // nextArchived is the file that carries state furthest. Candidates of
@@ -276,7 +270,7 @@ func runsAgree(a, b []GTIDRun, state gtid.Pos) bool {
 	for d := range domains {
 		lo, hi := span(a, d)
 		blo, bhi := span(b, d)
-		lo, hi = max(lo, blo, seqOf(state, d)+1), min(hi, bhi)
+		lo, hi = max(lo, blo, state.Seq(d)+1), min(hi, bhi)
 		if lo > hi {
 			continue
 		}
@@ -331,6 +325,21 @@ func gapAfter(files []ArchivedBinlog, state gtid.Pos) bool {
 		}
 	}
 	return false
+}
+
+// gapErr says why nothing carries state on when something should: only
+// a file the timeline cut reaches past it (ErrArchiveGap naming it), or a
+// file past it that nothing continues into (ErrArchiveGap); nil when no
+// archived file reaches past state.
+func gapErr(whole, cut []ArchivedBinlog, state gtid.Pos) error {
+	if lost := lostAfter(whole, cut, state); lost != "" {
+		return fmt.Errorf("%w: from %s the archive holds only %s, whose transactions past it the timeline "+
+			"says were lost in a failover; the new writer's binlog is not archived yet", ErrArchiveGap, state, lost)
+	}
+	if gapAfter(cut, state) {
+		return fmt.Errorf("%w: no archived file continues from %s", ErrArchiveGap, state)
+	}
+	return nil
 }
 
 // lostAfter names a file that was cut (cut[i] of whole[i]) and, whole,

@@ -32,7 +32,7 @@ func PlanPITRToGTID(files []ArchivedBinlog, timeline []Promotion, base gtid.Pos,
 	}
 	whole, files := files, cutAll(files, timeline)
 	state, err := plan.chain(files, base, func(f ArchivedBinlog) bool {
-		return seqOf(f.End, target.Domain) >= target.Seq
+		return f.End.Seq(target.Domain) >= target.Seq
 	})
 	if err != nil {
 		return plan, err
@@ -40,34 +40,26 @@ func PlanPITRToGTID(files []ArchivedBinlog, timeline []Promotion, base gtid.Pos,
 	if n := len(plan.Files); n > 0 && plan.Files[n-1].Holds(target) {
 		return plan, nil
 	}
-	for _, f := range whole {
-		if f.Holds(target) && !CutAtDivergence(f, timeline).Holds(target) {
+	for i, f := range whole {
+		if f.Holds(target) && !files[i].Holds(target) {
 			return plan, fmt.Errorf("%w: %s is in %s/%s only among the writes the timeline says the group lost",
 				ErrOutsideWindow, target, f.Site, f.File)
 		}
 	}
-	switch {
-	case seqOf(state, target.Domain) >= target.Seq:
+	if state.Seq(target.Domain) >= target.Seq {
 		return plan, fmt.Errorf("%w: the archive's history reaches %s without holding %s", ErrOutsideWindow, state,
 			target)
-	case lostAfter(whole, files, state) != "":
-		return plan, fmt.Errorf("%w: from %s the archive holds only %s, whose transactions past it the timeline "+
-			"says were lost in a failover", ErrArchiveGap, state, lostAfter(whole, files, state))
-	case gapAfter(files, state):
-		return plan, fmt.Errorf("%w: no archived file continues from %s", ErrArchiveGap, state)
-	default:
-		return plan, fmt.Errorf("%w: %s is not archived (the archive ends at %s)", ErrOutsideWindow, target, state)
 	}
+	if err := gapErr(whole, files, state); err != nil {
+		return plan, err
+	}
+	return plan, fmt.Errorf("%w: %s is not archived (the archive ends at %s)", ErrOutsideWindow, target, state)
 }
 
 // Holds tells whether g is among the transactions f may replay.
 func (f ArchivedBinlog) Holds(g gtid.GTID) bool {
-	for _, r := range f.Runs {
-		if r.Domain == g.Domain && r.Server == g.Server && r.From <= g.Seq && g.Seq <= r.To {
-			return true
-		}
-	}
-	return false
+	s, ok := serverAt(f.Runs, g.Domain, g.Seq)
+	return ok && s == g.Server
 }
 
 // PITRCoverage is the window a base backup, consistent at base and taken

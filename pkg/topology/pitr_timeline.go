@@ -28,7 +28,7 @@ func writerOf(timeline []Promotion, domain uint32, seq uint64) (server uint32, o
 	var best *Promotion
 	for i := range timeline {
 		p := &timeline[i]
-		if seqOf(p.Position, domain) >= seq {
+		if p.Position.Seq(domain) >= seq {
 			continue
 		}
 		if best == nil || p.Generation > best.Generation {
@@ -48,7 +48,7 @@ func writerOf(timeline []Promotion, domain uint32, seq uint64) (server uint32, o
 func firstForeign(timeline []Promotion, r GTIDRun) (uint64, bool) {
 	starts := []uint64{r.From}
 	for _, p := range timeline {
-		if s := seqOf(p.Position, r.Domain) + 1; s > r.From && s <= r.To {
+		if s := p.Position.Seq(r.Domain) + 1; s > r.From && s <= r.To {
 			starts = append(starts, s)
 		}
 	}
