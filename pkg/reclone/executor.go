@@ -82,6 +82,11 @@ func (e *Executor) validate() error {
 			return fmt.Errorf("%w: %s %s is inside the datadir %s", ErrInvalidConfig, name, p, e.DataDir)
 		}
 	}
+	// The receive folder is emptied at each new reclone: never keep data there.
+	if within(e.receiveDir(), e.PreserveRoot) {
+		return fmt.Errorf("%w: PreserveRoot %s is inside the receive folder %s, which is emptied", ErrInvalidConfig,
+			e.PreserveRoot, e.receiveDir())
+	}
 	return nil
 }
 

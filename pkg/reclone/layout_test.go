@@ -12,8 +12,9 @@ import (
 
 // TestALayoutInsideTheDataDirIsRefused: a preservation root or state
 // folder inside the datadir would be moved aside with it (a rename of a
-// folder into its own subfolder fails only after mysqld was stopped): the
-// Executor refuses to serve at all.
+// folder into its own subfolder fails only after mysqld was stopped), and
+// a preservation root inside the receive folder would be emptied with it:
+// the Executor refuses to serve at all.
 func TestALayoutInsideTheDataDirIsRefused(t *testing.T) {
 	cases := []struct {
 		name string
@@ -22,6 +23,11 @@ func TestALayoutInsideTheDataDirIsRefused(t *testing.T) {
 		{"preservation root inside", func(e *reclone.Executor) { e.PreserveRoot = filepath.Join(e.DataDir, ".preserved") }},
 		{"preservation root is the datadir", func(e *reclone.Executor) { e.PreserveRoot = e.DataDir + "/" }},
 		{"state folder inside", func(e *reclone.Executor) { e.Dir = filepath.Join(e.DataDir, "reclone") }},
+		// The receive folder is emptied at each new reclone and by the
+		// receiver's reset: preserved data kept there would be deleted.
+		{"preservation root inside the receive folder", func(e *reclone.Executor) {
+			e.PreserveRoot = filepath.Join(e.Dir, "receive", "kept")
+		}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -56,31 +56,30 @@ type Answer struct {
 
 // Refusal reasons (MetricRefusals' reason label, Answer.Reason).
 const (
-	RefuseNoTLS          = "no-tls"
-	RefuseNoCertificate  = "no-certificate"
-	RefuseUntrusted      = "untrusted"
-	RefuseWrongIdentity  = "wrong-identity"
-	RefuseMethod         = "method"
-	RefuseMalformed      = "malformed"
-	RefuseNoView         = "no-view"
-	RefuseStale          = "stale-generation"
-	RefuseAhead          = "view-behind"
-	RefuseActive         = "active-site"
-	RefuseWritable       = "writable"
-	RefuseUnreadable     = "mysqld-unreadable"
-	RefuseBusy           = "busy"
-	RefuseUnknownDonor   = "unknown-donor"
-	RefuseTerminatedWork = "finished"
-	RefuseOtherReclone   = "other-reclone"
-	RefuseOutOfOrder     = "out-of-order"
-	RefuseStateFile      = "state-file"
-	RefuseLayout         = "layout"
+	RefuseNoTLS         = "no-tls"
+	RefuseNoCertificate = "no-certificate"
+	RefuseUntrusted     = "untrusted"
+	RefuseWrongIdentity = "wrong-identity"
+	RefuseMethod        = "method"
+	RefuseMalformed     = "malformed"
+	RefuseNoView        = "no-view"
+	RefuseStale         = "stale-generation"
+	RefuseAhead         = "view-behind"
+	RefuseActive        = "active-site"
+	RefuseWritable      = "writable"
+	RefuseUnreadable    = "mysqld-unreadable"
+	RefuseBusy          = "busy"
+	RefuseUnknownDonor  = "unknown-donor"
+	RefuseOtherReclone  = "other-reclone"
+	RefuseOutOfOrder    = "out-of-order"
+	RefuseStateFile     = "state-file"
+	RefuseLayout        = "layout"
 )
 
 // refusalReasons are every reason, for the counter's zero values.
 var refusalReasons = []string{RefuseNoTLS, RefuseNoCertificate, RefuseUntrusted, RefuseWrongIdentity, RefuseMethod,
 	RefuseMalformed, RefuseNoView, RefuseStale, RefuseAhead, RefuseActive, RefuseWritable, RefuseUnreadable,
-	RefuseBusy, RefuseUnknownDonor, RefuseTerminatedWork, RefuseOtherReclone, RefuseOutOfOrder, RefuseStateFile,
+	RefuseBusy, RefuseUnknownDonor, RefuseOtherReclone, RefuseOutOfOrder, RefuseStateFile,
 	RefuseLayout}
 
 // Validate checks a request's form; self is the site's own name.
