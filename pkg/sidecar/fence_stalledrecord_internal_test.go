@@ -90,3 +90,31 @@ func TestRecordWriteBusyIsNotWaitedFor(t *testing.T) {
 		t.Fatalf("record after the next call: set %v, %v", set, err)
 	}
 }
+
+// TestStalledRecordWriteDoesNotHoldUpAView: while a write of the active
+// record is stuck (holding activeMu stands for it), a view naming another
+// site must be adopted at once: it is the one that fences this site, and
+// the record guards only views naming this site.
+func TestStalledRecordWriteDoesNotHoldUpAView(t *testing.T) {
+	r, err := NewRunner(Config{Settings: Settings{Namespace: "shop", Group: "orders", Site: "iad",
+		LeaseTimeout: 1500 * time.Millisecond, PeerCheckInterval: 500 * time.Millisecond, Keys: TestKeys},
+		OperatorURL: "http://127.0.0.1:1", StateDir: t.TempDir(),
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, &stuckDB{}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.activeMu.Lock() // a write of the record stuck on a stalled disk
+	defer r.activeMu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		rep := Reply{Kind: ReplyView}
+		rep.View.ActiveSite = "pdx"
+		r.recordFirst(&rep)()
+	}()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
+		t.Fatal("a view naming another site waited for a stalled write of the active record")
+	}
+}

@@ -146,15 +146,18 @@ var errRecordUnwritten = errors.New("view naming this site set aside: the active
 // activeMu held, so that no clearing write runs until the caller, having
 // adopted under r.mu, calls the returned unlock. A view naming this site
 // is thus never adopted, relayed or echoed with the record clear on disk.
+// Replies none of which names this site take no lock at all.
 func (r *Runner) recordFirst(replies ...*Reply) (unlock func()) {
-	r.activeMu.Lock()
 	names := false
 	for _, rep := range replies {
 		names = names || (rep.Kind == ReplyView && rep.View.ActiveSite == r.cfg.Site)
 	}
 	if !names || r.cfg.StateDir == "" {
-		return r.activeMu.Unlock
+		// Nothing to guard: a view naming another site (the one that
+		// fences this site) never waits for a record write.
+		return func() {}
 	}
+	r.activeMu.Lock()
 	r.mu.Lock()
 	r.mayActive = true
 	onDisk := r.activeOnDisk == activeTrue
