@@ -121,12 +121,14 @@ func RecordReceivedLoss(st *v1alpha1.MysqlFailoverGroupStatus, lost gtid.Set) {
 }
 
 // LossPendingFrom names the former primary of the last failover while
-// that failover's loss is still to be counted from its data (AccountLoss
-// has not run), "" when none: its data is the only record of what the
-// failover lost, never cloned over meanwhile (topology.DecideReclone).
+// its part of that failover's loss is still to be counted from its data
+// (AccountLoss has not read it), "" when none: its data is the only record
+// of what the failover lost, never cloned over meanwhile
+// (topology.DecideReclone). Abandoned targets still to be read are listed
+// apart (AbandonedLossPending).
 func LossPendingFrom(st *v1alpha1.MysqlFailoverGroupStatus) string {
 	lf := st.LastFailover
-	if lf == nil || LossAccounted(lf) || lf.From == lf.To {
+	if lf == nil || sourceAccounted(lf) || lf.From == lf.To {
 		return ""
 	}
 	return lf.From

@@ -96,3 +96,31 @@ func TestAccountLoss(t *testing.T) {
 		})
 	}
 }
+
+// TestLossPendingFromNamesOnlyAnUnreadOldPrimary: the old primary's data is
+// kept from a reclone only while its own part of the loss is unread; an
+// abandoned target still to be read is its own entry, not the old
+// primary's.
+func TestLossPendingFromNamesOnlyAnUnreadOldPrimary(t *testing.T) {
+	lost := int64(2)
+	cases := []struct {
+		name string
+		lf   v1alpha1.FailoverRecord
+		want string
+	}{
+		{"old primary unread", v1alpha1.FailoverRecord{From: "a", To: "b"}, "a"},
+		{"old primary read, received loss pending it", v1alpha1.FailoverRecord{From: "a", To: "b",
+			TransactionsLost: &lost, SourceLossPending: true}, "a"},
+		{"old primary read, an abandoned target unread", v1alpha1.FailoverRecord{From: "a", To: "b",
+			TransactionsLost: &lost, AbandonedLossPending: []string{"c"}}, ""},
+		{"all read", v1alpha1.FailoverRecord{From: "a", To: "b", TransactionsLost: &lost}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			st := &v1alpha1.MysqlFailoverGroupStatus{LastFailover: &c.lf}
+			if got := LossPendingFrom(st); got != c.want {
+				t.Fatalf("LossPendingFrom = %q, want %q", got, c.want)
+			}
+		})
+	}
+}
