@@ -55,7 +55,8 @@ func RecordPromotion(ctx context.Context, store *objstore.Store, rec PromotionRe
 	return nil
 }
 
-// ReadTimeline reads the group's timeline, in generation order. A record
+// ReadTimeline reads the group's timeline, in the store's listing order (by
+// generation, its keys being zero-padded; no user depends on it). A record
 // that cannot be read, is malformed or sits under another key than its
 // own fails the read: leaving one out could let a restore replay writes
 // the group lost, so no plan is made without the whole timeline.
