@@ -173,8 +173,9 @@ type sharedVerbs struct{}
 // uptimeQuery reads how long mysqld has run; the same on both flavors.
 const uptimeQuery = "SHOW GLOBAL STATUS LIKE 'Uptime'"
 
-// uptime is mysqld's Uptime status variable; zero when it is not listed or
-// does not parse.
+// uptime is mysqld's Uptime status variable plus half a second (the middle
+// of the whole second it names), so a server under a second old still reads
+// as known; zero when it is not listed or does not parse.
 func uptime(ctx context.Context, ex executor) (time.Duration, error) {
 	rows, err := ex.query(ctx, uptimeQuery)
 	if err != nil {
@@ -184,7 +185,7 @@ func uptime(ctx context.Context, ex executor) (time.Duration, error) {
 	if err != nil || n < 0 {
 		return 0, nil
 	}
-	return time.Duration(n) * time.Second, nil
+	return time.Duration(n)*time.Second + time.Second/2, nil
 }
 
 func (sharedVerbs) replicaStatus(ctx context.Context, ex executor) (*ReplicaStatus, error) {

@@ -104,9 +104,10 @@ type Status struct {
 	// Replica is nil when no replication is configured.
 	Replica  *ReplicaStatus
 	SemiSync SemiSync
-	// Uptime is how long mysqld has run (the Uptime status variable, whole
-	// seconds); zero when unknown. A restart sets it back: a replica's
-	// relay log may be gone with it.
+	// Uptime is how long mysqld has run: the Uptime status variable (whole
+	// seconds, truncated) plus half a second, the middle of the second it
+	// names, so a read is never zero; zero only when unknown. A restart sets
+	// it back: a replica's relay log may be gone with it.
 	Uptime time.Duration
 }
 
