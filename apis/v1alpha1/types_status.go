@@ -169,6 +169,14 @@ type SiteStatus struct {
 	// by SQL or confirmed unable to write; its probes do not count.
 	// +optional
 	MaybeWritable bool `json:"maybeWritable,omitempty"`
+	// LeaseFenceUnproven is true from the moment the operator claims the
+	// site to make it writable until an arm of its mysqld's lease fence (the
+	// event that fences it when its lease runs out) is known to have
+	// succeeded since, or the site is seen read-only. While it is true the
+	// site's lease deadline confirms nothing: a sidecar that paused with its
+	// mysqld writable and no event armed would never fence it.
+	// +optional
+	LeaseFenceUnproven bool `json:"leaseFenceUnproven,omitempty"`
 	// SemiSync is the site's semi-sync replication as last observed,
 	// absent while semi-sync is off on it.
 	// +optional

@@ -33,6 +33,15 @@ import (
 // A successful statement clears the mark (RecordWritable); a failed one
 // leaves it, as MarkMaybeWritable would set it.
 //
+// The claim also marks the site's lease fence unproven
+// (status.sites[].leaseFenceUnproven), persisted with it: until an arm of
+// the site's lease fence is known to have succeeded (ArmLeaseFence, or the
+// poll loop's next arm) or the site is seen read-only, its lease deadline
+// confirms nothing (topology.LeaseDeadline). An arm refused under a write
+// hold lets the step go on (leasefence.go); so does an operator that dies
+// between the claim and the end of its pass, whose arm's success is lost.
+// Either way nothing proves an event is armed.
+//
 // A claim whose statement is never sent is withdrawn (Withdraw): the steps
 // between the claim and the statement (PrepareWritable: the lease fence's
 // arm, the semi-sync source part) can only keep the site read-only, so the
@@ -44,8 +53,8 @@ import (
 
 // Claimed is what a claim replaced in the site's record, for Withdraw.
 type Claimed struct {
-	site                  string
-	maybeWritable, fenced bool
+	site                            string
+	maybeWritable, fenced, unproven bool
 }
 
 // Claim marks site maybe-writable in g's status and persists that
@@ -62,8 +71,8 @@ func Claim(ctx context.Context, per Persister, g *v1alpha1.MysqlFailoverGroup, s
 // held read-only, and it may be writable until the statement's outcome is known.
 func claim(st *v1alpha1.MysqlFailoverGroupStatus, site string) Claimed {
 	rec := SiteRecord(st, site)
-	c := Claimed{site: site, maybeWritable: rec.MaybeWritable, fenced: rec.Fenced}
-	rec.MaybeWritable, rec.Fenced = true, false
+	c := Claimed{site: site, maybeWritable: rec.MaybeWritable, fenced: rec.Fenced, unproven: rec.LeaseFenceUnproven}
+	rec.MaybeWritable, rec.Fenced, rec.LeaseFenceUnproven = true, false, true
 	return c
 }
 
@@ -95,5 +104,5 @@ func Withdraw(st *v1alpha1.MysqlFailoverGroupStatus, c Claimed) {
 		return
 	}
 	rec := SiteRecord(st, c.site)
-	rec.MaybeWritable, rec.Fenced = c.maybeWritable, c.fenced
+	rec.MaybeWritable, rec.Fenced, rec.LeaseFenceUnproven = c.maybeWritable, c.fenced, c.unproven
 }

@@ -32,11 +32,16 @@ import (
 // says ErrWritesHeld (a write that changes nothing waits too): a backup's
 // lock, which stops the DDL and not the writes, is a failed arm.
 //
-// Open (internal/sim/testdata/open/thaw-partitioned-after-held-reassert.txt):
-// a freeze of mysqld in the very tick the sidecar lets go splits its
+// But a freeze of mysqld in the very tick the sidecar lets go splits its
 // release from its arm; if the sidecar then pauses and the site is cut off
 // from the operator, mysqld thaws writable with no event, and a promotion
-// at the lease deadline makes two writers.
+// at the lease deadline would make two writers (internal/sim script
+// realop_thaw_after_held_reassert). So a refused arm leaves the site's
+// lease fence unproven (set by the claim, claim.go): its lease deadline
+// confirms nothing until an arm succeeds, here or on a later pass of the
+// poll loop while the site is reachable, or the site is seen read-only.
+// A successful arm proves it; so does a group with no lease fence to arm,
+// whose lease deadline never counted on one.
 
 // ArmLeaseFence arms site's lease fence for the step about to make it
 // writable, or says why not (an error wrapping ErrLeaseFence, recorded in
@@ -45,6 +50,7 @@ import (
 // lease fence (topology.WritableLeaseFence).
 func ArmLeaseFence(ctx context.Context, p Pass, db DB, n Notifier, now time.Time, site string) error {
 	if p.SidecarAskedAt == nil {
+		markLeaseFence(&p.Group.Status, site, false)
 		return nil
 	}
 	d := topology.WritableLeaseFence(topology.LeaseFenceArm{Site: site, Now: now,
@@ -59,7 +65,10 @@ func ArmLeaseFence(ctx context.Context, p Pass, db DB, n Notifier, now time.Time
 		err = db.ArmLeaseFence(cctx, site, d.After)
 		cancel()
 		if errors.Is(err, ErrWritesHeld) {
-			return nil // the hold guards it; its sidecar arms as it lets go
+			// The hold guards it; its sidecar arms as it lets go. Until an
+			// arm is proven, the lease deadline counts for nothing.
+			markLeaseFence(&p.Group.Status, site, true)
+			return nil
 		}
 		if err != nil {
 			err = fmt.Errorf("%w on %s for %s: %w", ErrLeaseFence, site, d.After, err)
@@ -68,6 +77,34 @@ func ArmLeaseFence(ctx context.Context, p Pass, db DB, n Notifier, now time.Time
 	if err != nil {
 		n.Event(p.Group, EventWarning, v1alpha1.EventLeaseFenceNotArmed,
 			fmt.Sprintf("%s is not made writable: %v", site, err))
+		return err
 	}
-	return err
+	markLeaseFence(&p.Group.Status, site, false) // armed, or no lease fence in this group
+	return nil
+}
+
+// markLeaseFence records whether site's lease fence is unproven; clearing
+// never adds a record.
+func markLeaseFence(st *v1alpha1.MysqlFailoverGroupStatus, site string, unproven bool) {
+	if unproven {
+		SiteRecord(st, site).LeaseFenceUnproven = true
+		return
+	}
+	for i := range st.Sites {
+		if st.Sites[i].Name == site {
+			st.Sites[i].LeaseFenceUnproven = false
+		}
+	}
+}
+
+// LeaseFenceUnproven reports whether status records site's lease fence as
+// unproven (claim.go).
+func LeaseFenceUnproven(st *v1alpha1.MysqlFailoverGroupStatus, site string) bool {
+	return SiteStatusOf(st, site).LeaseFenceUnproven
+}
+
+// ProveLeaseFence records that site's lease fence no longer needs proving:
+// an arm succeeded, or the site was seen read-only after the claim.
+func ProveLeaseFence(st *v1alpha1.MysqlFailoverGroupStatus, site string) {
+	markLeaseFence(st, site, false)
 }

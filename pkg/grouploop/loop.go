@@ -172,6 +172,7 @@ func (l *Loop) pass(ctx context.Context) (time.Duration, bool) {
 		return interval, false
 	}
 	l.maintained = false
+	l.proveLeaseFences(ctx, p)
 	l.act(ctx, p)
 	l.rollout(ctx, p, l.maintained)
 	l.restartInPlace(ctx, g)

@@ -250,6 +250,7 @@ func (l *Loop) evidence(g *v1alpha1.MysqlFailoverGroup, site string, s failover.
 	reg := l.env.Registry
 	ev := topology.Evidence{Site: site, Now: l.env.Clock.Now(), Active: g.Status.ActiveSite, Operator: reg.OperatorID(),
 		LeaseTimeout: s.LeaseTimeout, PeerCheckInterval: s.PeerCheckInterval, LastContact: reg.Started()}
+	ev.LeaseFenceUnproven = failover.LeaseFenceUnproven(&g.Status, site)
 	ev.FailingSince = l.evidenceSince(g, site)
 	ev.FailingSeq = l.evidenceSeq(g, site)
 	ev.PodGone = l.podGone(site, ev.FailingSince)

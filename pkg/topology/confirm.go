@@ -107,6 +107,10 @@ type Evidence struct {
 	// LeaseTimeout and PeerCheckInterval are spec.sidecar's.
 	LeaseTimeout      time.Duration
 	PeerCheckInterval time.Duration
+	// LeaseFenceUnproven is true while no arm of the site's mysqld lease
+	// fence is known to have succeeded since the operator last claimed the
+	// site to make it writable (status.sites[].leaseFenceUnproven).
+	LeaseFenceUnproven bool
 }
 
 // ConfirmFence applies the design's rule: a site is confirmed unable to accept
@@ -138,8 +142,16 @@ func ConfirmFence(ev Evidence) (bool, string) {
 // last contact with it and, for every other site, the moment from which that
 // site can no longer have served it a view older than the current
 // generation (see peerCutoff).
+//
+// Nor is there one while the site's lease fence is unproven: a step made
+// it writable though the arm of its mysqld's lease fence was refused
+// under a global read lock (the sidecar's write hold, a backup's), and no
+// arm is known to have succeeded since. The sidecar arms the event as it
+// lets go of its hold, but if mysqld froze in that very tick the arm
+// failed; a sidecar that then pauses never fences, and mysqld thawed
+// writable would write on past any deadline.
 func LeaseDeadline(ev Evidence) (time.Time, bool) {
-	if ev.Site == ev.Active {
+	if ev.Site == ev.Active || ev.LeaseFenceUnproven {
 		return time.Time{}, false
 	}
 	base := ev.LastContact

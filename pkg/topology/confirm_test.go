@@ -85,6 +85,20 @@ func TestConfirmFence(t *testing.T) {
 			ev.Now = at(3.01)
 			ev.Peers = []PeerAdoption{{Site: "b", Adopted: true, At: at(1)}}
 		}, true, ConfirmedByLease},
+		// internal/sim script realop_thaw_after_held_reassert: made writable
+		// under a write hold that refused the operator's arm, its mysqld
+		// froze as the sidecar let go (so the sidecar's arm failed too), and
+		// the sidecar paused: no event and no sidecar fence it ever.
+		{"an unproven lease fence: no deadline ever passes", func(ev *Evidence) {
+			ev.Now, ev.LeaseFenceUnproven = at(600), true
+		}, false, ""},
+		{"an unproven lease fence still yields to a gone Pod", func(ev *Evidence) {
+			ev.Now, ev.LeaseFenceUnproven, ev.PodGone = at(600), true, true
+		}, true, ConfirmedByPodGone},
+		{"an unproven lease fence still yields to a later fenced report", func(ev *Evidence) {
+			ev.Now, ev.LeaseFenceUnproven = at(600), true
+			ev.Report = &Report{At: at(0.5), Fenced: true, ViewOperator: "op1", ViewSeq: 12}
+		}, true, ConfirmedBySidecarReport},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
