@@ -35,6 +35,9 @@ var (
 	// server's topology lock in time: another operator process's step
 	// holds it (topolock.go). Nothing was changed.
 	ErrTopologyLockBusy = errors.New("topology lock held by another step")
+	// ErrUnfenceReplicating: Unfence refused a server whose replication
+	// runs (a salvage into it, say); it was left read-only.
+	ErrUnfenceReplicating = errors.New("unfence refused: the server replicates")
 	// ErrNotReplica: the verb needs configured replication and there is none.
 	ErrNotReplica = errors.New("not a replica")
 	// ErrReplicationBroken: a replication thread stopped with an error.

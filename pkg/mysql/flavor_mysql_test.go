@@ -69,10 +69,11 @@ func TestMySQLStatements(t *testing.T) {
 			"SET GLOBAL super_read_only = ON", processlistQuery, mysqlReadOnlyQuery,
 		},
 	}, {
-		name:  "unfence clears super_read_only, then read_only",
+		name:  "unfence under the topology lock clears super_read_only, then read_only",
 		setup: func(r *recorder) { r.answer(mysqlReadOnlyQuery, writable) },
 		verb:  func(in *instance) error { return in.Unfence(ctx) },
-		want:  []string{"SET GLOBAL super_read_only = OFF", "SET GLOBAL read_only = OFF", mysqlReadOnlyQuery},
+		want: []string{idleSent, lockSent, "SHOW REPLICA STATUS", "SET GLOBAL super_read_only = OFF",
+			"SET GLOBAL read_only = OFF", mysqlReadOnlyQuery, unlockStatement},
 	}, {
 		name: "promote a replica",
 		setup: func(r *recorder) {

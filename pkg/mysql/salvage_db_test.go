@@ -115,6 +115,11 @@ func TestSalvageRefusesAWritableTarget(t *testing.T) {
 	if err := s.in[1].WaitForGTID(ctx, s.executed(t, 0), 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
+	// Made writable with its replication stopped but kept (Unfence refuses
+	// a server whose replication runs).
+	if err := s.in[1].StopReplication(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if err := s.in[1].Unfence(ctx); err != nil {
 		t.Fatal(err)
 	}

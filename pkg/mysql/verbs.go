@@ -89,8 +89,26 @@ func (in *instance) barrier(ctx context.Context, ex executor, d dialect, kill bo
 	return nil
 }
 
+// Unfence is ordered with a salvage into this server (topolock.go): under
+// the topology lock, a server that replicates (a salvage started into it,
+// whose old tail would apply on top of its new writes) is refused with
+// ErrUnfenceReplicating and left read-only. Promote, not Unfence, makes a
+// replica writable.
 func (in *instance) Unfence(ctx context.Context) error {
 	return in.run(ctx, "unfence", 0, func(ctx context.Context, ex executor, d dialect) error {
+		unlock, err := lockTopology(ctx, ex, in.lockWaitSeconds(), in.lockIdleSeconds())
+		if err != nil {
+			return err
+		}
+		defer unlock()
+		rs, err := d.replicaStatus(ctx, ex)
+		if err != nil {
+			return fmt.Errorf("read replication: %w", err)
+		}
+		if rs != nil && (rs.SQLRunning || rs.IORunning != ThreadNo) {
+			return fmt.Errorf("%w: from %s (IO %s, SQL running %v)", ErrUnfenceReplicating,
+				rs.Source(), rs.IORunning, rs.SQLRunning)
+		}
 		return makeWritable(ctx, ex, d)
 	})
 }
