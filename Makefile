@@ -167,6 +167,17 @@ bench-planned:
 	  -timeout 15m ./pkg/controller 2>&1) || { echo "$$out"; exit 1; }; \
 	  grep -E '^planned-' <<<"$$out"
 
+# Operator restarts in the middle of failovers (issue 24), envtest with real
+# sidecars and MariaDB, the new process started at once (the kubelet's restart
+# delay is not counted). Prints operator-restart-planned-window,
+# operator-killed-mid-failover and operator-restart-ready, {median,max} in ms
+# (BLOODRAVEN_BENCH_ROUNDS=n for more than 4 rounds of each).
+.PHONY: bench-restart
+bench-restart:
+	@out=$$(go test -count=1 -tags envtest -run '^$$' -bench '^BenchmarkOperatorRestart$$' -benchtime 1x \
+	  -timeout 15m ./pkg/controller 2>&1) || { echo "$$out"; exit 1; }; \
+	  grep -E '^(operator|restart)-' <<<"$$out"
+
 # Playground scenarios: the real operator, sidecars and MariaDB in the local
 # cluster, broken on purpose under a recorded load (playground/scenario). The
 # CI subset is 1 (primary killed), 3 (planned failover under load), 5

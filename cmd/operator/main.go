@@ -14,7 +14,6 @@ import (
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -49,6 +48,7 @@ type flags struct {
 	fenceTimeout     time.Duration
 	maxLag           time.Duration
 	resyncPeriod     time.Duration
+	stallTimeout     time.Duration
 	terminationGrace time.Duration
 	mysqlImage       string
 	sidecarImage     string
@@ -80,6 +80,7 @@ func parseFlags(args []string) (flags, error) {
 	fs.DurationVar(&f.fenceTimeout, "fence-timeout", time.Second, "bound of one SQL fence attempt on an old primary that may not answer")
 	fs.DurationVar(&f.maxLag, "max-replica-lag", 30*time.Second, "replica lag above which a group is Degraded")
 	fs.DurationVar(&f.resyncPeriod, "resync-period", 5*time.Minute, "re-converge every group's objects at least this often")
+	fs.DurationVar(&f.stallTimeout, "loop-stall-timeout", 0, "a group's poll loop that completes no pass for this long fails /healthz; 0 means 3 poll intervals + relay-drain-timeout + 6 call-timeouts")
 	fs.DurationVar(&f.terminationGrace, "site-termination-grace", 0, "termination grace period of site Pods (default pkg/routing's)")
 	fs.StringVar(&f.mysqlImage, "mysql-image", "", "override spec.mysql.image of every group")
 	fs.StringVar(&f.sidecarImage, "sidecar-image", "", "override spec.sidecar.image of every group")
@@ -230,7 +231,8 @@ func wire(mgr ctrl.Manager, f flags, leader authority.Leadership) error {
 		// reclones fail with RecloneUnavailable, nothing touched.
 		Recloner: controller.NewHTTPRecloner(nil, keeper),
 	}, controller.Options{ProbeTimeout: f.probeTimeout, DrainTimeout: f.drainTimeout, CallTimeout: f.callTimeout,
-		FenceTimeout: f.fenceTimeout, MaxLag: f.maxLag, ResyncPeriod: f.resyncPeriod, OperatorExecutableHash: selfHash()})
+		FenceTimeout: f.fenceTimeout, MaxLag: f.maxLag, ResyncPeriod: f.resyncPeriod, OperatorExecutableHash: selfHash(),
+		StallTimeout: f.stallTimeout})
 	if err != nil {
 		return err
 	}
@@ -242,11 +244,11 @@ func wire(mgr ctrl.Manager, f flags, leader authority.Leadership) error {
 		return fmt.Errorf("add view keys: %w", err)
 	}
 	api := &authority.API{Registry: op.Registry(), Elected: mgr.Elected(),
-		Ready: func() error { return cacheSynced(mgr) }, Auth: auth}
+		Ready: func() error { return ready(mgr, op) }, Auth: auth}
 	if err := addAPIServers(mgr, f, api.Handler(), keeper); err != nil {
 		return err
 	}
-	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+	if err := mgr.AddHealthzCheck("loops", func(*http.Request) error { return op.Healthy() }); err != nil {
 		return fmt.Errorf("healthz: %w", err)
 	}
 	if err := mgr.AddReadyzCheck("readyz", func(*http.Request) error { return api.Ready() }); err != nil {
@@ -255,12 +257,13 @@ func wire(mgr ctrl.Manager, f flags, leader authority.Leadership) error {
 	return nil
 }
 
-// cacheSynced is the readiness check: the manager's cache has synced.
-func cacheSynced(mgr ctrl.Manager) error {
+// ready is the readiness check: the manager's cache has synced, this
+// replica leads and its loops have read every group (controller.Ready).
+func ready(mgr ctrl.Manager, op *controller.Operator) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	if !mgr.GetCache().WaitForCacheSync(ctx) {
 		return errors.New("cache not synced yet")
 	}
-	return nil
+	return op.Ready(ctx)
 }

@@ -27,6 +27,9 @@ func TestParseFlags(t *testing.T) {
 		{"explicit operator URL wins", []string{"--operator-url=http://op:1"}, func(f flags) bool {
 			return f.operatorURL == "http://op:1"
 		}, false},
+		{"loop stall timeout", []string{"--loop-stall-timeout=45s"}, func(f flags) bool {
+			return f.stallTimeout == 45*time.Second
+		}, false},
 		{"unknown flag", []string{"--nope"}, nil, true},
 	}
 	for _, c := range cases {

@@ -30,8 +30,13 @@ func (w *World) restore() {
 		}
 	}
 	if !w.op.running() && w.step >= w.opBackAt {
-		w.op.restart(w.now())
-		w.logf("operator restarted: status kept, memory lost")
+		if w.opSamePod {
+			w.logf("operator containers restarted in their Pods: status and Lease identity kept, memory lost")
+			w.op.restartInPods(w.now())
+		} else {
+			w.op.restart(w.now())
+			w.logf("operator restarted: status kept, memory lost")
+		}
 	}
 }
 
@@ -64,10 +69,16 @@ func (w *World) node(n int) int {
 func (w *World) fire(f Fault) {
 	target := w.node(f.Site)
 	w.stats.Faults[f.Kind]++
-	if f.Kind == FaultOperatorDown {
+	if f.Kind == FaultRestartOperator && f.By > 0 {
+		w.logf("fault %s", f)
+		w.op.crashAfterWrites(f.By, f.Dur)
+		return
+	}
+	if f.Kind == FaultOperatorDown || f.Kind == FaultRestartOperator {
 		w.logf("fault %s", f)
 		w.op.stop()
-		w.opBackAt = w.step + f.Dur
+		// A later fault of either kind decides how the operator comes back.
+		w.opBackAt, w.opSamePod = w.step+f.Dur, f.Kind == FaultRestartOperator
 		return
 	}
 	if f.Kind == FaultPauseOperator {

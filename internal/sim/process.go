@@ -18,6 +18,13 @@ type operatorProcess interface {
 	stop()
 	// restart starts a new process at now.
 	restart(now time.Time)
+	// restartInPods starts a new process at now in each replica's Pod:
+	// the Lease identity (the Pod's name) is kept.
+	restartInPods(now time.Time)
+	// crashAfterWrites kills the leader's container right after its n-th
+	// status write from now lands, down for dur steps, then restarted in
+	// its Pod (restart-operator by=N).
+	crashAfterWrites(n, dur int)
 	// step runs the passes due at now.
 	step(now time.Time)
 	// answer serves site s's sidecar its view; q is the query of its

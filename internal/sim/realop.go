@@ -58,6 +58,9 @@ type realOperator struct {
 	// skew is how many steps the operator's wall clock is off the
 	// world's; its monotonic clock is not (realop_clock.go).
 	skew int
+	// crash is the pending death of the leader's container after a status
+	// write (restart-operator by=N, realop_restart.go).
+	crash crashPlan
 }
 
 // sentLog is one site's last queries to the operator and its answers;
@@ -166,6 +169,7 @@ func (r *realOperator) step(now time.Time) {
 			p.passes(now)
 		}
 	}
+	r.buryCrashed()
 	r.elect(now)
 }
 

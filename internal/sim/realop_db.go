@@ -51,7 +51,12 @@ type simInstance struct {
 
 var _ mysql.Instance = simInstance{}
 
-func (i simInstance) reach() (*site, error) { return netOps{i.w}.reach(i.name) }
+func (i simInstance) reach() (*site, error) {
+	if i.w.operatorDead() {
+		return nil, ErrOperatorDead // the process died mid-pass: nothing it sends lands
+	}
+	return netOps{i.w}.reach(i.name)
+}
 
 // answer is the outcome of a verb that changes the site (or of Status) as
 // the operator sees it: while the site's answers are lost (lossy-replies),
@@ -325,6 +330,9 @@ func (*simRouter) Converge(context.Context, *v1alpha1.MysqlFailoverGroup) error 
 
 // SetRoleLabels implements failover.Router.
 func (r *simRouter) SetRoleLabels(_ context.Context, _ *v1alpha1.MysqlFailoverGroup, site string) error {
+	if r.w.operatorDead() {
+		return ErrOperatorDead
+	}
 	if site != r.primary {
 		r.primary = site
 		r.w.logf("routing: -primary points at %q", site)
@@ -334,6 +342,9 @@ func (r *simRouter) SetRoleLabels(_ context.Context, _ *v1alpha1.MysqlFailoverGr
 
 // PointDNS implements failover.Router.
 func (r *simRouter) PointDNS(_ context.Context, _ *v1alpha1.MysqlFailoverGroup, site string) (bool, error) {
+	if r.w.operatorDead() {
+		return false, ErrOperatorDead
+	}
 	changed := site != r.dns
 	r.dns = site
 	return changed, nil
@@ -341,6 +352,9 @@ func (r *simRouter) PointDNS(_ context.Context, _ *v1alpha1.MysqlFailoverGroup, 
 
 // TaintSite implements failover.Router.
 func (r *simRouter) TaintSite(_ context.Context, _ *v1alpha1.MysqlFailoverGroup, site string) error {
+	if r.w.operatorDead() {
+		return ErrOperatorDead
+	}
 	r.w.logf("routing: nodes of %s tainted", site)
 	return nil
 }

@@ -44,9 +44,14 @@ type opProc struct {
 
 // start starts the process afresh, standing by.
 func (p *opProc) start(now time.Time) {
+	p.r.started++
+	p.startAs(now, fmt.Sprintf("operator-%d", p.r.started))
+}
+
+// startAs starts the process afresh under identity id, standing by.
+func (p *opProc) startAs(now time.Time, id string) {
 	r := p.r
-	r.started++
-	p.id, p.up, p.pausedUntil, p.leads = fmt.Sprintf("operator-%d", r.started), true, 0, false
+	p.id, p.up, p.pausedUntil, p.leads = id, true, 0, false
 	p.elected = make(chan struct{})
 	p.reg = authority.NewRegistry(r.clk.Now)
 	p.reg.SetSigner(simSigner)
@@ -102,6 +107,8 @@ func (r *realOperator) elect(now time.Time) {
 			continue
 		}
 		switch {
+		case r.lease.holder == p.id && !p.leads:
+			r.retake(p, now)
 		case r.lease.holder == p.id:
 			r.lease.renewedAt, r.lease.renewTime = now, r.clk.Now().Round(0)
 		case p.leads:
@@ -110,13 +117,18 @@ func (r *realOperator) elect(now time.Time) {
 			p.start(now)
 		case r.lease.holder == "" || !now.Before(r.lease.renewedAt.Add(leaseDuration)):
 			r.lease = simLease{holder: p.id, renewedAt: now, renewTime: r.clk.Now().Round(0)}
-			p.leads = true
-			close(p.elected)
-			p.loop = p.op.Stepper(r.key)
-			p.nextAt = now
+			p.lead(now)
 			r.w.logf("operator %s leads", p.id)
 		}
 	}
+}
+
+// lead makes the process the leader: its poll loop starts at now.
+func (p *opProc) lead(now time.Time) {
+	p.leads = true
+	close(p.elected)
+	p.loop = p.op.Stepper(p.r.key)
+	p.nextAt = now
 }
 
 // pauseLeader freezes the replica that believes it leads until step until.

@@ -39,6 +39,9 @@ func (r *realOperator) refresh() {
 func (r *realOperator) apiFuncs() interceptor.Funcs {
 	return interceptor.Funcs{
 		Create: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.CreateOption) error {
+			if r.crash.dead {
+				return ErrOperatorDead
+			}
 			r.writes++
 			r.fast.reads.forget(o)
 			return c.Create(ctx, o, opts...)
@@ -59,16 +62,25 @@ func (r *realOperator) apiFuncs() interceptor.Funcs {
 			return c.List(ctx, list, opts...)
 		},
 		Update: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.UpdateOption) error {
+			if r.crash.dead {
+				return ErrOperatorDead
+			}
 			r.writes++
 			r.fast.reads.forget(o)
 			return c.Update(ctx, o, opts...)
 		},
 		Patch: func(ctx context.Context, c client.WithWatch, o client.Object, p client.Patch, opts ...client.PatchOption) error {
+			if r.crash.dead {
+				return ErrOperatorDead
+			}
 			r.writes++
 			r.fast.reads.forget(o)
 			return c.Patch(ctx, o, p, opts...)
 		},
 		Delete: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.DeleteOption) error {
+			if r.crash.dead {
+				return ErrOperatorDead
+			}
 			r.writes++
 			r.fast.reads.forget(o)
 			return c.Delete(ctx, o, opts...)
@@ -82,14 +94,24 @@ func (r *realOperator) apiFuncs() interceptor.Funcs {
 			return c.SubResource(sub).Create(ctx, o, subObj, opts...)
 		},
 		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, o client.Object, opts ...client.SubResourceUpdateOption) error {
+			if r.crash.dead {
+				return ErrOperatorDead
+			}
 			r.writes++
 			r.fast.reads.forget(o)
 			return c.SubResource(sub).Update(ctx, o, opts...)
 		},
 		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, o client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+			if r.crash.dead {
+				return ErrOperatorDead
+			}
 			r.writes++
 			r.fast.reads.forget(o)
-			return r.fast.statusPatch(ctx, c, sub, o, p, opts...)
+			err := r.fast.statusPatch(ctx, c, sub, o, p, opts...)
+			if err == nil {
+				r.countCrashWrite(o)
+			}
+			return err
 		},
 	}
 }

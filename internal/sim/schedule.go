@@ -43,6 +43,11 @@ const (
 	// FaultOperatorClock sets the operator's wall clock By steps off from
 	// now on; its monotonic clock runs on (realop_clock.go).
 	FaultOperatorClock FaultKind = "operator-clock"
+	// FaultRestartOperator restarts every operator replica's container in
+	// its Pod, down for Dur steps: memory lost, status kept, and the Pod's
+	// name, its Lease identity, kept, so the leader's container takes its
+	// Lease back at once (realop_restart.go).
+	FaultRestartOperator FaultKind = "restart-operator"
 	// FaultTwoOperators is not scheduled: it counts the runs with two
 	// operator replicas, a leader and a standby (Config.OperatorReplicas).
 	FaultTwoOperators FaultKind = "operator-replicas-2"
@@ -53,7 +58,7 @@ const (
 
 // operatorWide reports whether the kind acts on the operator, not a site.
 func (k FaultKind) operatorWide() bool {
-	return k == FaultOperatorDown || k == FaultPauseOperator || k == FaultOperatorClock
+	return k == FaultOperatorDown || k == FaultPauseOperator || k == FaultOperatorClock || k == FaultRestartOperator
 }
 
 // linked reports whether the kind acts on a link, between Site and Peer.
@@ -77,7 +82,7 @@ type Fault struct {
 	Peer  int // links only
 	Dur   int
 	Delay int // delay-link and slow-fence only
-	By    int // skew only: the clock offset in steps
+	By    int // skew: the clock offset in steps; restart-operator: die after this many status writes (0: now)
 }
 
 // Schedule is a run's faults in firing order.
@@ -104,7 +109,7 @@ func (f Fault) String() string {
 	if f.Kind == FaultDelayLink || f.Kind == FaultSlowFence {
 		s += fmt.Sprintf(" delay=%d", f.Delay)
 	}
-	if f.Kind == FaultSkew || f.Kind == FaultOperatorClock {
+	if f.Kind == FaultSkew || f.Kind == FaultOperatorClock || (f.Kind == FaultRestartOperator && f.By > 0) {
 		s += fmt.Sprintf(" by=%d", f.By)
 	}
 	if f.Dur > 0 {
@@ -208,9 +213,10 @@ var realOperatorKinds = []weightedKind{
 	// Weight 0: drawn apart, after the others (drawPowerLosses), so that
 	// adding the kind left every other fault of every seed as it was.
 	{FaultPowerLoss, true, 0},
-	{FaultTwoOperators, false, 0},  // counted per run, never drawn
-	{FaultMariaDB, false, 0},       // counted per run, never drawn
-	{FaultOperatorClock, false, 0}, // drawn apart, after power losses (drawOperatorClock)
+	{FaultTwoOperators, false, 0},    // counted per run, never drawn
+	{FaultMariaDB, false, 0},         // counted per run, never drawn
+	{FaultOperatorClock, false, 0},   // drawn apart, after power losses (drawOperatorClock)
+	{FaultRestartOperator, false, 0}, // drawn apart, last (drawOperatorRestarts)
 }
 
 // weightedKinds lists fault kinds with their weights in a generated schedule.
@@ -262,7 +268,7 @@ func GenerateSchedule(rng *rand.Rand, c Config) Schedule {
 		out = append(out, f.normalized())
 	}
 	out = drawPowerLosses(rng, c, out)
-	return drawOperatorClock(rng, c, out)
+	return drawOperatorRestarts(rng, c, drawOperatorClock(rng, c, out))
 }
 
 // drawPowerLosses adds power losses to s, every 40 to 160 steps, two in
@@ -289,7 +295,7 @@ func (f Fault) normalized() Fault {
 	if f.Kind != FaultDelayLink && f.Kind != FaultSlowFence {
 		f.Delay = 0
 	}
-	if f.Kind != FaultSkew && f.Kind != FaultOperatorClock {
+	if f.Kind != FaultSkew && f.Kind != FaultOperatorClock && f.Kind != FaultRestartOperator {
 		f.By = 0
 	}
 	if f.Kind.operatorWide() {

@@ -92,8 +92,10 @@ type World struct {
 	sched    Schedule
 	next     int
 	opBackAt int
-	admin    []int // step at which an administrator's fence ends, per site
-	stats    Stats
+	// opSamePod: the operator down comes back in the same Pods (restart-operator).
+	opSamePod bool
+	admin     []int // step at which an administrator's fence ends, per site
+	stats     Stats
 	// commitAt[k][n-1] is the commit order of transaction n of site k's server.
 	commitAt [][]uint64
 	commits  uint64

@@ -58,6 +58,16 @@ func (r *Registry) Know(group types.NamespacedName, sites []string) {
 	r.known[group] = sites
 }
 
+// Knows reports whether the group's loop has read it (Know) since this
+// process started, and it was not forgotten since: the operator's
+// readiness waits for every group (controller health.go).
+func (r *Registry) Knows(group types.NamespacedName) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.known[group]
+	return ok
+}
+
 func (r *Registry) knownSites(group types.NamespacedName) []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -48,6 +49,9 @@ type Options struct {
 	// OperatorExecutableHash is the SHA-256 of the operator's binary, for
 	// status.operatorExecutableHash.
 	OperatorExecutableHash string
+	// StallTimeout is how long a group's loop may go without completing a
+	// pass before Healthy fails; 0 means StallLimit's default (health.go).
+	StallTimeout time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -118,15 +122,21 @@ type Operator struct {
 	opts   Options
 
 	started chan struct{}
-	mu      sync.Mutex
-	ctx     context.Context
-	loops   map[types.NamespacedName]*loopHandle
+	// loaded latches once Ready found every group loaded (health.go).
+	loaded atomic.Bool
+	mu     sync.Mutex
+	ctx    context.Context
+	loops  map[types.NamespacedName]*loopHandle
 }
 
 type loopHandle struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	wake   chan struct{}
+	// lastPass is when the loop last completed a pass (its start before
+	// the first), interval its group's poll interval then (health.go).
+	lastPass time.Time
+	interval time.Duration
 }
 
 // New wires an Operator.
@@ -167,7 +177,7 @@ func New(d Deps, opts Options) (*Operator, error) {
 	o.env = &grouploop.Env{Client: d.Client, Reader: d.Reader, Resolver: d.Resolver, Router: d.Router,
 		Registry: d.Registry, Notifier: grouploop.NewNotifier(d.Recorder, m), Metrics: m, Auth: d.Auth,
 		Open: d.Open, Clock: d.Clock, Leader: d.Leadership, Options: opts.loop(), Log: d.Log,
-		Nudge: nudge, Wake: o.Wake, Upgrader: upgrader, Recloner: d.Recloner}
+		Nudge: nudge, Wake: o.Wake, Passed: o.passed, Upgrader: upgrader, Recloner: d.Recloner}
 	return o, nil
 }
 
@@ -215,7 +225,7 @@ func (o *Operator) EnsureLoop(key types.NamespacedName) error {
 		}
 	}
 	ctx, cancel := context.WithCancel(o.ctx)
-	h := &loopHandle{cancel: cancel, done: make(chan struct{}), wake: make(chan struct{}, 1)}
+	h := &loopHandle{cancel: cancel, done: make(chan struct{}), wake: make(chan struct{}, 1), lastPass: o.env.Clock.Now()}
 	o.loops[key] = h
 	go func() {
 		defer close(h.done)

@@ -124,6 +124,9 @@ func (l *Loop) Step(ctx context.Context) (time.Duration, bool) {
 		l.env.Metrics.forget(l.key.Namespace, l.key.Name)
 		return 0, true
 	}
+	if l.env.Passed != nil {
+		l.env.Passed(l.key, interval)
+	}
 	wait := max(interval-l.env.Clock.Since(start), 10*time.Millisecond)
 	if next, ok := l.plannedNext(); ok {
 		wait = min(wait, next) // a planned failover moves on at once

@@ -71,8 +71,8 @@ func Install(ctx context.Context, c *localcluster.Cluster, ch Chart) error {
 
 // Upgrade runs `helm upgrade --reuse-values` with ch.Set and ch.SetJSON:
 // what a user does to move to a new operator release. It does not wait;
-// the Deployment replaces the operator Pod (RollingUpdate), and the new
-// one takes the leader-election Lease when the old one lets it go.
+// the Deployment replaces the operator Pod (Recreate: only the leader is
+// Ready), and the new one takes the Lease the old one handed back.
 func Upgrade(ctx context.Context, c *localcluster.Cluster, ch Chart) error {
 	if err := ch.defaults(); err != nil {
 		return err

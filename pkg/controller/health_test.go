@@ -1,0 +1,127 @@
+package controller
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/grouploop"
+)
+
+func TestStallLimit(t *testing.T) {
+	cases := []struct {
+		name     string
+		opts     Options
+		interval time.Duration
+		want     time.Duration
+	}{
+		{"defaults, 2 s poll", Options{}, 2 * time.Second, 6*time.Second + 30*time.Second + 30*time.Second},
+		{"no pass yet counts 2 s", Options{}, 0, 66 * time.Second},
+		{"short timings", Options{DrainTimeout: 2 * time.Second, CallTimeout: time.Second}, 250 * time.Millisecond,
+			750*time.Millisecond + 2*time.Second + 6*time.Second},
+		{"slow poll", Options{}, 10 * time.Second, 30*time.Second + 30*time.Second + 30*time.Second},
+		{"set explicitly", Options{StallTimeout: 20 * time.Second}, 10 * time.Second, 20 * time.Second},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := StallLimit(c.opts, c.interval); got != c.want {
+				t.Fatalf("StallLimit = %s, want %s", got, c.want)
+			}
+		})
+	}
+}
+
+// newTestOperator is an Operator on a fake clock and a fake API server
+// holding groups, never started unless the test says.
+func newTestOperator(t *testing.T, groups ...string) (*Operator, *clocktesting.FakeClock) {
+	t.Helper()
+	s := runtime.NewScheme()
+	if err := v1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	c := fake.NewClientBuilder().WithScheme(s).Build()
+	for _, g := range groups {
+		obj := &v1alpha1.MysqlFailoverGroup{}
+		obj.Namespace, obj.Name = "db", g
+		if err := c.Create(t.Context(), obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
+	o, err := New(Deps{Client: c, Reader: c, Resolver: grouploop.ServiceResolver{}, Clock: clk}, Options{NudgeTimeout: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o, clk
+}
+
+func TestReadyNeedsLeadershipAndEveryGroup(t *testing.T) {
+	o, _ := newTestOperator(t, "orders", "users")
+	ctx := t.Context()
+	if err := o.Ready(ctx); !errors.Is(err, ErrNotLeading) {
+		t.Fatalf("before Start: %v, want ErrNotLeading", err)
+	}
+	close(o.started) // elected: the manager called Start
+	if err := o.Ready(ctx); !errors.Is(err, ErrGroupsNotLoaded) {
+		t.Fatalf("no group read: %v, want ErrGroupsNotLoaded", err)
+	}
+	o.Registry().Know(types.NamespacedName{Namespace: "db", Name: "orders"}, []string{"a"})
+	if err := o.Ready(ctx); !errors.Is(err, ErrGroupsNotLoaded) {
+		t.Fatalf("one of two groups read: %v, want ErrGroupsNotLoaded", err)
+	}
+	o.Registry().Know(types.NamespacedName{Namespace: "db", Name: "users"}, []string{"a"})
+	if err := o.Ready(ctx); err != nil {
+		t.Fatalf("every group read: %v", err)
+	}
+	// Latched: a group created later does not take the leader out of the Service.
+	obj := &v1alpha1.MysqlFailoverGroup{}
+	obj.Namespace, obj.Name = "db", "later"
+	if err := o.client.Create(ctx, obj); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Ready(ctx); err != nil {
+		t.Fatalf("a later group: %v", err)
+	}
+}
+
+func TestHealthyWatchesEachRunningLoop(t *testing.T) {
+	o, clk := newTestOperator(t)
+	key := types.NamespacedName{Namespace: "db", Name: "orders"}
+	h := &loopHandle{done: make(chan struct{}), lastPass: clk.Now()}
+	o.loops[key] = h
+	limit := StallLimit(o.opts, time.Second)
+	steps := []struct {
+		name    string
+		advance time.Duration
+		pass    bool
+		ended   bool
+		healthy bool
+	}{
+		{"just started", 0, false, false, true},
+		{"first pass", time.Second, true, false, true},
+		{"at the limit", limit, false, false, true},
+		{"past the limit", time.Second, false, false, false},
+		{"passes again", 0, true, false, true},
+		{"stalls again", limit + time.Second, false, false, false},
+		{"ended loops do not count", 0, false, true, true},
+	}
+	for _, s := range steps {
+		clk.Step(s.advance)
+		if s.pass {
+			o.passed(key, time.Second)
+		}
+		if s.ended {
+			close(h.done)
+		}
+		err := o.Healthy()
+		if s.healthy != (err == nil) || (err != nil && !errors.Is(err, ErrLoopStalled)) {
+			t.Fatalf("%s: Healthy = %v, want healthy %v", s.name, err, s.healthy)
+		}
+	}
+}
