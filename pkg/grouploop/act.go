@@ -155,6 +155,7 @@ func (l *Loop) reassert(ctx context.Context, p failover.Pass, site string) error
 		return err // the mark is persisted with the pass's status
 	}
 	failover.RecordWritable(&g.Status, site)
+	l.proveAfterRelease(ctx, p, site)
 	l.env.Metrics.Reasserts.WithLabelValues(g.Namespace, g.Name).Inc()
 	l.env.Notifier.Event(g, failover.EventNormal, v1alpha1.EventPrimaryReasserted,
 		fmt.Sprintf("active site %s was fenced and no other site could write: made writable again (generation %d)",

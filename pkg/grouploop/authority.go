@@ -41,6 +41,7 @@ func authorityMoved(base, fresh *v1alpha1.MysqlFailoverGroupStatus) bool {
 		plannedPhase(base) != plannedPhase(fresh) ||
 		!equality.Semantic.DeepEqual(base.LastFailover, fresh.LastFailover) ||
 		newlyMarked(base, fresh, func(s v1alpha1.SiteStatus) bool { return s.MaybeWritable }) ||
+		newlyMarked(base, fresh, func(s v1alpha1.SiteStatus) bool { return s.LeaseFenceUnproven }) ||
 		newlyMarked(base, fresh, func(s v1alpha1.SiteStatus) bool { return s.DivergentGtid != "" })
 }
 

@@ -33,6 +33,9 @@ func (l *Loop) proveLeaseFences(ctx context.Context, p failover.Pass) {
 			continue
 		}
 		if !o.status.Writable() {
+			if failover.MaybeWritable(st, s.Name) {
+				continue // the claim's statement may land after this probe
+			}
 			failover.ProveLeaseFence(st, s.Name)
 			continue
 		}
@@ -63,3 +66,26 @@ func (l *Loop) armUnproven(ctx context.Context, p failover.Pass, site string) bo
 	}
 	return err == nil
 }
+
+// releaseArms is how many times proveAfterRelease arms: each arm waits
+// out its lock wait (a second) under a write hold.
+const releaseArms = 2
+
+// proveAfterRelease proves, in the pass that made site writable, a lease
+// fence whose arm a write hold refused: the promotion nudged the site's
+// sidecar, which lets go of its hold on the tick that follows, within
+// moments, and the arm waiting on the hold then runs. Proven here, a site
+// cut off right after its re-assert is failed over from at its lease
+// deadline; left to the next pass, it would wait until it answers.
+func (l *Loop) proveAfterRelease(ctx context.Context, p failover.Pass, site string) {
+	st := &p.Group.Status
+	for range releaseArms {
+		if !failover.LeaseFenceUnproven(st, site) || ctx.Err() != nil {
+			return
+		}
+		if l.armUnproven(ctx, p, site) {
+			failover.ProveLeaseFence(st, site)
+		}
+	}
+}
+
