@@ -88,4 +88,3 @@ func (l *Loop) proveAfterRelease(ctx context.Context, p failover.Pass, site stri
 		}
 	}
 }
-
