@@ -265,7 +265,9 @@ func TestInvalidSpecsAreRejectedWithReadableMessages(t *testing.T) {
 		{"additional Service with an unknown selector", func(_, o map[string]any) {
 			set(o, "services.additional", []any{map[string]any{"name": "lb", "selectorType": "writer"}})
 		}, `Unsupported value: "writer"`},
-		{"ExternalName template", func(_, o map[string]any) { set(o, "services.template", map[string]any{"spec": map[string]any{"type": "ExternalName"}}) },
+		{"ExternalName template", func(_, o map[string]any) {
+			set(o, "services.template", map[string]any{"spec": map[string]any{"type": "ExternalName"}})
+		},
 			`Unsupported value: "ExternalName"`},
 		{"externalTrafficPolicy on a ClusterIP", func(_, o map[string]any) {
 			set(o, "services.template", map[string]any{"spec": map[string]any{"externalTrafficPolicy": "Local"}})
