@@ -18,6 +18,11 @@ const (
 	LabelSite = "bloodraven.shipstream.io/site"
 	// LabelRole is primary on the active site's Pods and replica elsewhere.
 	LabelRole = "bloodraven.shipstream.io/role"
+	// LabelRoutable is "true" on the Pods of sites that serve reads
+	// (topology.ReadRoutes); the read Services select on it.
+	LabelRoutable = "bloodraven.shipstream.io/routable"
+	// LabelServiceRole is on every role Service: rw, ro or r.
+	LabelServiceRole = "bloodraven.shipstream.io/service-role"
 	// RolePrimary and RoleReplica are LabelRole's values.
 	RolePrimary = "primary"
 	RoleReplica = "replica"
@@ -112,10 +117,12 @@ const (
 
 // Event reasons.
 const (
-	EventFailoverStarted            = "FailoverStarted"
-	EventFailoverExecuted           = "FailoverExecuted"
-	EventFailoverBlocked            = "FailoverBlocked"
-	EventDNSFlipped                 = "DNSFlipped"
+	EventFailoverStarted  = "FailoverStarted"
+	EventFailoverExecuted = "FailoverExecuted"
+	EventFailoverBlocked  = "FailoverBlocked"
+	EventDNSFlipped       = "DNSFlipped"
+	// EventReadRouting (Normal): a site joined or left the read Services.
+	EventReadRouting                = "ReadRoutingChanged"
 	EventDNSFlipFailed              = "DNSFlipFailed"
 	EventPrimaryReasserted          = "PrimaryReasserted"
 	EventExtraWriterFenced          = "ExtraWriterFenced"
