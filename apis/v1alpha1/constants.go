@@ -42,6 +42,17 @@ const (
 	// whose probe answered cannot take part in it (MySQL without the
 	// semisync plugins).
 	ConditionSemiSyncUnavailable = "SemiSyncUnavailable"
+	// ConditionProgressing is true while the group changes: an emergency
+	// or planned failover, the ordered update or a reclone runs.
+	ConditionProgressing = "Progressing"
+)
+
+// Progressing's reasons (and ReasonFailoverRunning).
+const (
+	ReasonPlannedFailoverRunning = "PlannedFailoverRunning"
+	ReasonUpdating               = "Updating"
+	ReasonRecloning              = "Recloning"
+	ReasonIdle                   = "Idle"
 )
 
 // Condition reasons.

@@ -524,6 +524,10 @@ func (in *MysqlFailoverGroupStatus) DeepCopyInto(out *MysqlFailoverGroupStatus) 
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
 	}
+	if in.PrimaryFailingSince != nil {
+		in, out := &in.PrimaryFailingSince, &out.PrimaryFailingSince
+		*out = (*in).DeepCopy()
+	}
 	if in.Conditions != nil {
 		in, out := &in.Conditions, &out.Conditions
 		*out = make([]v1.Condition, len(*in))

@@ -45,7 +45,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	s := []string{labelNamespace, labelGroup, labelSite}
 	m := &Metrics{
 		Failovers: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bloodraven_failovers_total",
-			Help: "Completed failovers, by kind (emergency or planned)."}, append(g, labelKind)),
+			Help: "Completed automatic (emergency) failovers; kind is always emergency. Planned ones: bloodraven_planned_failovers_total."}, append(g, labelKind)),
 		DNSFlips: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bloodraven_dns_flips_total",
 			Help: "Changes of the DNSEndpoint's target."}, g),
 		SiteState: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "bloodraven_site_state",
