@@ -103,6 +103,10 @@ helm-check: $(CONTROLLER_GEN)
 	$(HELM) template bloodraven charts/bloodraven --namespace bloodraven-system >/dev/null
 	$(HELM) template bloodraven charts/bloodraven --namespace bloodraven-system --set metrics.serviceMonitor.enabled=true \
 	  --set prometheusRule.enabled=true --set grafanaDashboard.enabled=true | grep -q 'alert: BloodravenOperatorDown'
+	$(HELM) template bloodraven charts/bloodraven --namespace bloodraven-system --set sidecarPodMonitor.enabled=true \
+	  | grep -q 'kind: PodMonitor'
+	$(HELM) template bloodraven charts/bloodraven --namespace bloodraven-system --set sidecarPodMonitor.enabled=true \
+	  --set 'watchNamespaces={shop}' | grep -A2 'matchNames' | grep -q -- '- shop'
 	$(HELM) template bloodraven charts/bloodraven --namespace bloodraven-system \
 	  --set 'watchNamespaces={shop,billing}' --set leaderElection.enabled=false --set metrics.enabled=false --set networkPolicy.enabled=false >/dev/null
 	@echo "helm-check: ok"

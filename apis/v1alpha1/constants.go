@@ -18,6 +18,11 @@ const (
 	LabelSite = "bloodraven.shipstream.io/site"
 	// LabelRole is primary on the active site's Pods and replica elsewhere.
 	LabelRole = "bloodraven.shipstream.io/role"
+	// LabelRoutable is "true" on the Pods of sites that serve reads
+	// (topology.ReadRoutes); the read Services select on it.
+	LabelRoutable = "bloodraven.shipstream.io/routable"
+	// LabelServiceRole is on every role Service: rw, ro or r.
+	LabelServiceRole = "bloodraven.shipstream.io/service-role"
 	// RolePrimary and RoleReplica are LabelRole's values.
 	RolePrimary = "primary"
 	RoleReplica = "replica"
@@ -37,6 +42,17 @@ const (
 	// whose probe answered cannot take part in it (MySQL without the
 	// semisync plugins).
 	ConditionSemiSyncUnavailable = "SemiSyncUnavailable"
+	// ConditionProgressing is true while the group changes: an emergency
+	// or planned failover, the ordered update or a reclone runs.
+	ConditionProgressing = "Progressing"
+)
+
+// Progressing's reasons (and ReasonFailoverRunning).
+const (
+	ReasonPlannedFailoverRunning = "PlannedFailoverRunning"
+	ReasonUpdating               = "Updating"
+	ReasonRecloning              = "Recloning"
+	ReasonIdle                   = "Idle"
 )
 
 // Condition reasons.
@@ -112,10 +128,12 @@ const (
 
 // Event reasons.
 const (
-	EventFailoverStarted            = "FailoverStarted"
-	EventFailoverExecuted           = "FailoverExecuted"
-	EventFailoverBlocked            = "FailoverBlocked"
-	EventDNSFlipped                 = "DNSFlipped"
+	EventFailoverStarted  = "FailoverStarted"
+	EventFailoverExecuted = "FailoverExecuted"
+	EventFailoverBlocked  = "FailoverBlocked"
+	EventDNSFlipped       = "DNSFlipped"
+	// EventReadRouting (Normal): a site joined or left the read Services.
+	EventReadRouting                = "ReadRoutingChanged"
 	EventDNSFlipFailed              = "DNSFlipFailed"
 	EventPrimaryReasserted          = "PrimaryReasserted"
 	EventExtraWriterFenced          = "ExtraWriterFenced"

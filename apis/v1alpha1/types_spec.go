@@ -37,6 +37,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="!self.mysql.semiSync.enabled || self.mysql.semiSync.maxSyncReplicas < self.sites.size()",message="mysql.semiSync.maxSyncReplicas must be less than the number of sites: the primary does not acknowledge its own commits"
 // +kubebuilder:validation:XValidation:rule="self.mysql.semiSync.minSyncReplicas <= self.mysql.semiSync.maxSyncReplicas",message="mysql.semiSync.minSyncReplicas cannot be more than maxSyncReplicas"
 // +kubebuilder:validation:XValidation:rule="self.mysql.flavor != 'mariadb' || self.mysql.semiSync.minSyncReplicas == 1",message="MariaDB waits for one semi-sync acknowledgement per commit: mysql.semiSync.minSyncReplicas must be 1 with flavor mariadb"
+// +kubebuilder:validation:XValidation:rule="!has(self.services) || !has(self.services.additional) || self.services.additional.all(a, !self.sites.exists(s, s.name == a.name))",message="services.additional name cannot be a site's name: <group>-<site> is that site's own Service"
 type MysqlFailoverGroupSpec struct {
 	// Sites lists every site of the group, in priority order: when two sites
 	// are equally fresh the earlier one wins, and the first primary-candidate
@@ -121,6 +122,16 @@ type MysqlFailoverGroupSpec struct {
 	// +optional
 	Backup *BackupSpec `json:"backup,omitempty"`
 
+	// Services shapes the role Services: disabled defaults, a template
+	// merged onto them, and additional Services (docs/routing.md).
+	// +optional
+	Services *ServicesSpec `json:"services,omitempty"`
+
+	// Replication says when a replica may serve reads.
+	// +kubebuilder:default={}
+	// +optional
+	Replication ReplicationSpec `json:"replication"`
+
 	// Instance says how long mysqld gets to start and to stop, and bounds
 	// the old primary's drain in a planned failover (docs/upgrades.md).
 	// +kubebuilder:default={}
@@ -135,6 +146,7 @@ type Site struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=40
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="site name must be a DNS label: lower-case letters, digits and '-', starting and ending with a letter or digit"
+	// +kubebuilder:validation:XValidation:rule="!(self in ['primary', 'replicas', 'any'])",message="site name cannot be primary, replicas or any: <group>-<name> would be a role Service's name"
 	Name string `json:"name"`
 
 	// Role says whether the site may become primary.

@@ -54,7 +54,16 @@ type MysqlFailoverGroupStatus struct {
 	// +listMapKey=name
 	Sites []SiteStatus `json:"sites,omitempty"`
 
-	// Conditions are Ready, Degraded and FailoverBlocked.
+	// PrimaryFailingSince is when the active site was first seen failing
+	// (unreachable, or read-only while no planned failover or
+	// administrator fence explains it); unset while it is writable. It
+	// stays set through an emergency failover until the new active site
+	// is writable.
+	// +optional
+	PrimaryFailingSince *metav1.Time `json:"primaryFailingSince,omitempty"`
+
+	// Conditions are Ready, Degraded, FailoverBlocked, Progressing,
+	// SemiSyncDegraded and SemiSyncUnavailable.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

@@ -78,6 +78,8 @@ func TestCRDInstalledAndMinimalGroupDefaulted(t *testing.T) {
 		{"failover.drainSlowTimeout", s.Failover.DrainSlowTimeout != nil && s.Failover.DrainSlowTimeout.Duration == 5*time.Minute, true},
 		{"plannedFailover.onCooldown", s.PlannedFailover.OnCooldown, v1alpha1.CooldownReject},
 		{"dragonfly.enabled", s.Dragonfly.Enabled, false},
+		{"replication.maxLagSeconds", s.Replication.MaxLagSeconds, int32(30)},
+		{"services unset", s.Services == nil, true},
 		{"dragonfly.maxSyncWait", s.Dragonfly.PlannedFailover.MaxSyncWait.Duration, 30 * time.Second},
 		{"dragonfly.onSyncTimeout", s.Dragonfly.PlannedFailover.OnSyncTimeout, v1alpha1.SyncTimeoutProceed},
 		{"mysql.semiSync.enabled", s.MySQL.SemiSync.Enabled, false},
@@ -244,6 +246,37 @@ func TestInvalidSpecsAreRejectedWithReadableMessages(t *testing.T) {
 			b["retentionPolicy"] = map[string]any{"maxAge": "90m"}
 			set(o, "backup", b)
 		}, "backup.retentionPolicy.maxAge must be hours or days"},
+		{"site named like a role Service", func(_, o map[string]any) { set(o, "sites.1.name", "replicas") },
+			"site name cannot be primary, replicas or any"},
+		{"primary Service disabled", func(_, o map[string]any) { set(o, "services.disabledDefaultServices", []any{"rw"}) },
+			"the primary Service (rw) cannot be disabled"},
+		{"unknown default Service disabled", func(_, o map[string]any) { set(o, "services.disabledDefaultServices", []any{"reads"}) },
+			`Unsupported value: "reads"`},
+		{"additional Service named like a default", func(_, o map[string]any) {
+			set(o, "services.additional", []any{map[string]any{"name": "any", "selectorType": "r"}})
+		}, "services.additional name cannot be primary, replicas or any"},
+		{"additional Service named like a site", func(_, o map[string]any) {
+			set(o, "services.additional", []any{map[string]any{"name": "pdx", "selectorType": "ro"}})
+		}, "services.additional name cannot be a site's name"},
+		{"two additional Services with one name", func(_, o map[string]any) {
+			set(o, "services.additional", []any{map[string]any{"name": "lb", "selectorType": "rw"},
+				map[string]any{"name": "lb", "selectorType": "ro"}})
+		}, "services.additional names must be unique"},
+		{"additional Service with an unknown selector", func(_, o map[string]any) {
+			set(o, "services.additional", []any{map[string]any{"name": "lb", "selectorType": "writer"}})
+		}, `Unsupported value: "writer"`},
+		{"ExternalName template", func(_, o map[string]any) {
+			set(o, "services.template", map[string]any{"spec": map[string]any{"type": "ExternalName"}})
+		},
+			`Unsupported value: "ExternalName"`},
+		{"externalTrafficPolicy on a ClusterIP", func(_, o map[string]any) {
+			set(o, "services.template", map[string]any{"spec": map[string]any{"externalTrafficPolicy": "Local"}})
+		}, "externalTrafficPolicy needs type NodePort or LoadBalancer"},
+		{"source ranges without a load balancer", func(_, o map[string]any) {
+			set(o, "services.template", map[string]any{"spec": map[string]any{"type": "NodePort", "loadBalancerSourceRanges": []any{"10.0.0.0/8"}}})
+		}, "loadBalancerSourceRanges needs type LoadBalancer"},
+		{"negative maxLagSeconds", func(_, o map[string]any) { set(o, "replication.maxLagSeconds", -1) },
+			"maxLagSeconds in body should be greater than or equal to 0"},
 		{"seventeen sites", func(s, _ map[string]any) {
 			var sites []any
 			for i := 0; i < 17; i++ {

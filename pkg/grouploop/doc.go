@@ -26,8 +26,12 @@
 //     stale site's Deployment applied, or the update's switchover started;
 //     and removes the lost-primary taint from the active site's nodes once
 //     it is seen writable (untaint.go);
+//   - labels the sites that serve reads as topology.ReadRoutes decides,
+//     judged against the active site the pass left (readroutes.go);
 //   - writes status through one patch helper (optimistic lock, skipped when
-//     nothing changed), and records conditions, Events and metrics.
+//     nothing changed), and records conditions (Progressing and
+//     primaryFailingSince from topology.Progress and PrimaryFailing;
+//     progress.go), Events and metrics.
 //
 // The first start of a group (no status.activeSite) makes
 // topology.BootstrapSite (the first primary-candidate site) active at

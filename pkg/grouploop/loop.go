@@ -180,6 +180,7 @@ func (l *Loop) pass(ctx context.Context) (time.Duration, bool) {
 	l.rollout(ctx, p, l.maintained)
 	l.restartInPlace(ctx, g)
 	l.reclone(ctx, p)
+	l.readRoutes(ctx, p)
 	l.untaint(ctx, p)
 	l.record(ctx, p)
 	return interval, false

@@ -25,6 +25,7 @@ type Metrics struct {
 	Salvaged           *prometheus.CounterVec
 	Reclones           *prometheus.CounterVec
 	DivergentTxns      *prometheus.GaugeVec
+	Routable           *prometheus.GaugeVec
 	Planned            *PlannedMetrics
 }
 
@@ -44,7 +45,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	s := []string{labelNamespace, labelGroup, labelSite}
 	m := &Metrics{
 		Failovers: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bloodraven_failovers_total",
-			Help: "Completed failovers, by kind (emergency or planned)."}, append(g, labelKind)),
+			Help: "Completed automatic (emergency) failovers; kind is always emergency. Planned ones: bloodraven_planned_failovers_total."}, append(g, labelKind)),
 		DNSFlips: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bloodraven_dns_flips_total",
 			Help: "Changes of the DNSEndpoint's target."}, g),
 		SiteState: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "bloodraven_site_state",
@@ -78,11 +79,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Reclone-site requests by result: rejected, rejoined or failed."}, append(g, labelResult)),
 		DivergentTxns: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "bloodraven_divergent_transactions",
 			Help: "Transactions each site holds that the group's history lacks (status.sites[].divergentGtid)."}, s),
+		Routable: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "bloodraven_site_routable",
+			Help: "1 while a site serves reads through the read Services (-replicas, -any), 0 while it does not " +
+				"(topology.ReadRoutes; the ReadRoutingChanged Event says why)."}, s),
 	}
 	if reg != nil {
 		reg.MustRegister(m.Failovers, m.DNSFlips, m.SiteState, m.PollLatency, m.ReplicationLag, m.Replicating,
 			m.Reasserts, m.ExtraWritersFenced, m.FailoverBlocked, m.Diverged, m.ConfirmRefused,
-			m.SemiSyncClients, m.SemiSyncFallbacks, m.Salvaged, m.Reclones, m.DivergentTxns)
+			m.SemiSyncClients, m.SemiSyncFallbacks, m.Salvaged, m.Reclones, m.DivergentTxns, m.Routable)
 	}
 	m.Planned = newPlannedMetrics(reg)
 	return m
@@ -108,7 +112,7 @@ func (m *Metrics) forget(ns, group string) {
 	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{
 		m.Failovers, m.DNSFlips, m.SiteState, m.PollLatency, m.ReplicationLag, m.Replicating, m.Reasserts,
 		m.ExtraWritersFenced, m.FailoverBlocked, m.Diverged, m.ConfirmRefused, m.SemiSyncClients, m.SemiSyncFallbacks,
-		m.Salvaged, m.Reclones, m.DivergentTxns,
+		m.Salvaged, m.Reclones, m.DivergentTxns, m.Routable,
 	} {
 		v.DeletePartialMatch(labels)
 	}

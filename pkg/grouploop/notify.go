@@ -48,8 +48,13 @@ func (n *Notifier) clearOnChange(g *v1alpha1.MysqlFailoverGroup, reason string) 
 	delete(n.last, g.Namespace+"/"+g.Name+"/"+reason)
 }
 
-// FailoverCompleted implements failover.Notifier.
+// FailoverCompleted implements failover.Notifier. bloodraven_failovers_total
+// counts automatic failovers only (seed 002): a planned one is counted by
+// bloodraven_planned_failovers_total.
 func (n *Notifier) FailoverCompleted(g *v1alpha1.MysqlFailoverGroup, kind v1alpha1.FailoverKind) {
+	if kind != v1alpha1.KindEmergency {
+		return
+	}
 	n.metrics.Failovers.WithLabelValues(g.Namespace, g.Name, string(kind)).Inc()
 }
 

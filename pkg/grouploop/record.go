@@ -28,6 +28,7 @@ func (l *Loop) record(ctx context.Context, p failover.Pass) {
 	l.recordSites(g)
 	l.markHistory(g, p.Decision)
 	l.recordConditions(g, p.Decision)
+	l.recordProgress(g, p)
 	l.noteSemiSyncMetrics(g)
 	l.env.Auth.MarkAuthenticated(g, l.env.Clock.Now())
 	if err := l.patcher.PersistStatus(ctx, g); err != nil {

@@ -33,6 +33,9 @@ func WriteStatus(w io.Writer, g *v1alpha1.MysqlFailoverGroup) error {
 	fmt.Fprintf(tw, "Topology generation:\t%d\n", st.TopologyGeneration)
 	fmt.Fprintf(tw, "Observed generation:\t%d (spec generation %d)\n", st.ObservedGeneration, g.Generation)
 	fmt.Fprintf(tw, "Fenced by an administrator:\t%s\n", orDash(g.Annotations[v1alpha1.FencedSitesAnnotation]))
+	if f := st.PrimaryFailingSince; f != nil {
+		fmt.Fprintf(tw, "Primary failing since:\t%s\n", when(f.Time))
+	}
 	if v, ok := g.Annotations[v1alpha1.PlannedFailoverAnnotation]; ok {
 		fmt.Fprintf(tw, "Planned failover requested:\t%s\n", v)
 	}

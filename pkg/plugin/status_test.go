@@ -50,3 +50,28 @@ func TestStatusShowsAPendingLossAsALowerBound(t *testing.T) {
 		t.Fatalf("an earlier failover's lower bound is not shown:\n%s", out.String())
 	}
 }
+
+// TestStatusShowsPrimaryFailingSinceAndProgressing: status prints when the
+// primary began failing, and the Progressing condition with the others.
+func TestStatusShowsPrimaryFailingSinceAndProgressing(t *testing.T) {
+	at := metav1.NewTime(time.Date(2026, 11, 24, 6, 0, 0, 0, time.UTC))
+	g := &v1alpha1.MysqlFailoverGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "orders"}}
+	g.Status.PrimaryFailingSince = &at
+	g.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionProgressing, Status: metav1.ConditionTrue,
+		Reason: v1alpha1.ReasonFailoverRunning, LastTransitionTime: at, Message: "emergency failover a -> b at step Fencing"}}
+	var out bytes.Buffer
+	if err := WriteStatus(&out, g); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Primary failing since:", "2026-11-24T06:00:00Z", "Progressing", "FailoverRunning"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("status lacks %q:\n%s", want, out.String())
+		}
+	}
+	g.Status.PrimaryFailingSince = nil
+	out.Reset()
+	_ = WriteStatus(&out, g)
+	if strings.Contains(out.String(), "Primary failing since") {
+		t.Errorf("a healthy primary is shown failing:\n%s", out.String())
+	}
+}

@@ -249,13 +249,15 @@ func checkConfigMap(t *testing.T, g *v1alpha1.MysqlFailoverGroup, s site) string
 
 func checkRoleServices(t *testing.T, g *v1alpha1.MysqlFailoverGroup) {
 	t.Helper()
-	for name, role := range map[string]string{
-		routing.PrimaryServiceName(g.Name): v1alpha1.RolePrimary, routing.ReplicasServiceName(g.Name): v1alpha1.RoleReplica,
+	routable := v1alpha1.LabelRoutable
+	for name, want := range map[string]map[string]string{
+		routing.PrimaryServiceName(g.Name):  {v1alpha1.LabelGroup: g.Name, v1alpha1.LabelRole: v1alpha1.RolePrimary},
+		routing.ReplicasServiceName(g.Name): {v1alpha1.LabelGroup: g.Name, v1alpha1.LabelRole: v1alpha1.RoleReplica, routable: "true"},
+		routing.AnyServiceName(g.Name):      {v1alpha1.LabelGroup: g.Name, routable: "true"},
 	} {
 		var svc corev1.Service
 		get(t, g.Namespace, name, &svc)
 		checkOwned(t, &svc, g)
-		want := map[string]string{v1alpha1.LabelGroup: g.Name, v1alpha1.LabelRole: role}
 		if !maps.Equal(svc.Spec.Selector, want) {
 			t.Errorf("%s: selector %v, want %v", name, svc.Spec.Selector, want)
 		}

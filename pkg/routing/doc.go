@@ -3,14 +3,19 @@
 // scheduling when the topology changes:
 //
 //   - Converge: per site a Deployment (mysqld and the fencing sidecar), a PVC,
-//     a ConfigMap with my.cnf and a Service; per group the -primary and
-//     -replicas Services, the credentials Secrets, the init SQL Secret and the
-//     external-dns DNSEndpoint. An existing Deployment whose rendering
-//     changed is left stale for the ordered update.
+//     a ConfigMap with my.cnf and a Service; per group the role Services
+//     (-primary, -replicas and -any unless disabled, and spec.services
+//     .additional, shaped by spec.services templates; roleservices.go), the
+//     credentials Secrets, the init SQL Secret and the external-dns
+//     DNSEndpoint. Role Services the spec no longer asks for are deleted.
+//     An existing Deployment whose rendering changed is left stale for the
+//     ordered update.
 //   - SiteWorkloads / ApplySiteWorkload: which site Deployments are stale and
 //     rolled out, and applying one when the ordered update says so (rollout.go).
 //   - SetRoleLabels: the role label on Pods, which the -primary and -replicas
-//     Services select on.
+//     Services select on; a demoted Pod loses the routable label with it.
+//   - SetReadRoutes: the routable label on Pods, which -replicas and -any
+//     select on, as topology.ReadRoutes decided (readroutes.go).
 //   - PointDNS: the DNSEndpoint's target.
 //   - TaintSite / UntaintSite: the lost-primary taint on a site's nodes.
 //

@@ -86,6 +86,9 @@ func PrimaryServiceName(group string) string { return group + "-" + v1alpha1.Rol
 // ReplicasServiceName names the Service that selects the replicas: "<group>-replicas".
 func ReplicasServiceName(group string) string { return group + "-replicas" }
 
+// AnyServiceName names the Service that selects every routable site: "<group>-any".
+func AnyServiceName(group string) string { return group + "-any" }
+
 // PVCName names a site's data volume claim: "<group>-<site>-data".
 func PVCName(group, site string) string { return SiteName(group, site) + "-data" }
 

@@ -38,7 +38,7 @@ func (r *Router) SetRoleLabels(ctx context.Context, g *v1alpha1.MysqlFailoverGro
 	for _, i := range patchOrder(pods.Items, primarySite) {
 		p := &pods.Items[i]
 		want, ok := wantRole(p.Labels, primarySite)
-		if err := r.patchRole(ctx, p, want, ok); err != nil {
+		if err := r.patchRole(ctx, p, want, ok, p.Labels[v1alpha1.LabelRole] == v1alpha1.RolePrimary); err != nil {
 			return fmt.Errorf("set role labels %s: %w", primarySite, err)
 		}
 	}
@@ -84,15 +84,21 @@ func wantRole(labels map[string]string, primarySite string) (role string, ok boo
 }
 
 // patchRole sets (ok) or removes the role label with a merge patch that
-// touches that one label. A Pod that went away meanwhile is not an error.
-func (r *Router) patchRole(ctx context.Context, p *corev1.Pod, role string, ok bool) error {
+// touches that one label. A Pod losing the primary role (demoted) also
+// loses the routable label in the same patch: it must not enter the
+// -replicas Service as an unjudged replica; the next ReadRoutes puts it
+// back once it replicates healthily. A Pod that went away meanwhile is
+// not an error.
+func (r *Router) patchRole(ctx context.Context, p *corev1.Pod, role string, ok, demoted bool) error {
 	var value any
 	if ok {
 		value = role
 	}
-	body, err := json.Marshal(map[string]any{
-		"metadata": map[string]any{"labels": map[string]any{v1alpha1.LabelRole: value}},
-	})
+	labels := map[string]any{v1alpha1.LabelRole: value}
+	if demoted {
+		labels[v1alpha1.LabelRoutable] = nil
+	}
+	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": labels}})
 	if err != nil {
 		return fmt.Errorf("pod %s: %w", p.Name, err)
 	}

@@ -70,8 +70,9 @@ func (r *Router) now() time.Time { return r.opts.Now() }
 
 // Converge makes every object g's spec asks for, in dependency order:
 // credentials Secrets (generated when absent, never overwritten), the init SQL
-// Secret, each site's ConfigMap and Service, the -primary and -replicas
-// Services, each site's Deployment (created when absent; a change to an
+// Secret, each site's ConfigMap and Service, the role Services (-primary,
+// -replicas and -any unless disabled, and spec.services.additional; role
+// Services no longer asked for are deleted), each site's Deployment (created when absent; a change to an
 // existing one is the ordered update's, rollout.go) and PVC, and the
 // DNSEndpoint. It does not touch Pod role labels,
 // DNS targets of an existing DNSEndpoint, or node taints: the failover
@@ -103,7 +104,10 @@ func (r *Router) Converge(ctx context.Context, g *v1alpha1.MysqlFailoverGroup) e
 	for _, s := range g.Spec.Sites {
 		objs = append(objs, r.renderConfigMap(g, s), r.renderSiteService(g, s))
 	}
-	objs = append(objs, r.renderRoleService(g, v1alpha1.RolePrimary), r.renderRoleService(g, v1alpha1.RoleReplica))
+	roleServices := r.renderRoleServices(g)
+	for _, svc := range roleServices {
+		objs = append(objs, svc)
+	}
 	if r.opts.NetworkPolicy != nil {
 		objs = append(objs, r.renderNetworkPolicy(g))
 	}
@@ -111,6 +115,9 @@ func (r *Router) Converge(ctx context.Context, g *v1alpha1.MysqlFailoverGroup) e
 		if err := r.apply(ctx, g, o, true); err != nil {
 			return fmt.Errorf("converge %s/%s: %w", g.Namespace, g.Name, err)
 		}
+	}
+	if err := r.pruneRoleServices(ctx, g, roleServices); err != nil {
+		return fmt.Errorf("converge %s/%s: %w", g.Namespace, g.Name, err)
 	}
 	for _, s := range g.Spec.Sites {
 		if err := r.convergeDeployment(ctx, g, s); err != nil {

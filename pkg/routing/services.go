@@ -28,22 +28,3 @@ func (r *Router) renderSiteService(g *v1alpha1.MysqlFailoverGroup, s v1alpha1.Si
 		},
 	}
 }
-
-// renderRoleService is the -primary or -replicas Service applications use.
-// It selects on the role label SetRoleLabels keeps, and routes to Ready Pods only.
-func (r *Router) renderRoleService(g *v1alpha1.MysqlFailoverGroup, role string) *corev1.Service {
-	name := ReplicasServiceName(g.Name)
-	if role == v1alpha1.RolePrimary {
-		name = PrimaryServiceName(g.Name)
-	}
-	labels := groupLabels(g)
-	labels[labelComponent] = name[len(g.Name)+1:]
-	return &corev1.Service{
-		ObjectMeta: objectMeta(name, g, labels),
-		Spec: corev1.ServiceSpec{
-			Type:     corev1.ServiceTypeClusterIP,
-			Selector: roleSelector(g, role),
-			Ports:    []corev1.ServicePort{servicePort(PortNameMySQL, MySQLPort)},
-		},
-	}
-}

@@ -38,11 +38,12 @@ const (
 func TLSSecretName(group, site string) string { return SiteName(group, site) + "-tls" }
 
 // SiteDNSNames are the DNS names a site's certificate carries: its own
-// Service, and the group's -primary and -replicas Services (the site may
-// serve either role), each short, namespaced, .svc and .svc.cluster.local.
+// Service, and the group's -primary, -replicas and -any Services (the
+// site may serve any role), each short, namespaced, .svc and .svc.cluster.local.
 func SiteDNSNames(namespace, group, site string) []string {
 	var out []string
-	for _, svc := range []string{SiteName(group, site), PrimaryServiceName(group), ReplicasServiceName(group)} {
+	for _, svc := range []string{SiteName(group, site), PrimaryServiceName(group), ReplicasServiceName(group),
+		AnyServiceName(group)} {
 		out = append(out, svc, svc+"."+namespace, svc+"."+namespace+".svc", svc+"."+namespace+".svc.cluster.local")
 	}
 	return out

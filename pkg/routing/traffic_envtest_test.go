@@ -84,8 +84,12 @@ func TestSetRoleLabelsFlipsPods(t *testing.T) {
 		{"drain: no primary, the former one serves nothing", "", nil, []string{"a", "c"}},
 		{"planned failover completes on c", "c", []string{"c"}, []string{"a", "b"}},
 	}
+	allRoutable := map[string]bool{"a": true, "b": true, "c": true}
 	for _, st := range steps {
 		if err := r.SetRoleLabels(testContext(t), g, st.primary); err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		if _, err := r.SetReadRoutes(testContext(t), g, allRoutable); err != nil {
 			t.Fatalf("%s: %v", st.name, err)
 		}
 		if got := selected(t, ns, routing.PrimaryServiceName(g.Name)); !slices.Equal(got, st.wantPrim) {
