@@ -30,7 +30,11 @@ func TestJudgeCacheSync(t *testing.T) {
 		{"zero maxSyncWait means 30s", with(func(s *CacheSync) { s.MaxSyncWait = 0; s.Now = t0.Add(29 * time.Second) }), CacheSyncWait, 29 * time.Second},
 		{"source never captured: never reached", with(func(s *CacheSync) { s.Captured = false; s.TargetOffset = 5000 }), CacheSyncWait, time.Second},
 		{"target unread: never reached", with(func(s *CacheSync) { s.TargetRead = false; s.TargetOffset = 5000 }), CacheSyncWait, time.Second},
-		{"unread target past the budget times out", with(func(s *CacheSync) { s.TargetRead = false; s.Now = t0.Add(40 * time.Second); s.Policy = v1alpha1.SyncTimeoutFail }), CacheSyncFail, 40 * time.Second},
+		{"unread target past the budget times out", with(func(s *CacheSync) {
+			s.TargetRead = false
+			s.Now = t0.Add(40 * time.Second)
+			s.Policy = v1alpha1.SyncTimeoutFail
+		}), CacheSyncFail, 40 * time.Second},
 		{"negative source offset (bad input): never reached", with(func(s *CacheSync) { s.SourceOffset = -1; s.TargetOffset = 0 }), CacheSyncWait, time.Second},
 		{"clock behind the entry: waited zero", with(func(s *CacheSync) { s.Now = t0.Add(-time.Second) }), CacheSyncWait, 0},
 	}
