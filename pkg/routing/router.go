@@ -71,7 +71,8 @@ func (r *Router) now() time.Time { return r.opts.Now() }
 // Converge makes every object g's spec asks for, in dependency order:
 // credentials Secrets (generated when absent, never overwritten), the init SQL
 // Secret, each site's ConfigMap and Service, the -primary and -replicas
-// Services, each site's Deployment (created when absent; a change to an
+// Services, with spec.dragonfly.enabled the cache's Deployments and
+// Services (cache.go), each site's Deployment (created when absent; a change to an
 // existing one is the ordered update's, rollout.go) and PVC, and the
 // DNSEndpoint. It does not touch Pod role labels,
 // DNS targets of an existing DNSEndpoint, or node taints: the failover
@@ -104,6 +105,7 @@ func (r *Router) Converge(ctx context.Context, g *v1alpha1.MysqlFailoverGroup) e
 		objs = append(objs, r.renderConfigMap(g, s), r.renderSiteService(g, s))
 	}
 	objs = append(objs, r.renderRoleService(g, v1alpha1.RolePrimary), r.renderRoleService(g, v1alpha1.RoleReplica))
+	objs = append(objs, r.renderCacheObjects(g)...)
 	if r.opts.NetworkPolicy != nil {
 		objs = append(objs, r.renderNetworkPolicy(g))
 	}
