@@ -9,6 +9,32 @@ import (
 	"github.com/shipstream/bloodraven/pkg/topology"
 )
 
+// emergencyTakeover tries the takeover until it works or plan's deadline
+// passes: a fast refusal (a replica its master does not count as online
+// yet) is tried again, every retryPause, within the budget.
+func emergencyTakeover(ctx context.Context, cache Cache, source, target string,
+	plan topology.EmergencyCache) (string, topology.CacheVerdict, error) {
+	tctx, cancel := context.WithDeadline(ctx, plan.Deadline)
+	defer cancel()
+	for {
+		left := time.Until(plan.Deadline)
+		method, terr := cache.Takeover(tctx, source, target, max(left, time.Millisecond))
+		rctx, rcancel := context.WithTimeout(ctx, time.Second)
+		r, rerr := cache.CacheRead(rctx, target)
+		rcancel()
+		v := topology.JudgeEmergencyTakeover(topology.TakeoverOutcome{Err: terr != nil,
+			TargetMaster: rerr == nil && r.Master, RoleRead: rerr == nil})
+		if v.Action != topology.CacheFallBack {
+			return method, v, terr
+		}
+		select {
+		case <-tctx.Done():
+			return method, v, terr
+		case <-time.After(retryPause):
+		}
+	}
+}
+
 // CacheEmergencyResult is what PromoteCacheEmergency did.
 type CacheEmergencyResult struct {
 	// Method is how the target became master ("" when it did not).
@@ -28,14 +54,7 @@ type CacheEmergencyResult struct {
 func PromoteCacheEmergency(ctx context.Context, cache Cache, router CacheRouter, g *v1alpha1.MysqlFailoverGroup,
 	source, target string, maxSyncWait time.Duration, start time.Time) CacheEmergencyResult {
 	plan := topology.EmergencyCachePlan(maxSyncWait, start)
-	tctx, cancel := context.WithDeadline(ctx, plan.Deadline)
-	method, terr := cache.Takeover(tctx, source, target, plan.TakeoverBudget)
-	cancel()
-	rctx, cancel := context.WithTimeout(ctx, time.Second)
-	r, rerr := cache.CacheRead(rctx, target)
-	cancel()
-	v := topology.JudgeEmergencyTakeover(topology.TakeoverOutcome{Err: terr != nil,
-		TargetMaster: rerr == nil && r.Master, RoleRead: rerr == nil})
+	method, v, terr := emergencyTakeover(ctx, cache, source, target, plan)
 	res := CacheEmergencyResult{Method: method, SessionsPreserved: v.SessionsPreserved}
 	if v.Action == topology.CacheFallBack {
 		res = CacheEmergencyResult{Method: methodReplicaOfNoOne}

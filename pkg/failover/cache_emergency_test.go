@@ -19,6 +19,22 @@ func (c slowCache) Takeover(ctx context.Context, _, _ string, budget time.Durati
 	return "REPLTAKEOVER", ctx.Err()
 }
 
+// flakyCache refuses its first takeover at once, as Redis does while the
+// master does not count its replica online yet.
+type flakyCache struct {
+	*fakeCache
+	refused bool
+}
+
+func (c *flakyCache) Takeover(ctx context.Context, source, target string, budget time.Duration) (string, error) {
+	if !c.refused {
+		c.refused = true
+		c.takeovers++
+		return "FAILOVER", errFake
+	}
+	return c.fakeCache.Takeover(ctx, source, target, budget)
+}
+
 // TestPromoteCacheEmergency: a takeover within half of maxSyncWait keeps
 // sessions; anything else falls back to REPLICAOF NO ONE, and the label
 // follows the target either way.
@@ -36,6 +52,8 @@ func TestPromoteCacheEmergency(t *testing.T) {
 		{"takeover succeeds", func() (Cache, *fakeCache) { c := newFakeCache(); return c, c }, "REPLTAKEOVER", true, false, "b", time.Second},
 		{"takeover refused: fall back", func() (Cache, *fakeCache) { c := newFakeCache(); c.takeoverErr = errFake; return c, c },
 			methodReplicaOfNoOne, false, false, "b", time.Second},
+		{"refused once, then taken over within the budget", func() (Cache, *fakeCache) { c := newFakeCache(); return &flakyCache{fakeCache: c}, c },
+			"REPLTAKEOVER", true, false, "b", time.Second},
 		{"old master hangs: fall back at half the budget", func() (Cache, *fakeCache) { c := newFakeCache(); return slowCache{c}, c },
 			methodReplicaOfNoOne, false, false, "b", 350 * time.Millisecond},
 		{"fallback fails too: error, label stays", func() (Cache, *fakeCache) {

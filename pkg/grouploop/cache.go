@@ -153,7 +153,7 @@ func followCaches(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, c *cacheC
 		return nil
 	}
 	if plan.Promote {
-		res := failover.PromoteCacheEmergency(ctx, c, router, g, "", active,
+		res := failover.PromoteCacheEmergency(ctx, c, router, g, plan.PromoteFrom, active,
 			g.Spec.Dragonfly.PlannedFailover.MaxSyncWait.Duration, start)
 		return res.Err
 	}

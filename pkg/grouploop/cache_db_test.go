@@ -161,3 +161,32 @@ func TestCacheFollowHeld(t *testing.T) {
 		t.Fatalf("changed while held: b %+v, traffic %q", got, r.site)
 	}
 }
+
+// TestCacheFollowAfterEmergencyOldCacheAlive: MySQL moved to b while a's
+// cache still runs; the follow hands the cache over from a (FAILOVER),
+// every session kept, and a's cache ends up following b's.
+func TestCacheFollowAfterEmergencyOldCacheAlive(t *testing.T) {
+	rc, c, g := cacheBed(t)
+	ctx := context.Background()
+	r := &trafficRecorder{}
+	if err := followCaches(ctx, g, c, r, time.Now(), never); err != nil {
+		t.Fatal(err)
+	}
+	cacheWait(t, "b replicating a", func() bool {
+		got, err := c.replication(ctx, "b")
+		return err == nil && got.StableSync
+	})
+	sessions(t, rc.Addr(0), 50, true)
+	g.Status.ActiveSite = "b"
+	if err := followCaches(ctx, g, c, r, time.Now(), never); err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.CacheRead(ctx, "b")
+	if err != nil || !got.Master || r.site != "b" || sessions(t, rc.Addr(1), 0, false) != 50 {
+		t.Fatalf("b: %+v %v, traffic %q", got, err, r.site)
+	}
+	cacheWait(t, "a following b", func() bool {
+		a, err := c.replication(ctx, "a")
+		return err == nil && a.Role == dragonfly.RoleReplica && a.Master.Port == rc.Port(1)
+	})
+}

@@ -20,8 +20,11 @@ type CacheSiteRead struct {
 // CacheFollowPlan is what PlanCacheFollow decided.
 type CacheFollowPlan struct {
 	// Promote is set when the active site's cache is a replica: it must
-	// take over (EmergencyCachePlan's budget), then fall back.
-	Promote bool
+	// take over (EmergencyCachePlan's budget), then fall back. PromoteFrom
+	// is the site it replicates from, the takeover's source ("" unknown):
+	// a live old master hands over every session it acknowledged.
+	Promote     bool
+	PromoteFrom string
 	// Repoint lists the sites whose cache must REPLICAOF the active one's.
 	Repoint []string
 	// Traffic is the site whose cache should carry the traffic label: the
@@ -45,7 +48,7 @@ func PlanCacheFollow(active string, reads []CacheSiteRead) CacheFollowPlan {
 		return plan
 	}
 	if !act.Master {
-		plan.Promote = true
+		plan.Promote, plan.PromoteFrom = true, act.MasterSite
 		return plan // the others follow once it is master
 	}
 	plan.Traffic = active

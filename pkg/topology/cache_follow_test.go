@@ -25,6 +25,8 @@ func TestPlanCacheFollow(t *testing.T) {
 			CacheFollowPlan{Traffic: "a", Repoint: []string{"b"}}},
 		{"unanswering replica left alone", "a", []CacheSiteRead{master("a"), down("b")}, CacheFollowPlan{Traffic: "a"}},
 		{"active cache still a replica (after an emergency): promote first", "b", []CacheSiteRead{master("a"), replica("b", "a")},
+			CacheFollowPlan{Promote: true, PromoteFrom: "a"}},
+		{"active cache replica of no known site: promote without a source", "b", []CacheSiteRead{down("a"), replica("b", "")},
 			CacheFollowPlan{Promote: true}},
 		{"active cache down: nothing", "b", []CacheSiteRead{master("a"), down("b")}, CacheFollowPlan{}},
 		{"no active site: nothing", "", []CacheSiteRead{master("a"), replica("b", "a")}, CacheFollowPlan{}},
@@ -33,7 +35,7 @@ func TestPlanCacheFollow(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			got := PlanCacheFollow(c.active, c.reads)
-			if got.Promote != c.want.Promote || got.Traffic != c.want.Traffic || !slices.Equal(got.Repoint, c.want.Repoint) {
+			if got.Promote != c.want.Promote || got.PromoteFrom != c.want.PromoteFrom || got.Traffic != c.want.Traffic || !slices.Equal(got.Repoint, c.want.Repoint) {
 				t.Fatalf("got %+v, want %+v", got, c.want)
 			}
 		})
