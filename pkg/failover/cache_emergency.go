@@ -11,7 +11,7 @@ import (
 
 // emergencyTakeover tries the takeover until it works or plan's deadline
 // passes: a fast refusal (a replica its master does not count as online
-// yet) is tried again, every retryPause, within the budget.
+// yet) is tried again, every emergencyRetry, within the budget.
 func emergencyTakeover(ctx context.Context, cache Cache, source, target string,
 	plan topology.EmergencyCache) (string, topology.CacheVerdict, error) {
 	tctx, cancel := context.WithDeadline(ctx, plan.Deadline)
@@ -30,10 +30,13 @@ func emergencyTakeover(ctx context.Context, cache Cache, source, target string,
 		select {
 		case <-tctx.Done():
 			return method, v, terr
-		case <-time.After(retryPause):
+		case <-time.After(emergencyRetry):
 		}
 	}
 }
+
+// emergencyRetry paces the emergency takeover's attempts.
+const emergencyRetry = 100 * time.Millisecond
 
 // CacheEmergencyResult is what PromoteCacheEmergency did.
 type CacheEmergencyResult struct {

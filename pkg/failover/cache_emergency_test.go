@@ -55,7 +55,7 @@ func TestPromoteCacheEmergency(t *testing.T) {
 		{"refused once, then taken over within the budget", func() (Cache, *fakeCache) { c := newFakeCache(); return &flakyCache{fakeCache: c}, c },
 			"REPLTAKEOVER", true, false, "b", time.Second},
 		{"old master hangs: fall back at half the budget", func() (Cache, *fakeCache) { c := newFakeCache(); return slowCache{c}, c },
-			methodReplicaOfNoOne, false, false, "b", 350 * time.Millisecond},
+			methodReplicaOfNoOne, false, false, "b", 800 * time.Millisecond},
 		{"fallback fails too: error, label stays", func() (Cache, *fakeCache) {
 			c := newFakeCache()
 			c.takeoverErr, c.promoteErr = errFake, errFake
@@ -66,7 +66,7 @@ func TestPromoteCacheEmergency(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			cache, fc := c.cache()
 			start := time.Now()
-			res := PromoteCacheEmergency(t.Context(), cache, fc, g, "a", "b", 400*time.Millisecond, start)
+			res := PromoteCacheEmergency(t.Context(), cache, fc, g, "a", "b", time.Second, start)
 			if took := time.Since(start); took > c.maxTook {
 				t.Fatalf("took %s, more than %s", took, c.maxTook)
 			}
