@@ -414,10 +414,15 @@ type DragonflyPromotionStatus struct {
 	// SessionsPreserved is false when the cache was promoted without catching up.
 	// +optional
 	SessionsPreserved *bool `json:"sessionsPreserved,omitempty"`
-	// PromotionMethod is REPLTAKEOVER, or REPLICAOF NO ONE on Redis.
+	// PromotionMethod is REPLTAKEOVER (Dragonfly), FAILOVER (Redis), or
+	// REPLICAOF NO ONE when the target was promoted without a takeover.
 	// +optional
 	PromotionMethod string `json:"promotionMethod,omitempty"`
 	// SyncWaitSeconds is how long the target took to catch up.
 	// +optional
 	SyncWaitSeconds int64 `json:"syncWaitSeconds,omitempty"`
+	// SourceOffset is the source's replication offset captured when the
+	// sync wait began; a restarted operator waits for the same offset.
+	// +optional
+	SourceOffset *int64 `json:"sourceOffset,omitempty"`
 }

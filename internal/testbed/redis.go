@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -196,4 +197,23 @@ func (c *RedisCluster) Start(i int) error {
 func (c *RedisCluster) Restart(i int) error {
 	c.Stop(i)
 	return c.Start(i)
+}
+
+// Pause stops server i with SIGSTOP: it keeps its connections but answers
+// nothing (a replica stops acknowledging) until Resume.
+func (c *RedisCluster) Pause(i int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p := c.nodes[i].proc; p != nil {
+		p.signal(syscall.SIGSTOP)
+	}
+}
+
+// Resume continues a paused server i with SIGCONT.
+func (c *RedisCluster) Resume(i int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p := c.nodes[i].proc; p != nil {
+		p.signal(syscall.SIGCONT)
+	}
 }

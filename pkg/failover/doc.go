@@ -63,7 +63,11 @@
 // PlannedInFlight pauses automatic evaluation; Deferred holds nothing. Both
 // paths write status.lastFailover, so the cooldown is shared, and both use
 // the same promotion primitives (DB.Promote, DrainRelayLog, pointDNS,
-// repointReplicas). The Dragonfly phases keep their place in the phase list;
-// until Dragonfly support lands they are skipped. Planned acts through
-// PlannedEnv: the ports above plus PlannedDB, Annotator and PlannedNotifier.
+// repointReplicas). The Dragonfly phases (WaitingForDragonflySync,
+// PromotingDragonfly; planned_cache*.go) run between WaitingForLag and
+// Promoting when the request started with Dragonfly enabled and PlannedEnv
+// has a Cache; PromoteCacheEmergency is the emergency path's cache
+// promotion, run beside the MySQL sequence. Planned acts through
+// PlannedEnv: the ports above plus PlannedDB, Annotator and PlannedNotifier,
+// and optionally Cache, CacheRouter and a CacheNotifier.
 package failover

@@ -70,6 +70,11 @@ type PlannedEnv struct {
 	Notifier  PlannedNotifier
 	Annotator Annotator
 	Clock     clock.PassiveClock
+	// Cache and CacheRouter act on the sites' caches (Dragonfly). With
+	// Cache nil the Dragonfly phases are skipped (counted skipped);
+	// CacheRouter nil moves no traffic label.
+	Cache       Cache
+	CacheRouter CacheRouter
 }
 
 // PlannedOutcome says what Step did.
@@ -128,10 +133,9 @@ var plannedSteps = map[v1alpha1.PlannedFailoverPhase]plannedStep{
 	v1alpha1.PhaseDeferred:      (*Planned).deferred,
 	v1alpha1.PhaseDraining:      (*Planned).draining,
 	v1alpha1.PhaseWaitingForLag: (*Planned).waitingForLag,
-	// The Dragonfly phases come with Dragonfly support; until then a block
-	// found in one moves on to MySQL's promotion.
-	v1alpha1.PhaseWaitingForDragonflySync: (*Planned).dragonflyPending,
-	v1alpha1.PhasePromotingDragonfly:      (*Planned).dragonflyPending,
+	// The cache's phases (planned_cache.go); skipped without Dragonfly.
+	v1alpha1.PhaseWaitingForDragonflySync: (*Planned).waitingForCacheSync,
+	v1alpha1.PhasePromotingDragonfly:      (*Planned).promotingCache,
 	v1alpha1.PhasePromoting:               (*Planned).promoting,
 	v1alpha1.PhaseResuming:                (*Planned).resuming,
 }
@@ -197,6 +201,9 @@ func (m *Planned) begin(ctx context.Context, p Pass, value string, origin v1alph
 	now := m.env.Clock.Now()
 	b := &v1alpha1.PlannedFailoverStatus{Phase: v1alpha1.PhasePending, Request: value, Origin: origin,
 		SourcePrimary: st.ActiveSite, Message: "request observed"}
+	if p.Group.Spec.Dragonfly.Enabled {
+		b.Dragonfly = &v1alpha1.DragonflyPromotionStatus{Enabled: true}
+	}
 	start := stamp(now)
 	b.StartTime, b.PhaseStartTime = &start, &start
 	st.PlannedFailover = b

@@ -139,7 +139,7 @@ func (m *Planned) waitingForLag(ctx context.Context, p Pass, b *v1alpha1.Planned
 		}
 	}
 	m.env.Notifier.PlannedLagWaited(p.Group, b.Target, m.inPhase(b))
-	return m.lagCaughtUp(ctx, p, b)
+	return m.lagDone(ctx, p, b)
 }
 
 // lagCaughtUp names the target active in a new generation and enters

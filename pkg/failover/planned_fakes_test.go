@@ -36,6 +36,10 @@ type pworld struct {
 	// promotion of the target, whether it held the source's set.
 	maxWriters int
 	lossAt     []string
+	// cache is the sites' Dragonfly when a test gives them one
+	// (planned_cache_test.go); cacheResults the promotions counted.
+	cache        *fakeCache
+	cacheResults []string
 }
 
 var errFake = errors.New("fake: scripted failure")
@@ -54,7 +58,11 @@ func newPWorld(t *testing.T) *pworld {
 }
 
 func (w *pworld) penv() PlannedEnv {
-	return PlannedEnv{DB: w, Router: w, Persister: w, Publisher: w, Notifier: w, Annotator: w, Clock: w}
+	env := PlannedEnv{DB: w, Router: w, Persister: w, Publisher: w, Notifier: w, Annotator: w, Clock: w}
+	if w.cache != nil {
+		env.Cache, env.CacheRouter = w.cache, w.cache
+	}
+	return env
 }
 
 // restart is an operator restart: the machine's memory is lost.

@@ -40,6 +40,9 @@ func (m *Planned) finish(ctx context.Context, p Pass, b *v1alpha1.PlannedFailove
 		}
 	}
 	took := m.took(b)
+	if e.phase == v1alpha1.PhaseSucceeded && e.reason == "" && b.Reason == v1alpha1.ReasonDragonflyPromoFailed {
+		e.reason = b.Reason // MySQL succeeded; the cache's failure stays on record
+	}
 	m.enter(b, e.phase, e.msg)
 	b.Reason, b.RetryAfter = e.reason, nil
 	done := *b.PhaseStartTime

@@ -237,14 +237,6 @@ func (m *Planned) deferred(ctx context.Context, p Pass, b *v1alpha1.PlannedFailo
 	return m.advance(ctx, p, b, v1alpha1.PhaseValidating, "cooldown over: validating again")
 }
 
-// dragonflyPending moves a block found in a Dragonfly phase on to MySQL's
-// promotion: Dragonfly co-promotion is not built yet, so those phases are
-// skipped as when spec.dragonfly.enabled is false. A block only gets there
-// after WaitingForLag, and Promoting checks the target's GTIDs again.
-func (m *Planned) dragonflyPending(ctx context.Context, p Pass, b *v1alpha1.PlannedFailoverStatus) (PlannedOutcome, error) {
-	return m.lagCaughtUp(ctx, p, b)
-}
-
 // recloning names the site whose reclone is not over, "" when none: a
 // planned failover waits for it, so that no site's data is replaced while
 // the topology moves.

@@ -17,6 +17,7 @@ import (
 
 // act runs the pass's one topology operation.
 func (l *Loop) act(ctx context.Context, p failover.Pass) {
+	l.cache.hold(p.Group)
 	if l.plannedAct(ctx, p) || l.adminFenceAct(ctx, p) {
 		return
 	}
@@ -202,6 +203,7 @@ func (l *Loop) maintain(ctx context.Context, p failover.Pass) {
 	}
 	l.keepSemiSync(cctx, p)
 	l.armSilentLeaseFence(ctx, p)
+	l.cache.follow(ctx, l, g)
 }
 
 // armSilentLeaseFence arms the writable active site's lease fence when its

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/shipstream/bloodraven/pkg/authority"
+	"github.com/shipstream/bloodraven/pkg/dragonfly"
 	"github.com/shipstream/bloodraven/pkg/failover"
 )
 
@@ -66,6 +67,9 @@ type Env struct {
 	// Recloner runs reclone phases on the sites; nil: an accepted reclone
 	// fails in Requested with nothing touched (reclone.go).
 	Recloner Recloner
+	// CacheAddr is where a site's Dragonfly is reached; nil means its
+	// <group>-<site>-dragonfly Service on port 6379 (cache.go).
+	CacheAddr func(namespace, group, site string) dragonfly.Endpoint
 }
 
 // NewNotifier returns the Notifier that records Events through rec (nil:

@@ -34,7 +34,9 @@ type Loop struct {
 	patcher          *statusPatcher
 	emergency        *failover.Emergency
 	planned          *plannedRunner
-	wake             <-chan struct{} // Env.Wake: pass now
+	// cache keeps the group's Dragonfly following the active site (cache.go).
+	cache *cacheFollower
+	wake  <-chan struct{} // Env.Wake: pass now
 
 	// Memory of this operator's life; the persisted status is the rest.
 	deb        map[string]*topology.Debouncer
@@ -92,6 +94,10 @@ func New(env *Env, key types.NamespacedName, wake <-chan struct{}) *Loop {
 	}
 	l.emergency = failover.NewEmergency(failover.Env{DB: l.conns, Router: env.Router, Persister: l.patcher,
 		Publisher: env.Registry, Notifier: env.Notifier, Clock: env.Clock})
+	l.cache = &cacheFollower{conns: newCacheConns(key.Namespace, key.Name, env.CacheAddr)}
+	if r, ok := env.Router.(failover.CacheRouter); ok {
+		l.cache.router = r
+	}
 	l.planned = newPlannedRunner(l)
 	return l
 }
@@ -99,6 +105,7 @@ func New(env *Env, key types.NamespacedName, wake <-chan struct{}) *Loop {
 // Run makes passes until ctx ends or the group is gone.
 func (l *Loop) Run(ctx context.Context) {
 	defer l.conns.close()
+	defer l.cache.conns.Close()
 	for {
 		wait, stop := l.Step(ctx)
 		if stop {

@@ -35,6 +35,12 @@ func newPlannedRunner(l *Loop) *plannedRunner {
 	if shared.Router != nil {
 		env.Router = shared.Router
 	}
+	// The Dragonfly phases run for requests that started with
+	// spec.dragonfly.enabled (planned_cache.go).
+	env.Cache = l.cache.conns
+	if l.cache.router != nil {
+		env.CacheRouter = l.cache.router
+	}
 	// A promotion that waits for the target's sidecar passes again as soon
 	// as that sidecar fetches the new view (authority's adoptwake.go). Every loop sets
 	// the same hook.

@@ -17,6 +17,8 @@ type PlannedMetrics struct {
 	Total    *prometheus.CounterVec
 	Duration *prometheus.HistogramVec
 	LagWait  *prometheus.HistogramVec
+	// Dragonfly counts the cache's promotions in planned failovers.
+	Dragonfly *prometheus.CounterVec
 }
 
 // Planned failover label names.
@@ -37,9 +39,12 @@ func newPlannedMetrics(reg prometheus.Registerer) *PlannedMetrics {
 		LagWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "bloodraven_planned_failover_lag_wait_seconds",
 			Help:    "Time planned failovers spent in WaitingForLag, caught up or timed out.",
 			Buckets: []float64{.01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300}}, site),
+		Dragonfly: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bloodraven_dragonfly_promotions_total",
+			Help: "Promotions of a site's Dragonfly in planned failovers, by target site and result " +
+				"(success, failed, skipped)."}, append(site, labelResult)),
 	}
 	if reg != nil {
-		reg.MustRegister(m.Total, m.Duration, m.LagWait)
+		reg.MustRegister(m.Total, m.Duration, m.LagWait, m.Dragonfly)
 	}
 	return m
 }
@@ -48,10 +53,19 @@ func (m *PlannedMetrics) forget(labels prometheus.Labels) {
 	m.Total.DeletePartialMatch(labels)
 	m.Duration.DeletePartialMatch(labels)
 	m.LagWait.DeletePartialMatch(labels)
+	m.Dragonfly.DeletePartialMatch(labels)
 }
 
 // The notifier is the planned failover's PlannedNotifier too.
 var _ failover.PlannedNotifier = (*Notifier)(nil)
+
+// The notifier counts the cache's promotions too.
+var _ failover.CacheNotifier = (*Notifier)(nil)
+
+// DragonflyPromoted implements failover.CacheNotifier.
+func (n *Notifier) DragonflyPromoted(g *v1alpha1.MysqlFailoverGroup, target, result string) {
+	n.metrics.Planned.Dragonfly.WithLabelValues(g.Namespace, g.Name, target, result).Inc()
+}
 
 // PlannedFinished implements failover.PlannedNotifier.
 func (n *Notifier) PlannedFinished(g *v1alpha1.MysqlFailoverGroup, target, result string, took time.Duration) {

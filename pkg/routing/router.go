@@ -72,7 +72,9 @@ func (r *Router) now() time.Time { return r.opts.Now() }
 // credentials Secrets (generated when absent, never overwritten), the init SQL
 // Secret, each site's ConfigMap and Service, the role Services (-primary,
 // -replicas and -any unless disabled, and spec.services.additional; role
-// Services no longer asked for are deleted), each site's Deployment (created when absent; a change to an
+// Services no longer asked for are deleted), with spec.dragonfly.enabled
+// the cache's Deployments and Services (cache.go), each site's Deployment
+// (created when absent; a change to an
 // existing one is the ordered update's, rollout.go) and PVC, and the
 // DNSEndpoint. It does not touch Pod role labels,
 // DNS targets of an existing DNSEndpoint, or node taints: the failover
@@ -108,6 +110,7 @@ func (r *Router) Converge(ctx context.Context, g *v1alpha1.MysqlFailoverGroup) e
 	for _, svc := range roleServices {
 		objs = append(objs, svc)
 	}
+	objs = append(objs, r.renderCacheObjects(g)...)
 	if r.opts.NetworkPolicy != nil {
 		objs = append(objs, r.renderNetworkPolicy(g))
 	}

@@ -21,7 +21,11 @@
 //     rollout.go);
 //   - the site a clone seeds another from (CloneDonor; donor.go);
 //   - which sites serve reads through the read Services (ReadRoutes;
-//     readroute.go).
+//     readroute.go);
+//   - the cache's (Dragonfly's) part of a failover: the sync wait, the
+//     promotion method, the takeover's outcome and the emergency budget
+//     (JudgeCacheSync, CacheMethodFor, JudgeCacheTakeover,
+//     EmergencyCachePlan; cache.go).
 //
 // It does no I/O, starts no goroutines and never reads the wall clock: every
 // time it needs arrives as an argument (Debouncer.Observe's now, Input.Now,
