@@ -15,4 +15,7 @@ var (
 	// ErrWritable is a mysqld that accepts writes when its data is about
 	// to be replaced.
 	ErrWritable = errors.New("reclone: mysqld is writable")
+	// ErrHeld is an entrypoint that gave up waiting for mysqld's hold file
+	// to go (WaitHold).
+	ErrHeld = errors.New("reclone: mysqld is held")
 )
