@@ -107,4 +107,6 @@ type siteDB struct {
 	cl mysql.Cloner
 }
 
-func (s siteDB) SeedPosition(ctx context.Context, pos string) error { return s.cl.SeedPosition(ctx, pos) }
+func (s siteDB) SeedPosition(ctx context.Context, pos string) error {
+	return s.cl.SeedPosition(ctx, pos)
+}
