@@ -110,3 +110,12 @@ type siteDB struct {
 func (s siteDB) SeedPosition(ctx context.Context, pos string) error {
 	return s.cl.SeedPosition(ctx, pos)
 }
+
+// SeedPositionWith seeds the clone's binlog state too (reclone.HistorySeeder).
+func (s siteDB) SeedPositionWith(ctx context.Context, pos, state string) error {
+	hs, ok := s.Instance.(reclone.HistorySeeder)
+	if !ok {
+		return s.cl.SeedPosition(ctx, pos)
+	}
+	return hs.SeedPositionWith(ctx, pos, state)
+}

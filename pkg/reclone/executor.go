@@ -25,6 +25,13 @@ type MySQL interface {
 	SeedPosition(ctx context.Context, position string) error
 }
 
+// HistorySeeder is a MySQL that seeds a clone's binlog state with more
+// than its position (pkg/mysql's Instance): the donor's history of other
+// servers, so the clone's executed set matches the group's.
+type HistorySeeder interface {
+	SeedPositionWith(ctx context.Context, position, binlogState string) error
+}
+
 // Mysqld stops and starts the site's mysqld process. Start must start it
 // without starting replication (skip-slave-start): the clone's position is
 // set before it replicates. Both are called again after a restart, so
