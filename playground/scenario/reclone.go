@@ -1,15 +1,24 @@
 package scenario
 
 import (
+	"bytes"
 	"context"
+	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/pki"
+	"github.com/shipstream/bloodraven/pkg/reclone"
+	"github.com/shipstream/bloodraven/pkg/routing"
 	"github.com/shipstream/bloodraven/playground/load"
 )
 
@@ -64,6 +73,7 @@ func recloneBody(ctx context.Context, g *Group, l *Load, r *Result) error {
 		return err
 	}
 	g.recloneActiveRefused(ctx, r, b)
+	g.forgedReclone(ctx, r, a)
 	l.Mark("reclone")
 	out, err := g.plugin(ctx, "reclone", g.Name, a, "--yes")
 	if err != nil {
@@ -252,5 +262,69 @@ func (g *Group) compareSites(ctx context.Context, r *Result, site, primary strin
 		r.Failf("%s still holds %d of the %d writes the failover discarded", site, n, len(lost))
 	default:
 		r.Notef("%s holds none of the %d writes the failover discarded", site, len(lost))
+	}
+}
+
+// forgedReclone posts a reclone of site to its sidecar as an attacker
+// would: without a certificate, and with one naming the operator but
+// issued by the attacker's own CA. Both must be refused (401), counted in
+// the sidecar's refusal counter, and start nothing.
+func (g *Group) forgedReclone(ctx context.Context, r *Result, site string) {
+	pod, err := g.sitePodObject(ctx, site)
+	if err != nil {
+		r.Failf("%v", err)
+		return
+	}
+	before, err := g.e.scrape(ctx, pod, reclone.MetricRefusals)
+	if err != nil || !before.Found {
+		r.Failf("%s's sidecar does not export %s: %v", site, reclone.MetricRefusals, err)
+		return
+	}
+	ca, err := pki.NewCA("attacker", time.Now(), pki.CAValidity)
+	if err != nil {
+		r.Failf("%v", err)
+		return
+	}
+	is, err := ca.Issue(pki.Request{Identity: pki.OperatorIdentity()}, time.Now())
+	if err != nil {
+		r.Failf("%v", err)
+		return
+	}
+	forged, err := is.TLS()
+	if err != nil {
+		r.Failf("%v", err)
+		return
+	}
+	mg, err := g.Get(ctx)
+	if err != nil {
+		r.Failf("%v", err)
+		return
+	}
+	body, _ := json.Marshal(reclone.Request{ID: "forged", Phase: v1alpha1.RecoveryRequested,
+		Generation: mg.Status.TopologyGeneration, Accepted: time.Now()})
+	u := "https://" + net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(routing.SidecarPort)) + reclone.PathReclone
+	for name, certs := range map[string][]tls.Certificate{"no certificate": nil, "the attacker's operator certificate": {forged}} {
+		tr := &http.Transport{DialContext: g.e.C.Dial, DisableKeepAlives: true,
+			TLSClientConfig: &tls.Config{InsecureSkipVerify: true, Certificates: certs}} //nolint:gosec // an attacker checks nothing
+		c := &http.Client{Transport: tr, Timeout: 5 * time.Second}
+		resp, err := c.Post(u, "application/json", bytes.NewReader(body))
+		if err != nil {
+			r.Failf("forged reclone with %s: %v", name, err)
+			continue
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			r.Broken++
+			r.Failf("forged reclone of %s with %s answered %d, want 401", site, name, resp.StatusCode)
+		}
+	}
+	after, err := g.e.scrape(ctx, pod, reclone.MetricRefusals)
+	switch {
+	case err != nil:
+		r.Failf("%v", err)
+	case after.Sum-before.Sum < 2:
+		r.Failf("two forged reclones, but %s counted %g refusals", site, after.Sum-before.Sum)
+	default:
+		r.Notef("two forged reclones of %s refused (401) and counted", site)
 	}
 }
