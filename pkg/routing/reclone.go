@@ -24,7 +24,9 @@ type RecloneOptions struct {
 const (
 	RecloneDataDir      = DataDir + "/data"
 	RecloneDir          = DataDir + "/reclone"
-	RecloneHoldFile     = RunDir + "/bloodraven-mysqld.hold"
+	// RecloneHoldFile is on the data volume, not the Pod's run folder: a
+	// Pod replaced mid-clone must not start mysqld on a datadir half moved.
+	RecloneHoldFile     = DataDir + "/" + holdName
 	ReclonePreserveRoot = DataDir + "/preserved"
 	// EnvMysqldHoldFile names the hold file for an entrypoint that honours it.
 	EnvMysqldHoldFile = "BLOODRAVEN_MYSQLD_HOLD_FILE"
@@ -32,6 +34,9 @@ const (
 	// older layout (the datadir at the volume's root) into RecloneDataDir.
 	EnvMysqldDataDir = "BLOODRAVEN_MYSQLD_DATADIR"
 )
+
+// holdName is the hold file's name at the volume's root.
+const holdName = "bloodraven-mysqld.hold"
 
 // recloneOn says whether Pods get the reclone layout: asked for, and with
 // the authenticated transport, without which a sidecar refuses it.
@@ -50,7 +55,7 @@ vol="$(dirname "$data")"
 if [ -d "$vol/mysql" ] && [ ! -d "$data/mysql" ]; then
   mkdir -p "$data.moving"
   for f in "$vol"/* "$vol"/.[!.]*; do
-    case "$(basename "$f")" in "$(basename "$data")"|"$(basename "$data").moving"|lost+found|reclone|preserved) ;; *) [ -e "$f" ] && mv "$f" "$data.moving/" ;; esac
+    case "$(basename "$f")" in "$(basename "$data")"|"$(basename "$data").moving"|lost+found|reclone|preserved|"$(basename "$hold")"|"$(basename "$hold").lock") ;; *) [ -e "$f" ] && mv "$f" "$data.moving/" ;; esac
   done
   if [ -e "$data" ]; then rmdir "$data"; fi
   mv "$data.moving" "$data"
