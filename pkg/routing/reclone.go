@@ -22,8 +22,8 @@ type RecloneOptions struct {
 
 // Paths of the reclone layout, on the data volume (mounted at DataDir).
 const (
-	RecloneDataDir      = DataDir + "/data"
-	RecloneDir          = DataDir + "/reclone"
+	RecloneDataDir = DataDir + "/data"
+	RecloneDir     = DataDir + "/reclone"
 	// RecloneHoldFile is on the data volume, not the Pod's run folder: a
 	// Pod replaced mid-clone must not start mysqld on a datadir half moved.
 	RecloneHoldFile     = DataDir + "/" + holdName
