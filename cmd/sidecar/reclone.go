@@ -82,7 +82,10 @@ func recloneExecutor(r *recloneOptions, c sidecar.Config, src pki.Source, db mys
 	}
 	e := &reclone.Executor{Namespace: c.Namespace, Group: c.Group, Site: c.Site, Dir: r.dir,
 		DataDir: r.dataDir, PreserveRoot: r.preserveRoot, DB: siteDB{db, cl}, Donors: donors, TLS: src,
-		Mysqld: reclone.HoldFile{Path: r.holdFile, Shutdown: db.Shutdown},
+		Mysqld: reclone.HoldFile{Path: r.holdFile, Shutdown: db.Shutdown, Answers: func(ctx context.Context) bool {
+			_, err := db.Status(ctx)
+			return err == nil
+		}},
 		Logger: logger.With("component", "reclone"),
 		Receiver: func(donor string) (*clone.Receiver, error) {
 			u, ok := urls[donor]

@@ -18,4 +18,7 @@ var (
 	// ErrHeld is an entrypoint that gave up waiting for mysqld's hold file
 	// to go (WaitHold).
 	ErrHeld = errors.New("reclone: mysqld is held")
+	// ErrNotHeld is a mysqld its entrypoint started without the hold
+	// file's lock: a hold would not keep it stopped (HoldFile.Stop).
+	ErrNotHeld = errors.New("reclone: mysqld's entrypoint does not honour the hold file")
 )

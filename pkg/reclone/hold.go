@@ -39,6 +39,10 @@ type HoldFile struct {
 	// Shutdown asks mysqld to stop (SQL SHUTDOWN); an error is ignored
 	// when mysqld is gone anyway.
 	Shutdown func(ctx context.Context) error
+	// Answers, when set, tells whether mysqld answers SQL: a mysqld that
+	// answers while the lock is free was not started under the lock (its
+	// entrypoint does not honour the hold file), and Stop refuses it.
+	Answers func(ctx context.Context) bool
 	// Poll paces the wait for the lock (default 200 ms).
 	Poll time.Duration
 }
@@ -49,14 +53,17 @@ func (h HoldFile) Stop(ctx context.Context) error {
 	if h.Path == "" || h.Shutdown == nil {
 		return fmt.Errorf("%w: HoldFile needs Path and Shutdown", ErrInvalidConfig)
 	}
-	if err := writeHold(h.Path); err != nil {
-		return err
-	}
 	lock, err := os.OpenFile(LockPath(h.Path), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return fmt.Errorf("reclone: mysqld's lock file: %w", err)
 	}
 	defer func() { _ = lock.Close() }()
+	if err := h.lockHonoured(ctx, lock); err != nil {
+		return err
+	}
+	if err := writeHold(h.Path); err != nil {
+		return err
+	}
 	asked := false
 	for {
 		err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
@@ -77,6 +84,22 @@ func (h HoldFile) Stop(ctx context.Context) error {
 		case <-time.After(orDefault(h.Poll, 200*time.Millisecond)):
 		}
 	}
+}
+
+// lockHonoured refuses, before anything is written, a mysqld that answers
+// while nobody holds the lock: a hold would not keep it from restarting.
+func (h HoldFile) lockHonoured(ctx context.Context, lock *os.File) error {
+	if h.Answers == nil || Held(h.Path) {
+		return nil
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return nil // held by a running mysqld, as it should be
+	}
+	_ = syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	if h.Answers(ctx) {
+		return fmt.Errorf("%w: mysqld answers without holding %s", ErrNotHeld, lock.Name())
+	}
+	return nil
 }
 
 // Start removes the hold file; the entrypoint then starts mysqld. The

@@ -62,7 +62,10 @@ func TestHoldFileStopsAndStartsARealMariaDB(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = in.Close() })
-	h := reclone.HoldFile{Path: hold, Shutdown: in.Shutdown}
+	h := reclone.HoldFile{Path: hold, Shutdown: in.Shutdown, Answers: func(ctx context.Context) bool {
+		_, err := in.Status(ctx)
+		return err == nil
+	}}
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	if err := h.Stop(ctx); err != nil {

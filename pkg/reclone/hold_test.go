@@ -67,3 +67,31 @@ func TestHoldFileNeedsPathAndShutdown(t *testing.T) {
 		})
 	}
 }
+
+// TestHoldFileRefusesAnEntrypointWithoutTheLock: a mysqld that answers
+// while nobody holds the lock was not started under it; Stop refuses
+// before writing the hold or asking mysqld to stop.
+func TestHoldFileRefusesAnEntrypointWithoutTheLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mysqld.hold")
+	shutdowns := 0
+	h := reclone.HoldFile{Path: path, Poll: 10 * time.Millisecond,
+		Shutdown: func(context.Context) error { shutdowns++; return nil },
+		Answers:  func(context.Context) bool { return true }}
+	if err := h.Stop(t.Context()); !errors.Is(err, reclone.ErrNotHeld) {
+		t.Fatalf("%v, want ErrNotHeld", err)
+	}
+	if shutdowns != 0 || reclone.Held(path) {
+		t.Fatalf("shutdowns %d held %v: touched", shutdowns, reclone.Held(path))
+	}
+	running, err := reclone.WaitHold(t.Context(), path, 10*time.Millisecond, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { time.Sleep(100 * time.Millisecond); _ = running.Close() }() // it exits once asked
+	if err := h.Stop(t.Context()); err != nil {
+		t.Fatalf("a mysqld started under the lock: %v", err)
+	}
+	if shutdowns != 1 {
+		t.Fatalf("shutdowns %d, want 1", shutdowns)
+	}
+}
