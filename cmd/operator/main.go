@@ -54,6 +54,8 @@ type flags struct {
 	sidecarImage     string
 	sidecarBinary    string
 	viewKeysNS       string
+	reclone          bool
+	mysqldEntrypoint string
 }
 
 func parseFlags(args []string) (flags, error) {
@@ -71,6 +73,8 @@ func parseFlags(args []string) (flags, error) {
 	fs.StringVar(&f.caSecret, "ca-secret", casecret.Name, "Secret in the operator's namespace that holds the CA (created when absent)")
 	fs.StringVar(&f.tlsDNSNames, "tls-dns-names", "", "extra comma-separated DNS names of the API's serving certificate")
 	fs.BoolVar(&f.networkPolicy, "network-policy", true, "render a NetworkPolicy for every group")
+	fs.BoolVar(&f.reclone, "reclone", false, "lay site Pods out so that their sidecars carry out reclones (docs/recovery.md); a change restarts every site in order")
+	fs.StringVar(&f.mysqldEntrypoint, "mysqld-entrypoint", "docker-entrypoint.sh", "the mysqld image's entrypoint, run by the hold-file wrapper with -reclone (empty: the image honours $BLOODRAVEN_MYSQLD_HOLD_FILE itself)")
 	fs.StringVar(&f.operatorLabels, "operator-pod-labels", "app.kubernetes.io/name=bloodraven", "labels k=v,... that select the operator's Pods in groups' NetworkPolicies")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info or error")
 	fs.StringVar(&f.operatorURL, "operator-url", "", "base URL sidecars reach the API at (default https://bloodraven.$POD_NAMESPACE.svc:<api tls port>)")
@@ -211,6 +215,9 @@ func wire(mgr ctrl.Manager, f flags, leader authority.Leadership) error {
 	}
 	ropts := routing.Options{OperatorURL: f.operatorURL, MySQLImage: f.mysqlImage, SidecarImage: f.sidecarImage,
 		TerminationGracePeriod: f.terminationGrace, CA: keeper.CA, ViewKeys: keys.PublicPEM}
+	if f.reclone {
+		ropts.Reclone = &routing.RecloneOptions{Entrypoint: strings.Fields(f.mysqldEntrypoint)}
+	}
 	if f.networkPolicy {
 		labels, err := parseLabels(f.operatorLabels)
 		if err != nil {

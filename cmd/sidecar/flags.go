@@ -37,6 +37,8 @@ type options struct {
 	mysqlTLSDir string
 	// appLoginUser is the account readiness logs in as; "" checks no login.
 	appLoginUser string
+	// reclone, when set, turns on the reclone endpoint (reclone.go).
+	reclone *recloneOptions
 }
 
 // envPrefix starts the name of every environment variable the sidecar reads;
@@ -76,6 +78,12 @@ var flagSpecs = []flagSpec{
 	{"stop-delay", "STOP_DELAY", "30s", "the Pod's termination grace: on SIGTERM mysqld is fenced, drained for half of it, and shut down in the rest"},
 	{"start-delay", "START_DELAY", "30s", "how long a mysqld not accepting connections yet (crash recovery) passes /healthz/live"},
 	{"app-login-user", "APP_LOGIN_USER", "", "application account /readyz logs in as (empty: no login check); its password is $BLOODRAVEN_APP_LOGIN_PASSWORD"},
+	{"reclone-data-dir", "RECLONE_DATA_DIR", "", "mysqld's datadir as this container sees it: turns on POST /sidecar/reclone (needs -tls-dir, -peers and the three below)"},
+	{"reclone-preserve-root", "RECLONE_PRESERVE_ROOT", "", "where a reclone moves the earlier datadir; on its file system, outside it (never deleted)"},
+	{"reclone-dir", "RECLONE_DIR", "", "a reclone's state and the backup it receives; outside the datadir, ideally on its file system"},
+	{"mysqld-hold-file", "MYSQLD_HOLD_FILE", "", "the hold file mysqld's entrypoint honours: while it exists mysqld is not started (a reclone's stop and start)"},
+	{"mariadb-backup", "MARIADB_BACKUP", "mariadb-backup", "the mariadb-backup binary (a clone donor's and a reclone's)"},
+	{"mbstream", "MBSTREAM", "mbstream", "the mbstream binary (a reclone's)"},
 	{"mysql-tls-dir", "MYSQL_TLS_DIR", "", "folder of the site certificate mysqld serves (tls.crt, tls.key, ca.crt); when they change, mysqld reloads them (empty: off)"},
 }
 
@@ -139,6 +147,12 @@ func buildOptions(get func(string) string) (options, error) {
 		}
 	}
 	if o.sidecar.Clone, err = cloneDonor(get, o.mysql); err != nil {
+		return o, err
+	}
+	if o.sidecar.Clone != nil {
+		o.sidecar.Clone.Backup = get("mariadb-backup")
+	}
+	if o.reclone, err = parseReclone(get, o.tlsDir, o.sidecar.Peers); err != nil {
 		return o, err
 	}
 	switch {

@@ -69,6 +69,14 @@ func run(args []string) error {
 	if o.appLoginUser != "" {
 		o.sidecar.AppLogin = appLogin(o.mysql, o.appLoginUser, os.Getenv(envAppLoginPassword))
 	}
+	if o.reclone != nil {
+		if o.sidecar.Reclone, err = recloneExecutor(o.reclone, o.sidecar, o.sidecar.TLS, db, logger); err != nil {
+			return err
+		}
+		o.sidecar.MysqldHoldFile = o.reclone.holdFile
+		logger.Info("reclone endpoint on", "datadir", o.reclone.dataDir, "preserve-root", o.reclone.preserveRoot,
+			"hold-file", o.reclone.holdFile)
+	}
 	r, err := sidecar.NewRunner(o.sidecar, db, time.Now())
 	if err != nil {
 		return err

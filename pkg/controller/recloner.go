@@ -36,7 +36,7 @@ func NewHTTPRecloner(url authority.SidecarURL, creds pki.Source) *HTTPRecloner {
 func (h *HTTPRecloner) Run(ctx context.Context, group types.NamespacedName, site string,
 	step grouploop.RecloneStep) (grouploop.RecloneProgress, error) {
 	q := reclone.Request{ID: step.Request, Phase: step.Phase, Donor: step.Donor, DivergentGtid: step.DivergentGtid,
-		Generation: step.Generation, Accepted: step.Accepted}
+		DonorGtid: step.DonorGtid, Generation: step.Generation, Accepted: step.Accepted}
 	a, err := h.Client.Do(ctx, group.Namespace, group.Name, site, q)
 	if errors.Is(err, reclone.ErrUnsupported) {
 		return grouploop.RecloneProgress{}, fmt.Errorf("%w: %w", grouploop.ErrRecloneUnsupported, err)

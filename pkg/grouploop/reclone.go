@@ -38,6 +38,9 @@ type RecloneStep struct {
 	Request       string
 	Donor         string
 	DivergentGtid string
+	// DonorGtid is the donor's executed set in status (Cloning): the
+	// clone keeps the donor's history of other servers from it.
+	DonorGtid string
 	// Generation is the topology generation the operator holds: a sidecar
 	// holding a newer view refuses the step.
 	Generation int64

@@ -89,6 +89,11 @@ func (l *Loop) runPhase(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, sit
 	if r.StartTime != nil {
 		step.Accepted = r.StartTime.Time
 	}
+	for _, d := range g.Status.Sites {
+		if r.Phase == v1alpha1.RecoveryCloning && d.Name == r.Donor {
+			step.DonorGtid = d.GtidExecuted
+		}
+	}
 	prog, err := l.env.Recloner.Run(ctx, l.key, site.Name, step)
 	switch {
 	case errors.Is(err, ErrRecloneUnsupported):

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+
+	"github.com/shipstream/bloodraven/pkg/gtid"
 )
 
 // Cloner is what seeding a site by physical clone needs of its server,
@@ -106,6 +108,13 @@ func (in *instance) JoinAfterClone(ctx context.Context, source Endpoint, creds C
 }
 
 func (in *instance) SeedPosition(ctx context.Context, position string) error {
+	return in.SeedPositionWith(ctx, position, position)
+}
+
+// SeedPositionWith is SeedPosition with the clone's gtid_binlog_state
+// seeded as state (MariaDB), which must end at position in each domain: a
+// clone's history of other servers (gtid.CloneState). Not part of Cloner.
+func (in *instance) SeedPositionWith(ctx context.Context, position, state string) error {
 	return in.run(ctx, "seed the clone's position", 0, func(ctx context.Context, ex executor, d dialect) error {
 		if err := d.setLockWaitTimeout(ctx, ex, in.lockWaitSeconds()); err != nil {
 			return err
@@ -128,7 +137,7 @@ func (in *instance) SeedPosition(ctx context.Context, position string) error {
 		if err := ex.exec(ctx, mariadbSetSlavePos, position); err != nil {
 			return fmt.Errorf("set gtid_slave_pos: %w", err)
 		}
-		return seedBinlogState(ctx, ex, position)
+		return seedBinlogState(ctx, ex, position, state)
 	})
 }
 
@@ -139,22 +148,26 @@ func (in *instance) SeedPosition(ctx context.Context, position string) error {
 // binlog state yet is reset (RESET MASTER drops nothing it needs: it has
 // written nothing); one that already holds position is left alone; any
 // other state is refused.
-func seedBinlogState(ctx context.Context, ex executor, position string) error {
+func seedBinlogState(ctx context.Context, ex executor, position, want string) error {
+	if err := checkSeedState(position, want); err != nil {
+		return err
+	}
 	r, err := queryOne(ctx, ex, mariadbStateQuery)
 	if err != nil {
 		return fmt.Errorf("read gtid_binlog_state: %w", err)
 	}
-	switch state := r.str("gtid_binlog_state"); state {
-	case position:
+	switch state := r.str("gtid_binlog_state"); {
+	case sameState(state, want):
 		return nil
-	case "":
+	case state == "", sameState(state, position):
+		// Nothing logged, or only the position an earlier seed set.
 	default:
-		return fmt.Errorf("%w: the clone already logged %q, not the backup's %q", ErrInvalidConfig, state, position)
+		return fmt.Errorf("%w: the clone already logged %q, not the backup's %q", ErrInvalidConfig, state, want)
 	}
 	if err := ex.exec(ctx, "RESET MASTER"); err != nil {
 		return fmt.Errorf("reset the clone's binlog: %w", err)
 	}
-	if err := ex.exec(ctx, mariadbSetBinlogState, position); err != nil {
+	if err := ex.exec(ctx, mariadbSetBinlogState, want); err != nil {
 		return fmt.Errorf("set gtid_binlog_state: %w", err)
 	}
 	return nil
@@ -213,4 +226,25 @@ func installClonePlugin(ctx context.Context, ex executor) error {
 		return fmt.Errorf("install clone plugin: %w", err)
 	}
 	return nil
+}
+
+// checkSeedState refuses a binlog state that does not end at position in
+// each of its domains, or that names a domain position lacks.
+func checkSeedState(position, want string) error {
+	pos, err1 := gtid.ParsePos(position)
+	st, err2 := gtid.ParseBinlogState(want)
+	if err := firstErr(err1, err2); err != nil {
+		return fmt.Errorf("%w: binlog state %q for position %q: %w", ErrInvalidConfig, want, position, err)
+	}
+	if st.Pos().String() != pos.String() {
+		return fmt.Errorf("%w: binlog state %q does not end at position %q", ErrInvalidConfig, want, position)
+	}
+	return nil
+}
+
+// sameState compares two binlog states whatever their order.
+func sameState(a, b string) bool {
+	x, err1 := gtid.ParseBinlogState(a)
+	y, err2 := gtid.ParseBinlogState(b)
+	return err1 == nil && err2 == nil && x.String() == y.String()
 }

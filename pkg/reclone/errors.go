@@ -15,4 +15,10 @@ var (
 	// ErrWritable is a mysqld that accepts writes when its data is about
 	// to be replaced.
 	ErrWritable = errors.New("reclone: mysqld is writable")
+	// ErrHeld is an entrypoint that gave up waiting for mysqld's hold file
+	// to go (WaitHold).
+	ErrHeld = errors.New("reclone: mysqld is held")
+	// ErrNotHeld is a mysqld its entrypoint started without the hold
+	// file's lock: a hold would not keep it stopped (HoldFile.Stop).
+	ErrNotHeld = errors.New("reclone: mysqld's entrypoint does not honour the hold file")
 )

@@ -25,6 +25,13 @@ type MySQL interface {
 	SeedPosition(ctx context.Context, position string) error
 }
 
+// HistorySeeder is a MySQL that seeds a clone's binlog state with more
+// than its position (pkg/mysql's Instance): the donor's history of other
+// servers, so the clone's executed set matches the group's.
+type HistorySeeder interface {
+	SeedPositionWith(ctx context.Context, position, binlogState string) error
+}
+
 // Mysqld stops and starts the site's mysqld process. Start must start it
 // without starting replication (skip-slave-start): the clone's position is
 // set before it replicates. Both are called again after a restart, so
@@ -72,9 +79,19 @@ type Executor struct {
 }
 
 func (e *Executor) validate() error {
+	if e.View == nil {
+		return fmt.Errorf("%w: View is required", ErrInvalidConfig)
+	}
+	return e.Validate()
+}
+
+// Validate says whether the Executor has what it needs but its View (which
+// a sidecar's Runner fills in) and a layout it can work in; Handler
+// refuses to serve without them.
+func (e *Executor) Validate() error {
 	if e.Site == "" || e.Dir == "" || e.DataDir == "" || e.PreserveRoot == "" || e.DB == nil || e.Mysqld == nil ||
-		e.Receiver == nil || e.View == nil {
-		return fmt.Errorf("%w: Site, Dir, DataDir, PreserveRoot, DB, Mysqld, Receiver and View are required", ErrInvalidConfig)
+		e.Receiver == nil {
+		return fmt.Errorf("%w: Site, Dir, DataDir, PreserveRoot, DB, Mysqld and Receiver are required", ErrInvalidConfig)
 	}
 	// Both would be moved aside with the datadir (docs/recovery.md).
 	for name, p := range map[string]string{"PreserveRoot": e.PreserveRoot, "Dir": e.Dir} {

@@ -111,6 +111,7 @@ func TestHandlerRefusals(t *testing.T) {
 		{"no id", op, `{"phase":"Requested","generation":5}`, 400},
 		{"no generation", op, `{"id":"x","phase":"Requested"}`, 400},
 		{"unreadable set", op, `{"id":"x","phase":"PreservingData","generation":5,"divergentGtid":"nonsense"}`, 400},
+		{"unreadable donor set", op, `{"id":"x","phase":"Cloning","donor":"iad","generation":5,"donorGtid":"nonsense"}`, 400},
 		{"an unknown donor", op, `{"id":"x","phase":"Cloning","generation":5,"donor":"sfo"}`, 400},
 		{"the view behind the caller", op, `{"id":"x","phase":"Requested","generation":6}`, 503},
 	}

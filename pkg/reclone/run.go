@@ -193,5 +193,5 @@ func (e *Executor) work(ctx context.Context, q Request, st state) error {
 	if q.Phase == v1alpha1.RecoveryCatchingUp {
 		return e.seed(ctx, &st)
 	}
-	return e.clone(ctx, q.Donor, &st)
+	return e.clone(ctx, q, &st)
 }

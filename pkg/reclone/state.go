@@ -31,6 +31,10 @@ type state struct {
 	// clone with gtid_slave_pos set to it.
 	Position string `json:"position,omitempty"`
 	Seeded   bool   `json:"seeded,omitempty"`
+	// BinlogState is the clone's gtid_binlog_state seeded with Position:
+	// the donor's history of other servers (gtid.CloneState); empty seeds
+	// Position alone.
+	BinlogState string `json:"binlogState,omitempty"`
 	// Attempts counts the current phase's failed attempts in a row;
 	// LastError is the latest; Failed ends the reclone on this site.
 	Attempts  int    `json:"attempts,omitempty"`

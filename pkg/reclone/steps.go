@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/shipstream/bloodraven/pkg/gtid"
 )
 
 const (
@@ -77,7 +79,8 @@ func (e *Executor) preservationFolder(st *state) error {
 
 // clone fetches and prepares the donor's backup while mysqld still runs,
 // then stops mysqld, moves the datadir aside, installs and seeds.
-func (e *Executor) clone(ctx context.Context, donor string, st *state) error {
+func (e *Executor) clone(ctx context.Context, q Request, st *state) error {
+	donor := q.Donor
 	if st.Seeded {
 		return nil
 	}
@@ -112,6 +115,7 @@ func (e *Executor) clone(ctx context.Context, donor string, st *state) error {
 	if st.Position, err = rcv.Position(); err != nil {
 		return err
 	}
+	st.BinlogState = e.cloneState(q.DonorGtid, st.Position)
 	if err := e.save(*st); err != nil {
 		return err
 	}
@@ -238,7 +242,7 @@ func (e *Executor) seed(ctx context.Context, st *state) error {
 	if err := e.waitUp(ctx); err != nil {
 		return err
 	}
-	if err := e.DB.SeedPosition(ctx, st.Position); err != nil {
+	if err := e.seedPosition(ctx, st); err != nil {
 		return fmt.Errorf("reclone: seed the position %s: %w", st.Position, err)
 	}
 	st.Seeded = true
@@ -261,4 +265,31 @@ func (e *Executor) waitUp(ctx context.Context) error {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// cloneState is the binlog state to seed with position: the donor's
+// history of other servers kept (gtid.CloneState), or "" (position alone)
+// when the donor's set is unknown, not MariaDB's, or mysqld cannot take it.
+func (e *Executor) cloneState(donorGtid, position string) string {
+	if _, ok := e.DB.(HistorySeeder); !ok || donorGtid == "" || position == "" {
+		return ""
+	}
+	donor, err1 := gtid.ParseSet(donorGtid)
+	pos, err2 := gtid.ParsePos(position)
+	if err1 != nil || err2 != nil {
+		return ""
+	}
+	st, err := gtid.CloneState(donor, pos)
+	if err != nil {
+		e.log().Warn("reclone: the clone's binlog state is its position alone", "error", err)
+		return ""
+	}
+	return st.String()
+}
+
+func (e *Executor) seedPosition(ctx context.Context, st *state) error {
+	if hs, ok := e.DB.(HistorySeeder); ok && st.BinlogState != "" {
+		return hs.SeedPositionWith(ctx, st.Position, st.BinlogState)
+	}
+	return e.DB.SeedPosition(ctx, st.Position)
 }

@@ -26,6 +26,10 @@ type Request struct {
 	Donor string `json:"donor,omitempty"`
 	// DivergentGtid is the site's errant set as of the acceptance.
 	DivergentGtid string `json:"divergentGtid,omitempty"`
+	// DonorGtid is the donor's executed set as the operator last observed
+	// it (Cloning): the clone's binlog state keeps the donor's history of
+	// other servers from it (gtid.CloneState).
+	DonorGtid string `json:"donorGtid,omitempty"`
 	// Generation is the topology generation the operator holds: a sidecar
 	// holding a newer view refuses (the operator may be deposed).
 	Generation int64 `json:"generation"`
@@ -100,6 +104,9 @@ func (q Request) Validate(self string) error {
 	}
 	if _, err := gtid.ParseSet(q.DivergentGtid); err != nil {
 		return fmt.Errorf("divergentGtid: %w", err)
+	}
+	if _, err := gtid.ParseSet(q.DonorGtid); err != nil {
+		return fmt.Errorf("donorGtid: %w", err)
 	}
 	return nil
 }

@@ -138,6 +138,9 @@ func EnforcedSettings(flavor v1alpha1.Flavor, site string) []string {
 // transport is off (no certificate Secret is mounted then).
 func (r *Router) cnfPaths() cnfPaths {
 	p := podPaths
+	if r.recloneOn() {
+		p.DataDir = RecloneDataDir
+	}
 	if !r.tlsEnabled() {
 		p.TLS = TLSFiles{}
 	}

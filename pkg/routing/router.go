@@ -37,6 +37,9 @@ type Options struct {
 	// transport (tls.go): per-site certificate Secrets, HTTPS peers, and the
 	// sidecar's separate health port.
 	CA func() *pki.CA
+	// Reclone, when set, lays site Pods out for a reclone (reclone.go);
+	// it needs CA: without the authenticated transport it does nothing.
+	Reclone *RecloneOptions
 	// NetworkPolicy, when set, renders each group's NetworkPolicy (netpol.go).
 	NetworkPolicy *NetworkPolicyOptions
 	// Now is the clock certificates are issued by; default time.Now.

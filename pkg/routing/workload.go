@@ -161,7 +161,7 @@ func (r *Router) renderDeployment(g *v1alpha1.MysqlFailoverGroup, s v1alpha1.Sit
 }
 
 func (r *Router) renderPodSpec(g *v1alpha1.MysqlFailoverGroup, s v1alpha1.Site) corev1.PodSpec {
-	return r.withTLS(g, s, corev1.PodSpec{
+	return r.withReclone(g, r.withTLS(g, s, corev1.PodSpec{
 		NodeSelector:                  NodeSelector(s),
 		TerminationGracePeriodSeconds: ptr.To(int64(r.stopDelay(g).Seconds())),
 		EnableServiceLinks:            ptr.To(false),
@@ -188,7 +188,7 @@ func (r *Router) renderPodSpec(g *v1alpha1.MysqlFailoverGroup, s v1alpha1.Site) 
 			{Name: volViewKeys, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 				LocalObjectReference: corev1.LocalObjectReference{Name: ViewKeysConfigMap}}}},
 		},
-	})
+	}))
 }
 
 func (r *Router) mysqldContainer(g *v1alpha1.MysqlFailoverGroup) corev1.Container {

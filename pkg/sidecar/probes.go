@@ -2,6 +2,7 @@ package sidecar
 
 import (
 	"context"
+	"github.com/shipstream/bloodraven/pkg/reclone"
 	"net/http"
 	"time"
 
@@ -57,6 +58,9 @@ type LiveInput struct {
 	StartDelay time.Duration
 	// Terminating: the sidecar is stopping mysqld itself.
 	Terminating bool
+	// Held: mysqld's hold file exists, a reclone stopped mysqld on
+	// purpose and its entrypoint waits (pkg/reclone, HoldFile).
+	Held bool
 }
 
 // Liveness outcomes, the reason in /healthz/live's body.
@@ -67,6 +71,7 @@ const (
 	LiveNoAnswer     = "not answering"
 	LiveGone         = "not running"
 	LiveStartTooLong = "not accepting connections after startDelay"
+	LiveHeld         = "held for a reclone"
 )
 
 // Liveness decides a liveness check: whether mysqld counts as alive, and why.
@@ -79,6 +84,9 @@ func Liveness(in LiveInput) (bool, string) {
 	case in.TCP == TCPOpen:
 		// The port accepts, the server does not answer: frozen.
 		return false, LiveNoAnswer
+	case in.Held:
+		// Stopped on purpose: a restart of its container would only wait again.
+		return true, LiveHeld
 	case in.Now.Sub(in.Since) < in.StartDelay:
 		// A process, not accepting yet: starting, crash recovery.
 		return true, LiveStarting
@@ -106,7 +114,8 @@ func (r *Runner) serveLive(w http.ResponseWriter, req *http.Request) {
 // liveInput reads mysqld by SQL within LiveTimeout and gathers the process
 // evidence when the read failed.
 func (r *Runner) liveInput(ctx context.Context) LiveInput {
-	in := LiveInput{Now: r.cfg.Clock.Now(), StartDelay: r.cfg.StartDelay, Terminating: r.Terminating()}
+	in := LiveInput{Now: r.cfg.Clock.Now(), StartDelay: r.cfg.StartDelay, Terminating: r.Terminating(),
+		Held: r.cfg.MysqldHoldFile != "" && reclone.Held(r.cfg.MysqldHoldFile)}
 	if in.Terminating {
 		return in
 	}

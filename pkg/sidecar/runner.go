@@ -85,6 +85,9 @@ type Config struct {
 	// Reclone, when set, carries out reclone phases on this site for the
 	// operator: POST /sidecar/reclone on the peer port (pkg/reclone).
 	Reclone *reclone.Executor
+	// MysqldHoldFile, when set, is mysqld's hold file: while it exists
+	// mysqld was stopped on purpose and passes the liveness check.
+	MysqldHoldFile string
 	// StopDelay is the Pod's termination grace period, the time a
 	// termination (Terminate) fits in (default 30 s).
 	StopDelay time.Duration

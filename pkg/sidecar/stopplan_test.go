@@ -88,6 +88,9 @@ func TestLiveness(t *testing.T) {
 		{"crash recovery, the dial timed out", in(func(l *LiveInput) { l.TCP = TCPUnknown }), true, LiveStarting},
 		{"no TCP evidence configured, within startDelay", in(func(l *LiveInput) { l.TCP = TCPNone }), true, LiveStarting},
 		{"not accepting past startDelay", in(func(l *LiveInput) { l.Now = t0.Add(delay) }), false, LiveStartTooLong},
+		{"held for a reclone past startDelay", in(func(l *LiveInput) { l.Held, l.PID, l.Now = true, 0, t0.Add(time.Hour) }),
+			true, LiveHeld},
+		{"held but frozen: port open, no answer", in(func(l *LiveInput) { l.Held, l.TCP = true, TCPOpen }), false, LiveNoAnswer},
 		{"terminating: the sidecar stops it, never the kubelet",
 			in(func(l *LiveInput) { l.Terminating, l.TCP = true, TCPOpen }), true, LiveTerminating},
 	} {

@@ -62,7 +62,9 @@ func Start(ctx context.Context, o Options) (*Env, error) {
 	e := &Env{C: c, Root: root, Log: o.Log}
 	err = install.Install(ctx, c, install.Chart{Root: root,
 		Set: []string{`nodeSelector.topology\.kubernetes\.io/zone=` + controlSite,
-			"sidecarBinary=" + filepath.Join(root, "bin", "sidecar")}})
+			"sidecarBinary=" + filepath.Join(root, "bin", "sidecar"),
+			// The built-in mariadb image honours the hold file itself.
+			"reclone.enabled=true", "reclone.mysqldEntrypoint="}})
 	if err != nil {
 		_ = c.Down()
 		return nil, err

@@ -180,7 +180,7 @@ func (g *Group) Wait(ctx context.Context, what string, within time.Duration,
 		if err == nil {
 			if err = cond(mg); err == nil {
 				return mg, nil
-			} else if errors.Is(err, errBootstrapFailover) {
+			} else if errors.Is(err, errBootstrapFailover) || errors.Is(err, errStopWaiting) {
 				return nil, err
 			}
 		}

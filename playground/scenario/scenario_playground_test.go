@@ -84,3 +84,4 @@ func TestScenarioPrimaryKilledSalvage(t *testing.T)       { run(t, "primary-kill
 func TestScenarioRollingUpdate(t *testing.T)              { run(t, "rolling-update") }
 func TestScenarioOperatorUpgrade(t *testing.T)            { run(t, "operator-upgrade") }
 func TestScenarioInPlaceUpgrade(t *testing.T)             { run(t, "in-place-upgrade") }
+func TestScenarioRecloneDiverged(t *testing.T)            { run(t, "reclone-diverged") }

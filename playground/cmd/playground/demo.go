@@ -128,7 +128,9 @@ func demoUp(ctx context.Context, o demoOpts, root string) (*localcluster.Cluster
 func demoInstall(ctx context.Context, c *localcluster.Cluster, o demoOpts, root string, st stepper) error {
 	// The operator ships bin/sidecar: its hash is what sidecars are compared
 	// with, and what in-place upgrades send (docs/upgrades.md).
-	ch := install.Chart{Root: root, Set: []string{"sidecarBinary=" + filepath.Join(root, "bin", "sidecar")}}
+	ch := install.Chart{Root: root, Set: []string{"sidecarBinary=" + filepath.Join(root, "bin", "sidecar"),
+		// Sites can be recloned; the built-in mariadb image honours the hold file.
+		"reclone.enabled=true", "reclone.mysqldEntrypoint="}}
 	helm := "helm install bloodraven charts/bloodraven -n bloodraven-system --create-namespace --set sidecarBinary=$PWD/bin/sidecar"
 	if o.opsNode != "" {
 		ch.Set = append(ch.Set, `nodeSelector.topology\.kubernetes\.io/zone=`+o.opsNode)

@@ -1,6 +1,7 @@
 package images
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/shipstream/bloodraven/pkg/reclone"
 )
 
 // Arg is the first argument that selects a built-in image: binary Arg NAME ARGS...
@@ -28,6 +31,10 @@ func Run(name string, args []string) error {
 
 // mariadb initialises the data folder when it is empty, then becomes mariadbd.
 func mariadb(args []string) error {
+	// First: a datadir a reclone emptied must not be initialised.
+	if err := waitHold(); err != nil {
+		return err
+	}
 	var defaults []string
 	if len(args) > 0 && strings.HasPrefix(args[0], "--defaults-file=") {
 		defaults, args = args[:1], args[1:]
@@ -44,6 +51,9 @@ func mariadb(args []string) error {
 		args = append([]string{"--user=root"}, args...)
 	}
 	if _, err := os.Stat(filepath.Join(datadir, "mysql")); os.IsNotExist(err) {
+		if err := os.MkdirAll(datadir, 0o750); err != nil {
+			return fmt.Errorf("mariadb image: datadir: %w", err)
+		}
 		init, err := initDatadir(defaults, datadir)
 		if err != nil {
 			return err
@@ -56,8 +66,26 @@ func mariadb(args []string) error {
 	if err != nil {
 		return fmt.Errorf("mariadb image: %w", err)
 	}
+
 	argv := append(append([]string{prog}, defaults...), args...)
 	return fmt.Errorf("exec mariadbd: %w", syscall.Exec(prog, argv, os.Environ()))
+}
+
+// waitHold honours the sidecar's hold file, when the Pod names one: it
+// waits while the file exists, and leaves its lock held shared on a
+// descriptor mariadbd inherits (pkg/reclone, HoldFile).
+func waitHold() error {
+	hold := os.Getenv("BLOODRAVEN_MYSQLD_HOLD_FILE")
+	if hold == "" {
+		return nil
+	}
+	_, err := reclone.WaitHold(context.Background(), hold, time.Second, func() {
+		fmt.Printf("mariadb image: %s exists, waiting for the sidecar to release mysqld\n", hold)
+	})
+	if err != nil {
+		return fmt.Errorf("mariadb image: %w", err)
+	}
+	return nil
 }
 
 // initDatadir runs mariadb-install-db and returns an init file holding the
