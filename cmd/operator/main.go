@@ -84,7 +84,7 @@ func parseFlags(args []string) (flags, error) {
 	fs.DurationVar(&f.fenceTimeout, "fence-timeout", time.Second, "bound of one SQL fence attempt on an old primary that may not answer")
 	fs.DurationVar(&f.maxLag, "max-replica-lag", 30*time.Second, "replica lag above which a group is Degraded")
 	fs.DurationVar(&f.resyncPeriod, "resync-period", 5*time.Minute, "re-converge every group's objects at least this often")
-	fs.DurationVar(&f.stallTimeout, "loop-stall-timeout", 0, "a group's poll loop that completes no pass for this long fails /healthz; 0 means 3 poll intervals + relay-drain-timeout + 6 call-timeouts")
+	fs.DurationVar(&f.stallTimeout, "loop-stall-timeout", 0, "a group's poll loop that completes no pass for this long fails /healthz; 0 means, per group, 3 poll intervals + the longest pass its spec allows (drain, salvage, fences, arms, 16 calls)")
 	fs.DurationVar(&f.terminationGrace, "site-termination-grace", 0, "termination grace period of site Pods (default pkg/routing's)")
 	fs.StringVar(&f.mysqlImage, "mysql-image", "", "override spec.mysql.image of every group")
 	fs.StringVar(&f.sidecarImage, "sidecar-image", "", "override spec.sidecar.image of every group")

@@ -27,12 +27,12 @@ import (
 // and the new process resumes whatever the status holds.
 
 // passed records a completed pass of the group's loop (grouploop.Env.Passed).
-func (o *Operator) passed(key types.NamespacedName, interval time.Duration) {
+func (o *Operator) passed(key types.NamespacedName, interval, budget time.Duration) {
 	now := o.env.Clock.Now()
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if h, ok := o.loops[key]; ok {
-		h.lastPass, h.interval = now, interval
+		h.lastPass, h.interval, h.budget = now, interval, budget
 	}
 }
 
@@ -80,7 +80,7 @@ func (o *Operator) Healthy() error {
 			continue // ended: the next reconcile starts it again
 		default:
 		}
-		limit := StallLimit(o.opts, h.interval)
+		limit := StallLimit(o.opts, h.interval, h.budget)
 		if since := now.Sub(h.lastPass); since > limit {
 			stalled = append(stalled, fmt.Sprintf("%s (no pass for %s, limit %s)", key, since.Round(time.Second), limit))
 		}
@@ -94,12 +94,13 @@ func (o *Operator) Healthy() error {
 
 // StallLimit is how long a group's loop may go without completing a pass
 // before the process counts as hung: Options.StallTimeout when set, else
-// the longest a pass can legitimately take with room to spare, three poll
-// intervals plus an emergency failover's relay-log drain (DrainTimeout)
-// plus six bounded calls (CallTimeout: fence, salvage, claim, lease-fence
-// arm, promotion, routing). interval 0 (no pass yet) counts as the
-// default poll interval, 2 s.
-func StallLimit(opts Options, interval time.Duration) time.Duration {
+// three poll intervals plus the longest a pass of that group can
+// legitimately take (budget, failover.Settings.PassBudget from the
+// group's own spec: its salvage and drain timeouts included, so a long
+// salvageTimeout is not cut short by a restart). Before the loop's first
+// pass, interval counts as the default poll interval, 2 s, and budget as
+// the operator's defaults' (a relay-log drain and sixteen calls).
+func StallLimit(opts Options, interval, budget time.Duration) time.Duration {
 	opts = opts.withDefaults()
 	if opts.StallTimeout > 0 {
 		return opts.StallTimeout
@@ -107,5 +108,8 @@ func StallLimit(opts Options, interval time.Duration) time.Duration {
 	if interval <= 0 {
 		interval = 2 * time.Second
 	}
-	return 3*interval + opts.DrainTimeout + 6*opts.CallTimeout
+	if budget <= 0 {
+		budget = opts.DrainTimeout + 16*opts.CallTimeout
+	}
+	return 3*interval + budget
 }

@@ -11,29 +11,37 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/shipstream/bloodraven/apis/v1alpha1"
+	"github.com/shipstream/bloodraven/pkg/failover"
 	"github.com/shipstream/bloodraven/pkg/grouploop"
 )
 
 func TestStallLimit(t *testing.T) {
+	salvage2m := failover.Settings{SalvageTimeout: 2 * time.Minute}.PassBudget()
 	cases := []struct {
-		name     string
-		opts     Options
-		interval time.Duration
-		want     time.Duration
+		name             string
+		opts             Options
+		interval, budget time.Duration
+		want             time.Duration
 	}{
-		{"defaults, 2 s poll", Options{}, 2 * time.Second, 6*time.Second + 30*time.Second + 30*time.Second},
-		{"no pass yet counts 2 s", Options{}, 0, 66 * time.Second},
-		{"short timings", Options{DrainTimeout: 2 * time.Second, CallTimeout: time.Second}, 250 * time.Millisecond,
-			750*time.Millisecond + 2*time.Second + 6*time.Second},
-		{"slow poll", Options{}, 10 * time.Second, 30*time.Second + 30*time.Second + 30*time.Second},
-		{"set explicitly", Options{StallTimeout: 20 * time.Second}, 10 * time.Second, 20 * time.Second},
+		{"defaults before a pass", Options{}, 0, 0, 6*time.Second + 30*time.Second + 80*time.Second},
+		{"the group's budget, 2 s poll", Options{}, 2 * time.Second, 100 * time.Second, 106 * time.Second},
+		{"short timings before a pass", Options{DrainTimeout: 2 * time.Second, CallTimeout: time.Second}, 250 * time.Millisecond, 0,
+			750*time.Millisecond + 2*time.Second + 16*time.Second},
+		// Review of issue 24: a salvageTimeout of 2 min is spent in one
+		// pass; a fixed limit of 66 s killed the operator inside it, and the
+		// restarted process salvaged again with a fresh budget.
+		{"a 2 min salvage fits", Options{}, 2 * time.Second, salvage2m, 6*time.Second + salvage2m},
+		{"set explicitly", Options{StallTimeout: 20 * time.Second}, 10 * time.Second, salvage2m, 20 * time.Second},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := StallLimit(c.opts, c.interval); got != c.want {
+			if got := StallLimit(c.opts, c.interval, c.budget); got != c.want {
 				t.Fatalf("StallLimit = %s, want %s", got, c.want)
 			}
 		})
+	}
+	if salvage2m <= 2*time.Minute {
+		t.Fatalf("a pass budget of %s does not hold a 2 min salvage", salvage2m)
 	}
 }
 
@@ -95,7 +103,8 @@ func TestHealthyWatchesEachRunningLoop(t *testing.T) {
 	key := types.NamespacedName{Namespace: "db", Name: "orders"}
 	h := &loopHandle{done: make(chan struct{}), lastPass: clk.Now()}
 	o.loops[key] = h
-	limit := StallLimit(o.opts, time.Second)
+	const budget = 40 * time.Second
+	limit := StallLimit(o.opts, time.Second, budget)
 	steps := []struct {
 		name    string
 		advance time.Duration
@@ -114,7 +123,7 @@ func TestHealthyWatchesEachRunningLoop(t *testing.T) {
 	for _, s := range steps {
 		clk.Step(s.advance)
 		if s.pass {
-			o.passed(key, time.Second)
+			o.passed(key, time.Second, budget)
 		}
 		if s.ended {
 			close(h.done)

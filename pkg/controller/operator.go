@@ -137,6 +137,8 @@ type loopHandle struct {
 	// the first), interval its group's poll interval then (health.go).
 	lastPass time.Time
 	interval time.Duration
+	// budget is the longest one of its passes may take (grouploop.Env.Passed).
+	budget time.Duration
 }
 
 // New wires an Operator.

@@ -170,6 +170,18 @@ type Settings struct {
 	LeaseFenceTimeout time.Duration
 }
 
+// PassBudget is the longest one pass of a group's loop may legitimately
+// take with these settings: a relay-log drain (DrainTimeout), the whole
+// salvage budget (SalvageTimeout, spent in one pass at worst), two fence
+// attempts, four lease-fence arms, and sixteen bounded calls (claims,
+// promotion, routing, status writes, rollout, reclone, read routes). A
+// liveness check that judges a loop hung sooner would kill the operator
+// inside a failover step it is entitled to finish.
+func (s Settings) PassBudget() time.Duration {
+	s = s.withDefaults()
+	return s.DrainTimeout + s.SalvageTimeout + 2*s.FenceTimeout + 4*s.LeaseFenceTimeout + 16*s.CallTimeout
+}
+
 func (s Settings) withDefaults() Settings {
 	def := func(d *time.Duration, v time.Duration) {
 		if *d <= 0 {

@@ -58,9 +58,10 @@ type Env struct {
 	// Wake makes a group's running loop pass now; nil does nothing.
 	Wake func(group types.NamespacedName)
 	// Passed is told each pass that completed and did not stop its loop,
-	// with the group's poll interval; nil tells no one. The operator's
-	// liveness watches it (controller health.go).
-	Passed func(group types.NamespacedName, interval time.Duration)
+	// with the group's poll interval and the longest one of its passes may
+	// legitimately take (failover.Settings.PassBudget); nil tells no one.
+	// The operator's liveness watches it (controller health.go).
+	Passed func(group types.NamespacedName, interval, budget time.Duration)
 	// Upgrader sends in-place sidecar upgrades and restarts; nil when the
 	// operator ships no sidecar binary (inplace.go).
 	Upgrader SidecarUpgrader

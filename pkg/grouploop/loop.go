@@ -49,6 +49,7 @@ type Loop struct {
 	waitSince  map[string]time.Time   // when a gated action first waited, by action
 	maybeSince map[string]time.Time   // when this operator first saw a site's maybeWritable mark
 	silentArm  map[string]time.Time   // the sidecar ask a silent site's lease fence was last armed for
+	budget     time.Duration          // the longest a pass of this group may take (Settings.PassBudget)
 	marks      seqMarks               // the same moments on the view sequence (failmark.go)
 	// Pods and their nodes (podgone.go): the last listing, the Pods seen gone
 	// with their node's heartbeat then, and since when their kubelets stopped them.
@@ -132,7 +133,7 @@ func (l *Loop) Step(ctx context.Context) (time.Duration, bool) {
 		return 0, true
 	}
 	if l.env.Passed != nil {
-		l.env.Passed(l.key, interval)
+		l.env.Passed(l.key, interval, l.budget)
 	}
 	wait := max(interval-l.env.Clock.Since(start), 10*time.Millisecond)
 	if next, ok := l.plannedNext(); ok {
@@ -182,6 +183,7 @@ func (l *Loop) pass(ctx context.Context) (time.Duration, bool) {
 		return interval, false
 	}
 	l.maintained = false
+	l.budget = p.Settings.PassBudget()
 	l.proveLeaseFences(ctx, p)
 	l.act(ctx, p)
 	l.rollout(ctx, p, l.maintained)
