@@ -27,6 +27,9 @@ func (l *Loop) readRoutes(ctx context.Context, p failover.Pass) {
 		return
 	}
 	g := p.Group
+	if !routesSettled(&l.patcher.read, &g.Status) {
+		return // the pass's probes predate what it changed: the next pass judges
+	}
 	recovering := map[string]bool{}
 	for _, s := range g.Status.Sites {
 		recovering[s.Name] = s.Recovery != nil && !s.Recovery.Phase.Terminal()
@@ -56,4 +59,20 @@ func (l *Loop) readRoutes(ctx context.Context, p failover.Pass) {
 	if err != nil {
 		l.log.Error(err, "read routes")
 	}
+}
+
+// routesSettled reports whether read routes may be judged on this pass's
+// probes: no emergency or planned failover holds the topology at the
+// pass's start or end, and the pass changed neither the active site nor
+// the generation. Otherwise the probes, taken before the pass acted,
+// could put back a site the pass fenced or demoted (an old primary being
+// drained, seen writable at the pass's start): its labels stay as the
+// role change left them, and the next pass judges on fresh probes.
+func routesSettled(start, now *v1alpha1.MysqlFailoverGroupStatus) bool {
+	for _, st := range []*v1alpha1.MysqlFailoverGroupStatus{start, now} {
+		if st.Failover != nil || failover.PlannedInFlight(st) {
+			return false
+		}
+	}
+	return start.ActiveSite == now.ActiveSite && start.TopologyGeneration == now.TopologyGeneration
 }

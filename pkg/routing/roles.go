@@ -38,7 +38,12 @@ func (r *Router) SetRoleLabels(ctx context.Context, g *v1alpha1.MysqlFailoverGro
 	for _, i := range patchOrder(pods.Items, primarySite) {
 		p := &pods.Items[i]
 		want, ok := wantRole(p.Labels, primarySite)
-		if err := r.patchRole(ctx, p, want, ok, p.Labels[v1alpha1.LabelRole] == v1alpha1.RolePrimary); err != nil {
+		// Losing the primary role, or becoming a replica from no role (an
+		// old primary whose fence took the label away), the Pod is unjudged
+		// as a replica: it leaves the read Services until ReadRoutes says.
+		have := p.Labels[v1alpha1.LabelRole]
+		unjudged := have == v1alpha1.RolePrimary || (ok && want == v1alpha1.RoleReplica && have != v1alpha1.RoleReplica)
+		if err := r.patchRole(ctx, p, want, ok, unjudged); err != nil {
 			return fmt.Errorf("set role labels %s: %w", primarySite, err)
 		}
 	}
