@@ -175,8 +175,12 @@ func waitObserved(ctx context.Context, c client.Client, op *Operator, f *Fleet, 
 			return fmt.Errorf("operator exited; see %s", op.Log)
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%d of %d groups not observed after %s (first: %s); see %s",
-				len(left), len(f.Groups), limit, left[0], op.Log)
+			var g v1alpha1.MysqlFailoverGroup
+			_ = c.Get(ctx, client.ObjectKey{Namespace: f.NS, Name: left[0]}, &g)
+			a := f.Site(left[0], Sites[0])
+			return fmt.Errorf("%d of %d groups not observed after %s (first: %s, status %+v; its primary "+
+				"has a certificate: %v, answered %v); see %s", len(left), len(f.Groups), limit, left[0], g.Status,
+				a.DB.HasCertificate(), a.DB.Served(), op.Log)
 		}
 		time.Sleep(time.Second)
 	}

@@ -44,8 +44,12 @@ func runBench(t *testing.T, groups int, measure time.Duration) *Result {
 	t.Helper()
 	poll := envDuration(t, "POLL", 2*time.Second)
 	settle := envDuration(t, "SETTLE", time.Minute+time.Duration(groups)*100*time.Millisecond)
+	dir := os.Getenv("SCALE_DIR") // kept for a look at the operator's log
+	if dir == "" {
+		dir = t.TempDir()
+	}
 	res, err := Run(t.Context(), Config{Groups: groups, Poll: poll, Settle: settle, Measure: measure,
-		Dir: t.TempDir(), Logf: t.Logf})
+		Dir: dir, Logf: t.Logf})
 	if res != nil {
 		for site, u := range res.Unknown {
 			t.Errorf("site %s was sent statements the stand-in does not know: %q", site, u)

@@ -29,7 +29,7 @@ type Metrics struct {
 	// schedule (the last pass's start plus pollInterval), over all groups:
 	// one series, so a thousand groups add no series.
 	PassStartLag prometheus.Histogram
-	Planned            *PlannedMetrics
+	Planned      *PlannedMetrics
 }
 
 // Label names.
@@ -83,7 +83,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		DivergentTxns: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "bloodraven_divergent_transactions",
 			Help: "Transactions each site holds that the group's history lacks (status.sites[].divergentGtid)."}, s),
 		PassStartLag: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "bloodraven_pass_start_lag_seconds",
-			Help: "How late a group's timed pass started against its schedule (last start plus pollInterval), all groups.",
+			Help:    "How late a group's timed pass started against its schedule (last start plus pollInterval), all groups.",
 			Buckets: []float64{.001, .002, .005, .01, .02, .05, .1, .15, .2, .3, .5, 1, 2, 5, 10}}),
 	}
 	if reg != nil {
