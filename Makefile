@@ -165,7 +165,7 @@ bench-sidecar:
 bench-scale:
 	@out=$$(env GROUPS=$(or $(GROUPS),1000) go test -count=1 -tags scale -run '^TestBenchScale$$' -timeout 60m \
 	  ./internal/scalebench 2>&1) || { echo "$$out"; exit 1; }; \
-	  grep -E '^(scale-|poll-lag-|operator-|apiserver-|# )' <<<"$$out"
+	  grep -E '^(scale-|startup-|poll-lag-|operator-|apiserver-|# )' <<<"$$out"
 
 # A planned switchover (the planned-failover annotation) of a caught-up pair under
 # four writers that go through the -primary endpoint, with the real operator, real

@@ -28,6 +28,7 @@ type Config struct {
 // Result is what a run measured. Figures holds the lines to print.
 type Result struct {
 	Groups        int
+	Startup       time.Duration // operator start to every group observed
 	Passes        float64 // timed passes in the window, all groups
 	LagP50        time.Duration
 	LagP99        time.Duration
@@ -46,6 +47,7 @@ func (r *Result) Figures() []string {
 	return []string{
 		"# sidecars absent: no reports, nudges or peer traffic; sites start writable/replicating",
 		fmt.Sprintf("scale-groups %d groups", r.Groups),
+		fmt.Sprintf("startup-all-observed %.1f s", r.Startup.Seconds()),
 		fmt.Sprintf("poll-lag-p50 %.1f ms", float64(r.LagP50.Microseconds())/1000),
 		fmt.Sprintf("poll-lag-p99 %.1f ms", float64(r.LagP99.Microseconds())/1000),
 		fmt.Sprintf("operator-cpu-cores %.3f cores", r.CPUCores),
@@ -99,12 +101,15 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	}
 	defer op.Stop()
 	res = &Result{Groups: cfg.Groups, OperatorLog: op.Log}
-	if err := waitObserved(ctx, cl.Client, op, fleet, cfg.Settle); err != nil {
+	started := time.Now()
+	err = waitObserved(ctx, cl.Client, op, fleet, cfg.Settle)
+	res.Startup = time.Since(started)
+	if err != nil {
 		res.Unobserved = unobserved(ctx, cl.Client, fleet)
 		res.Unknown = fleet.Unknown()
 		return res, err
 	}
-	logf("every group observed; measuring for %s", cfg.Measure)
+	logf("every group observed %s after the operator started; measuring for %s", res.Startup, cfg.Measure)
 	return res, measure(ctx, res, op, writes, fleet, cl.Client, cfg.Measure)
 }
 
@@ -178,9 +183,10 @@ func waitObserved(ctx context.Context, c client.Client, op *Operator, f *Fleet, 
 			var g v1alpha1.MysqlFailoverGroup
 			_ = c.Get(ctx, client.ObjectKey{Namespace: f.NS, Name: left[0]}, &g)
 			a := f.Site(left[0], Sites[0])
+			n, failed := a.DB.Sessions()
 			return fmt.Errorf("%d of %d groups not observed after %s (first: %s, status %+v; its primary "+
-				"has a certificate: %v, answered %v); see %s", len(left), len(f.Groups), limit, left[0], g.Status,
-				a.DB.HasCertificate(), a.DB.Served(), op.Log)
+				"has a certificate: %v, answered %v, %d sessions, failed handshakes %q); see %s", len(left),
+				len(f.Groups), limit, left[0], g.Status, a.DB.HasCertificate(), a.DB.Served(), n, failed, op.Log)
 		}
 		time.Sleep(time.Second)
 	}

@@ -43,7 +43,9 @@ func envDuration(t *testing.T, name string, def time.Duration) time.Duration {
 func runBench(t *testing.T, groups int, measure time.Duration) *Result {
 	t.Helper()
 	poll := envDuration(t, "POLL", 2*time.Second)
-	settle := envDuration(t, "SETTLE", time.Minute+time.Duration(groups)*100*time.Millisecond)
+	// The operator converges groups one at a time before their loops start
+	// (about a second each on a loaded two-core machine): the wait scales.
+	settle := envDuration(t, "SETTLE", time.Minute+time.Duration(groups)*1500*time.Millisecond)
 	dir := os.Getenv("SCALE_DIR") // kept for a look at the operator's log
 	if dir == "" {
 		dir = t.TempDir()

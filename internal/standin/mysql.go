@@ -47,6 +47,8 @@ type MySQL struct {
 	conns    map[net.Conn]bool
 	unknown  []string
 	served   map[string]int
+	accepted int
+	failed   []string // the first few failed handshakes' errors
 	closed   bool
 }
 
@@ -93,6 +95,7 @@ func (s *MySQL) accept() {
 		refuse := s.down || s.closed
 		if !refuse {
 			s.conns[c] = true
+			s.accepted++
 		}
 		s.mu.Unlock()
 		if refuse {
@@ -112,6 +115,11 @@ func (s *MySQL) serve(c net.Conn) {
 	}()
 	conn, err := s.srv.NewConn(c, s.cfg.User, s.cfg.Password, handler{s})
 	if err != nil {
+		s.mu.Lock()
+		if len(s.failed) < 5 {
+			s.failed = append(s.failed, err.Error())
+		}
+		s.mu.Unlock()
 		return
 	}
 	for !conn.Closed() {
@@ -226,6 +234,14 @@ func (s *MySQL) Unknown() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]string(nil), s.unknown...)
+}
+
+// Sessions is how many connections were accepted, and the first few
+// handshakes that failed.
+func (s *MySQL) Sessions() (int, []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.accepted, append([]string(nil), s.failed...)
 }
 
 // Served counts the statements answered, by kind.
