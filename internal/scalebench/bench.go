@@ -29,7 +29,7 @@ type Config struct {
 type Result struct {
 	Groups        int
 	Startup       time.Duration // operator start to every group observed
-	Passes        float64 // timed passes in the window, all groups
+	Passes        float64       // timed passes in the window, all groups
 	LagP50        time.Duration
 	LagP99        time.Duration
 	CPUCores      float64
