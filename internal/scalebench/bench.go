@@ -35,6 +35,7 @@ type Result struct {
 	CPUCores      float64
 	RSSMiB        float64
 	StatusWrites  float64 // per second
+	APIRequests   float64 // the operator's requests to the API server, per second
 	Unknown       map[string][]string
 	Served        map[string]int
 	Unobserved    []string // groups whose status lacks an observed state of every site
@@ -53,6 +54,7 @@ func (r *Result) Figures() []string {
 		fmt.Sprintf("operator-cpu-cores %.3f cores", r.CPUCores),
 		fmt.Sprintf("operator-rss-mib %.1f MiB", r.RSSMiB),
 		fmt.Sprintf("apiserver-status-writes-per-second %.2f writes/s", r.StatusWrites),
+		fmt.Sprintf("operator-api-requests-per-second %.1f requests/s", r.APIRequests),
 		"# failover-rto-at-scale left: an emergency failover needs a sidecar's fence evidence and a Pod that can go, neither present here",
 	}
 }
@@ -123,6 +125,10 @@ func measure(ctx context.Context, res *Result, op *Operator, writes *StatusWrite
 	if err != nil {
 		return err
 	}
+	r0, err := ScrapeSum(op.MetricsAddr, RequestsMetric)
+	if err != nil {
+		return err
+	}
 	w0, t0 := writes.Count(), time.Now()
 	select {
 	case <-ctx.Done():
@@ -138,6 +144,11 @@ func measure(ctx context.Context, res *Result, op *Operator, writes *StatusWrite
 		return err
 	}
 	secs := time.Since(t0).Seconds()
+	r1, err := ScrapeSum(op.MetricsAddr, RequestsMetric)
+	if err != nil {
+		return err
+	}
+	res.APIRequests = (r1 - r0) / secs
 	if res.RSSMiB, err = op.RSSMiB(); err != nil {
 		return err
 	}

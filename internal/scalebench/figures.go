@@ -14,6 +14,44 @@ import (
 // LagMetric is the operator's pass start lag histogram.
 const LagMetric = "bloodraven_pass_start_lag_seconds"
 
+// RequestsMetric counts the operator's requests to the API server
+// (client-go, through controller-runtime's registry).
+const RequestsMetric = "rest_client_requests_total"
+
+// ScrapeSum is the sum of every series of a counter on a Prometheus text
+// endpoint.
+func ScrapeSum(addr, name string) (float64, error) {
+	cl := http.Client{Timeout: 10 * time.Second}
+	resp, err := cl.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return 0, fmt.Errorf("scrape %s: %w", addr, err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	return sumCounter(resp.Body, name)
+}
+
+func sumCounter(r io.Reader, name string) (float64, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	var sum float64
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
+			continue
+		}
+		f := strings.Fields(line)
+		v, err := strconv.ParseFloat(f[len(f)-1], 64)
+		if err != nil {
+			return 0, fmt.Errorf("counter %s: bad line %q", name, line)
+		}
+		sum += v
+	}
+	if err := sc.Err(); err != nil {
+		return 0, fmt.Errorf("counter %s: %w", name, err)
+	}
+	return sum, nil
+}
+
 // Histogram is one scrape of a histogram: cumulative counts by upper bound.
 type Histogram struct {
 	Bounds []float64 // ascending, +Inf last

@@ -43,3 +43,15 @@ func TestQuantile(t *testing.T) {
 		t.Fatal("a missing histogram was read")
 	}
 }
+
+// TestSumCounter adds every series of a counter and no other metric's.
+func TestSumCounter(t *testing.T) {
+	text := RequestsMetric + `{code="200",host="h",method="GET"} 10
+` + RequestsMetric + `{code="200",host="h",method="PATCH"} 5
+` + RequestsMetric + `_other 99
+`
+	got, err := sumCounter(strings.NewReader(text), RequestsMetric)
+	if err != nil || got != 15 {
+		t.Fatalf("sum %v, %v; want 15", got, err)
+	}
+}
