@@ -44,6 +44,9 @@ func StartCluster(dir string) (*Cluster, error) {
 	root := testbed.RepoRoot()
 	env := &envtest.Environment{BinaryAssetsDirectory: assets, Scheme: s, ErrorIfCRDPathMissing: true,
 		CRDDirectoryPaths: []string{filepath.Join(root, "charts", "bloodraven", "crds"), filepath.Join(root, "test", "crds")}}
+	// Four Services a group: envtest's default range (a /24) holds about 60
+	// groups' worth, after which converging a group fails.
+	env.ControlPlane.GetAPIServer().Configure().Set("service-cluster-ip-range", "10.96.0.0/16")
 	cfg, err := env.Start()
 	if err != nil {
 		return nil, fmt.Errorf("start envtest with %s: %w", assets, err)
