@@ -1,6 +1,7 @@
 package standin
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -20,6 +21,8 @@ type Config struct {
 	ServerID       uint32
 	Domain         uint32
 	User, Password string
+	// Listen is the address to listen on; "" is a free loopback port.
+	Listen string
 }
 
 // MySQL is one stand-in server on loopback.
@@ -34,23 +37,37 @@ type MySQL struct {
 	writer   uint32 // the server id of that GTID
 	readOnly bool
 	source   *MySQL // replicates from it, when set
+	// sourceAt is the host:port a replica reports for its source ("":
+	// the source's listening address).
+	sourceAt string
+	cert     *tls.Certificate // served once set (SetCertificate)
+	srcTLS   SourceTLS        // how a replica reports its connection's TLS
 	down     bool
 	hang     chan struct{} // closed to release hung sessions; nil: not hung
 	conns    map[net.Conn]bool
 	unknown  []string
 	served   map[string]int
+	accepted int
+	failed   []string // the first few failed handshakes' errors
 	closed   bool
 }
 
 // StartMySQL listens on a loopback port; Close stops it. A new stand-in is
 // read-only and has written nothing.
 func StartMySQL(cfg Config) (*MySQL, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr := cfg.Listen
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("stand-in listen: %w", err)
 	}
-	s := &MySQL{cfg: cfg, ln: ln, started: time.Now(), readOnly: true, conns: map[net.Conn]bool{}, served: map[string]int{},
-		srv: server.NewServer(Version, gm.DEFAULT_COLLATION_ID, gm.AUTH_NATIVE_PASSWORD, nil, nil)}
+	s := &MySQL{cfg: cfg, ln: ln, started: time.Now(), readOnly: true, conns: map[net.Conn]bool{}, served: map[string]int{}}
+	// TLS is offered from the start; a handshake fails until a certificate
+	// is set, as a mysqld without its certificate files would refuse it.
+	tc := &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: s.certificate}
+	s.srv = server.NewServer(Version, gm.DEFAULT_COLLATION_ID, gm.AUTH_NATIVE_PASSWORD, nil, tc)
 	go s.accept()
 	return s, nil
 }
@@ -78,6 +95,7 @@ func (s *MySQL) accept() {
 		refuse := s.down || s.closed
 		if !refuse {
 			s.conns[c] = true
+			s.accepted++
 		}
 		s.mu.Unlock()
 		if refuse {
@@ -97,6 +115,11 @@ func (s *MySQL) serve(c net.Conn) {
 	}()
 	conn, err := s.srv.NewConn(c, s.cfg.User, s.cfg.Password, handler{s})
 	if err != nil {
+		s.mu.Lock()
+		if len(s.failed) < 5 {
+			s.failed = append(s.failed, err.Error())
+		}
+		s.mu.Unlock()
 		return
 	}
 	for !conn.Closed() {
@@ -127,10 +150,59 @@ func (s *MySQL) SetWritable(on bool) {
 
 // ReplicateFrom makes s a replica of src (nil: none); a replica holds what
 // its source holds whenever it is read.
-func (s *MySQL) ReplicateFrom(src *MySQL) {
+func (s *MySQL) ReplicateFrom(src *MySQL) { s.ReplicateFromAt(src, "") }
+
+// ReplicateFromAt is ReplicateFrom with the host:port the replica reports
+// as its source (a Service name rather than src's loopback address; "":
+// src's address).
+func (s *MySQL) ReplicateFromAt(src *MySQL, at string) {
 	s.mu.Lock()
-	s.source = src
+	s.source, s.sourceAt = src, at
 	s.mu.Unlock()
+}
+
+// SourceTLS is what a replica reports of its connection's TLS: the
+// files it presents and checks, and whether it verifies the source's name.
+type SourceTLS struct {
+	CAFile, CertFile, KeyFile string
+	Verify                    bool
+}
+
+// SetSourceTLS sets what the replica reports of its source connection's TLS.
+func (s *MySQL) SetSourceTLS(t SourceTLS) {
+	s.mu.Lock()
+	s.srcTLS = t
+	s.mu.Unlock()
+}
+
+// SetCertificate makes the stand-in serve TLS with c.
+func (s *MySQL) SetCertificate(c tls.Certificate) {
+	s.mu.Lock()
+	s.cert = &c
+	s.mu.Unlock()
+}
+
+// HasCertificate reports whether SetCertificate was called.
+func (s *MySQL) HasCertificate() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cert != nil
+}
+
+func (s *MySQL) certificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cert == nil {
+		return nil, errors.New("stand-in: no certificate yet")
+	}
+	return s.cert, nil
+}
+
+// ReadOnly reports the read-only barrier.
+func (s *MySQL) ReadOnly() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.readOnly
 }
 
 // SetDown refuses (true) or accepts (false) connections; going down ends
@@ -164,6 +236,14 @@ func (s *MySQL) Unknown() []string {
 	return append([]string(nil), s.unknown...)
 }
 
+// Sessions is how many connections were accepted, and the first few
+// handshakes that failed.
+func (s *MySQL) Sessions() (int, []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.accepted, append([]string(nil), s.failed...)
+}
+
 // Served counts the statements answered, by kind.
 func (s *MySQL) Served() map[string]int {
 	s.mu.Lock()
@@ -195,16 +275,20 @@ type state struct {
 	writer   uint32
 	readOnly bool
 	source   string
+	tls      SourceTLS
 }
 
 func (s *MySQL) read() state {
 	s.mu.Lock()
-	src := s.source
-	st := state{seq: s.seq, writer: s.writer, readOnly: s.readOnly}
+	src, at := s.source, s.sourceAt
+	st := state{seq: s.seq, writer: s.writer, readOnly: s.readOnly, tls: s.srcTLS}
 	s.mu.Unlock()
 	if src != nil {
 		ss := src.read()
-		st.seq, st.writer, st.source = ss.seq, ss.writer, src.Addr()
+		if at == "" {
+			at = src.Addr()
+		}
+		st.seq, st.writer, st.source = ss.seq, ss.writer, at
 		s.mu.Lock()
 		s.seq, s.writer = ss.seq, ss.writer
 		s.mu.Unlock()

@@ -101,3 +101,26 @@ func TestDownHangAndUnknown(t *testing.T) {
 		t.Fatal("the unknown statement was not recorded")
 	}
 }
+
+// TestReplicaReportsServiceAndTLS: a replica reports the source address
+// and TLS files it is told to, which the operator compares with what it
+// would set up; a mismatch would make it repoint the replica.
+func TestReplicaReportsServiceAndTLS(t *testing.T) {
+	ctx := context.Background()
+	primary, replica := start(t, 1), start(t, 2)
+	primary.SetWritable(true)
+	replica.ReplicateFromAt(primary, "orders-a.ns.svc:3306")
+	want := mysql.SourceTLS{CAFile: "/tls/ca.crt", CertFile: "/tls/tls.crt", KeyFile: "/tls/tls.key", VerifyServerCert: true}
+	replica.SetSourceTLS(SourceTLS{CAFile: want.CAFile, CertFile: want.CertFile, KeyFile: want.KeyFile, Verify: true})
+	rs, err := open(t, replica).Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rs.Replica
+	if r == nil || r.Source() != (mysql.Endpoint{Host: "orders-a.ns.svc", Port: 3306}) || !r.UsesTLS(want) {
+		t.Fatalf("replica status %+v", r)
+	}
+	if u := replica.Unknown(); len(u) > 0 {
+		t.Fatalf("the probe sent statements the stand-in does not know: %q", u)
+	}
+}

@@ -59,7 +59,8 @@ var answers = map[string]answer{
 // replicaColumns are the SHOW REPLICA STATUS columns the probe reads.
 var replicaColumns = []string{"Connection_name", "Slave_IO_State", "Master_Host", "Master_User", "Master_Port",
 	"Slave_IO_Running", "Slave_SQL_Running", "Last_IO_Errno", "Last_IO_Error", "Last_SQL_Errno", "Last_SQL_Error",
-	"Seconds_Behind_Master", "Master_SSL_Allowed", "Master_SSL_CA_File", "Master_SSL_Cert", "Using_Gtid",
+	"Seconds_Behind_Master", "Master_SSL_Allowed", "Master_SSL_CA_File", "Master_SSL_Cert", "Master_SSL_Key",
+	"Master_SSL_Verify_Server_Cert", "Using_Gtid",
 	"Gtid_IO_Pos", "Gtid_Slave_Pos"}
 
 func replicaStatus(s *MySQL, st state) (*gm.Result, error) {
@@ -69,8 +70,10 @@ func replicaStatus(s *MySQL, st state) (*gm.Result, error) {
 	host, port, _ := strings.Cut(st.source, ":")
 	p, _ := strconv.Atoi(port)
 	pos := st.pos(s.cfg.Domain)
+	t := st.tls
 	return rows(replicaColumns, []any{"", "Waiting for master to send event", host, "repl", int64(p), "Yes", "Yes",
-		int64(0), "", int64(0), "", int64(0), "No", "", "", "Current_Pos", pos, pos})
+		int64(0), "", int64(0), "", int64(0), yesNo(t.CAFile != ""), t.CAFile, t.CertFile, t.KeyFile, yesNo(t.Verify),
+		"Current_Pos", pos, pos})
 }
 
 func rows(names []string, values ...[]any) (*gm.Result, error) {
@@ -79,6 +82,13 @@ func rows(names []string, values ...[]any) (*gm.Result, error) {
 		return nil, fmt.Errorf("stand-in result: %w", err)
 	}
 	return &gm.Result{Resultset: rs}, nil
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "Yes"
+	}
+	return "No"
 }
 
 func boolInt(b bool) int64 {

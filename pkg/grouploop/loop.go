@@ -76,6 +76,9 @@ type Loop struct {
 	// lost the lost-primary taint (untaint.go).
 	maintained bool
 	untainted  map[string]int64
+	// due is when the next timed pass should start (Step); zero when the
+	// next one is not on the poll schedule (a planned failover's step).
+	due time.Time
 }
 
 // New returns the group's loop, with a fresh memory (a new operator
@@ -117,8 +120,18 @@ func (l *Loop) Run(ctx context.Context) {
 			return
 		case <-l.wake:
 		case <-l.env.Clock.After(wait):
+			l.observeStartLag()
 		}
 	}
+}
+
+// observeStartLag records how late a timed pass starts against its
+// schedule: a slow pass, a starved goroutine or a late timer all show.
+func (l *Loop) observeStartLag() {
+	if l.due.IsZero() || l.env.Metrics == nil {
+		return
+	}
+	l.env.Metrics.PassStartLag.Observe(max(l.env.Clock.Since(l.due), 0).Seconds())
 }
 
 // Step is one observe-decide-act-record pass and the wait until the next:
@@ -136,8 +149,9 @@ func (l *Loop) Step(ctx context.Context) (time.Duration, bool) {
 		l.env.Passed(l.key, interval, l.budget)
 	}
 	wait := max(interval-l.env.Clock.Since(start), 10*time.Millisecond)
-	if next, ok := l.plannedNext(); ok {
-		wait = min(wait, next) // a planned failover moves on at once
+	l.due = start.Add(interval)
+	if next, ok := l.plannedNext(); ok && next < wait {
+		wait, l.due = next, time.Time{} // a planned failover moves on at once
 	}
 	return wait, false
 }

@@ -26,7 +26,11 @@ type Metrics struct {
 	Reclones           *prometheus.CounterVec
 	DivergentTxns      *prometheus.GaugeVec
 	Routable           *prometheus.GaugeVec
-	Planned            *PlannedMetrics
+	// PassStartLag is how late each timed pass started against its
+	// schedule (the last pass's start plus pollInterval), over all groups:
+	// one series, so a thousand groups add no series.
+	PassStartLag prometheus.Histogram
+	Planned      *PlannedMetrics
 }
 
 // Label names.
@@ -82,8 +86,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Routable: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "bloodraven_site_routable",
 			Help: "1 while a site serves reads through the read Services (-replicas, -any), 0 while it does not " +
 				"(topology.ReadRoutes; the ReadRoutingChanged Event says why)."}, s),
+		PassStartLag: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "bloodraven_pass_start_lag_seconds",
+			Help:    "How late a group's timed pass started against its schedule (last start plus pollInterval), all groups.",
+			Buckets: []float64{.001, .002, .005, .01, .02, .05, .1, .15, .2, .3, .5, 1, 2, 5, 10}}),
 	}
 	if reg != nil {
+		reg.MustRegister(m.PassStartLag)
 		reg.MustRegister(m.Failovers, m.DNSFlips, m.SiteState, m.PollLatency, m.ReplicationLag, m.Replicating,
 			m.Reasserts, m.ExtraWritersFenced, m.FailoverBlocked, m.Diverged, m.ConfirmRefused,
 			m.SemiSyncClients, m.SemiSyncFallbacks, m.Salvaged, m.Reclones, m.DivergentTxns, m.Routable)
