@@ -10,6 +10,7 @@ import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Generation",type=integer,JSONPath=`.status.topologyGeneration`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.services) || !has(self.spec.services.additional) || self.spec.services.additional.all(a, size(self.metadata.name) + 1 + size(a.name) <= 63)",message="services.additional: the Service name <group>-<name> must be at most 63 characters; shorten the name"
 type MysqlFailoverGroup struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

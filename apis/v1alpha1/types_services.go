@@ -90,10 +90,21 @@ type ServiceTemplate struct {
 	Spec ServiceTemplateSpec `json:"spec,omitempty"`
 }
 
+// LabelValue is a Kubernetes label value: at most 63 letters, digits,
+// '-', '_' or '.', starting and ending with a letter or digit, or empty.
+// +kubebuilder:validation:MaxLength=63
+// +kubebuilder:validation:Pattern=`^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$`
+type LabelValue string
+
 // ServiceTemplateMeta holds a Service's user labels and annotations.
 type ServiceTemplateMeta struct {
+	// Labels are added to the Service; keys and values as Kubernetes
+	// labels allow them.
+	// +kubebuilder:validation:MaxProperties=32
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 316 && k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$'))",message="services template label keys must be Kubernetes label keys: an optional DNS prefix and '/', then a name of at most 63 letters, digits, '-', '_' or '.'"
 	// +optional
-	Labels map[string]string `json:"labels,omitempty"`
+	Labels map[string]LabelValue `json:"labels,omitempty"`
+	// +kubebuilder:validation:MaxProperties=64
 	// +optional
 	Annotations map[string]string `json:"annotations,omitempty"`
 }
@@ -116,6 +127,7 @@ type ServiceTemplateSpec struct {
 	// LoadBalancerSourceRanges limits a LoadBalancer's clients (CIDRs).
 	// +kubebuilder:validation:MaxItems=64
 	// +kubebuilder:validation:items:MaxLength=43
+	// +kubebuilder:validation:items:XValidation:rule="isCIDR(self)",message="loadBalancerSourceRanges entries must be CIDRs such as 10.0.0.0/8 or 2001:db8::/32"
 	// +optional
 	LoadBalancerSourceRanges []string `json:"loadBalancerSourceRanges,omitempty"`
 }

@@ -113,7 +113,9 @@ func overlay(svc *corev1.Service, tmpl *v1alpha1.ServiceTemplate) {
 		if svc.Labels == nil {
 			svc.Labels = map[string]string{}
 		}
-		maps.Copy(svc.Labels, tmpl.Metadata.Labels)
+		for k, v := range tmpl.Metadata.Labels {
+			svc.Labels[k] = string(v)
+		}
 	}
 	if len(tmpl.Metadata.Annotations) > 0 {
 		if svc.Annotations == nil {
@@ -133,6 +135,21 @@ func overlay(svc *corev1.Service, tmpl *v1alpha1.ServiceTemplate) {
 	}
 	if len(t.LoadBalancerSourceRanges) > 0 {
 		svc.Spec.LoadBalancerSourceRanges = slices.Clone(t.LoadBalancerSourceRanges)
+	}
+	fitType(svc)
+}
+
+// fitType drops what a template merged in that the Service's type cannot
+// carry: a patch that makes a LoadBalancer template's Service a ClusterIP
+// one leaves its source ranges and traffic policy behind, which the
+// Service API refuses, and Converge would stop at that Service on every
+// pass. Each template alone is checked by the CRD; the merge is not.
+func fitType(svc *corev1.Service) {
+	if svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
+		svc.Spec.LoadBalancerSourceRanges = nil
+	}
+	if svc.Spec.Type != corev1.ServiceTypeLoadBalancer && svc.Spec.Type != corev1.ServiceTypeNodePort {
+		svc.Spec.ExternalTrafficPolicy = ""
 	}
 }
 
