@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"strconv"
-	"sync"
 
 	"github.com/shipstream/bloodraven/internal/standin"
 	"github.com/shipstream/bloodraven/pkg/routing"
@@ -27,7 +26,6 @@ type Fleet struct {
 	NS     string
 	Groups []string
 	Sites  map[string]*Site // by "<group>-<site>"
-	mu     sync.Mutex
 }
 
 // GroupName is the i-th group's name.
