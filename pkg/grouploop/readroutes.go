@@ -14,6 +14,7 @@ import (
 // Services' label; a Router without it (the simulator's) routes no reads.
 type readRouter interface {
 	SetReadRoutes(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, routable map[string]bool) ([]string, error)
+	LeaveReadRoutes(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, routable map[string]bool) ([]string, error)
 }
 
 // readRoutes applies topology.ReadRoutes to the Pods' routable label at the
@@ -27,9 +28,10 @@ func (l *Loop) readRoutes(ctx context.Context, p failover.Pass) {
 		return
 	}
 	g := p.Group
-	if !routesSettled(&l.patcher.read, &g.Status) {
-		return // the pass's probes predate what it changed: the next pass judges
-	}
+	// Unsettled, the pass's probes predate what it changed: a site may
+	// leave on them (conservative), none may join; the next settled pass
+	// judges joins on fresh probes.
+	settled := routesSettled(&l.patcher.read, &g.Status)
 	recovering := map[string]bool{}
 	for _, s := range g.Status.Sites {
 		recovering[s.Name] = s.Recovery != nil && !s.Recovery.Phase.Terminal()
@@ -40,6 +42,9 @@ func (l *Loop) readRoutes(ctx context.Context, p failover.Pass) {
 	reasons := map[string]topology.ReadReason{}
 	for _, r := range routes {
 		routable[r.Site], reasons[r.Site] = r.Routable, r.Reason
+		if !settled && r.Routable {
+			continue // the gauge follows the label, which does not join now
+		}
 		v := 0.0
 		if r.Routable {
 			v = 1
@@ -48,7 +53,11 @@ func (l *Loop) readRoutes(ctx context.Context, p failover.Pass) {
 	}
 	cctx, cancel := context.WithTimeout(ctx, p.Settings.CallTimeout)
 	defer cancel()
-	changed, err := rr.SetReadRoutes(cctx, g, routable)
+	set := rr.SetReadRoutes
+	if !settled {
+		set = rr.LeaveReadRoutes
+	}
+	changed, err := set(cctx, g, routable)
 	for _, site := range changed {
 		msg := fmt.Sprintf("site %s left the read Services: %s", site, reasons[site])
 		if routable[site] {

@@ -23,6 +23,18 @@ import (
 // Pods leaving are patched before Pods joining: a site judged unhealthy
 // stops taking reads no later than a healthy one starts.
 func (r *Router) SetReadRoutes(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, routable map[string]bool) ([]string, error) {
+	return r.setReadRoutes(ctx, g, routable, true)
+}
+
+// LeaveReadRoutes is SetReadRoutes without joins: Pods of sites routable
+// does not name true lose the label, no Pod gains it. For passes whose
+// probes predate what the pass changed (a failover in flight): a removal
+// on a stale probe is only conservative, an addition is not.
+func (r *Router) LeaveReadRoutes(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, routable map[string]bool) ([]string, error) {
+	return r.setReadRoutes(ctx, g, routable, false)
+}
+
+func (r *Router) setReadRoutes(ctx context.Context, g *v1alpha1.MysqlFailoverGroup, routable map[string]bool, joins bool) ([]string, error) {
 	var pods corev1.PodList
 	err := r.Client.List(ctx, &pods, client.InNamespace(g.Namespace),
 		client.MatchingLabels{v1alpha1.LabelGroup: g.Name})
@@ -37,7 +49,7 @@ func (r *Router) SetReadRoutes(ctx context.Context, g *v1alpha1.MysqlFailoverGro
 		switch {
 		case has && !want:
 			leave = append(leave, p)
-		case want && !has:
+		case want && !has && joins:
 			join = append(join, p)
 		}
 	}

@@ -83,3 +83,34 @@ func TestPatchedTemplatesMergeIntoAValidService(t *testing.T) {
 		t.Fatalf("the CRD accepted a spec whose merged Service the API refuses: %v", err)
 	}
 }
+
+// TestLeaveReadRoutesOnlyRemoves (review of bcb39d3): while a failover
+// holds the topology the poll loop judges read routes on probes taken
+// before its pass acted; a site may leave on them, none may join. A
+// replica that broke during a long failover leaves at once; a healthy one
+// not yet labelled waits for a settled pass.
+func TestLeaveReadRoutesOnlyRemoves(t *testing.T) {
+	ns := newNamespace(t)
+	g := createGroup(t, ns, "leave", []site{{name: "a", zone: "za"}, {name: "b", zone: "zb"}, {name: "c", zone: "zc"}}, nil)
+	r := newRouter()
+	converge(t, r, g)
+	createPods(t, g)
+	ctx := testContext(t)
+	if err := r.SetRoleLabels(ctx, g, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.SetReadRoutes(ctx, g, map[string]bool{"a": true, "b": true}); err != nil {
+		t.Fatal(err)
+	}
+	changed, err := r.LeaveReadRoutes(ctx, g, map[string]bool{"a": true, "b": false, "c": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(changed, []string{"b"}) {
+		t.Fatalf("changed %v, want only b (leaving)", changed)
+	}
+	got := selected(t, ns, routing.AnyServiceName(g.Name))
+	if slices.Contains(got, "b") || slices.Contains(got, "c") || !slices.Contains(got, "a") {
+		t.Fatalf("-any selects %v; want a only: b left, c may not join while unsettled", got)
+	}
+}
