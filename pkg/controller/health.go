@@ -36,6 +36,16 @@ func (o *Operator) passed(key types.NamespacedName, interval, budget time.Durati
 	}
 }
 
+// budgeted records the budget of the pass the group's loop is about to
+// act in (grouploop.Env.Budget), so that the pass is judged by its own.
+func (o *Operator) budgeted(key types.NamespacedName, budget time.Duration) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if h, ok := o.loops[key]; ok {
+		h.budget = budget
+	}
+}
+
 // Ready is nil when this replica leads and has loaded every group it
 // watches; else it wraps ErrNotLeading or ErrGroupsNotLoaded.
 func (o *Operator) Ready(ctx context.Context) error {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -132,5 +133,40 @@ func TestHealthyWatchesEachRunningLoop(t *testing.T) {
 		if s.healthy != (err == nil) || (err != nil && !errors.Is(err, ErrLoopStalled)) {
 			t.Fatalf("%s: Healthy = %v, want healthy %v", s.name, err, s.healthy)
 		}
+	}
+}
+
+// TestHealthyJudgesAPassByItsOwnBudget (review of 419c5f2): the budget
+// was reported only when a pass ended, so the first pass after a restart,
+// which resumes a salvage with a fresh salvageTimeout, was judged by the
+// default budget and the process was killed inside it again. The loop
+// reports its budget before it acts.
+func TestHealthyJudgesAPassByItsOwnBudget(t *testing.T) {
+	o, clk := newTestOperator(t)
+	key := types.NamespacedName{Namespace: "db", Name: "orders"}
+	o.loops[key] = &loopHandle{done: make(chan struct{}), lastPass: clk.Now()}
+	g := &v1alpha1.MysqlFailoverGroup{}
+	g.Spec.Failover.SalvageTimeout = &metav1.Duration{Duration: 4 * time.Minute}
+	budget := failover.SettingsFor(g, failover.Settings{}).PassBudget()
+	o.budgeted(key, budget) // the first pass, before it acts
+	clk.Step(3 * time.Minute)
+	if err := o.Healthy(); err != nil {
+		t.Fatalf("3 min into a pass allowed a 4 min salvage: %v", err)
+	}
+	clk.Step(budget)
+	if err := o.Healthy(); !errors.Is(err, ErrLoopStalled) {
+		t.Fatalf("past the pass's own budget: %v, want ErrLoopStalled", err)
+	}
+}
+
+// TestPassBudgetHoldsTheCacheTakeover: a planned failover's Dragonfly
+// takeover waits up to maxSyncWait inside one pass.
+func TestPassBudgetHoldsTheCacheTakeover(t *testing.T) {
+	g := &v1alpha1.MysqlFailoverGroup{}
+	without := failover.SettingsFor(g, failover.Settings{}).PassBudget()
+	g.Spec.Dragonfly.Enabled = true
+	g.Spec.Dragonfly.PlannedFailover.MaxSyncWait = metav1.Duration{Duration: 3 * time.Minute}
+	if with := failover.SettingsFor(g, failover.Settings{}).PassBudget(); with-without != 3*time.Minute {
+		t.Fatalf("budget %s with a 3 min maxSyncWait, %s without: want 3 min more", with, without)
 	}
 }

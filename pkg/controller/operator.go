@@ -179,7 +179,7 @@ func New(d Deps, opts Options) (*Operator, error) {
 	o.env = &grouploop.Env{Client: d.Client, Reader: d.Reader, Resolver: d.Resolver, Router: d.Router,
 		Registry: d.Registry, Notifier: grouploop.NewNotifier(d.Recorder, m), Metrics: m, Auth: d.Auth,
 		Open: d.Open, Clock: d.Clock, Leader: d.Leadership, Options: opts.loop(), Log: d.Log,
-		Nudge: nudge, Wake: o.Wake, Passed: o.passed, Upgrader: upgrader, Recloner: d.Recloner}
+		Nudge: nudge, Wake: o.Wake, Passed: o.passed, Budget: o.budgeted, Upgrader: upgrader, Recloner: d.Recloner}
 	return o, nil
 }
 

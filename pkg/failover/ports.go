@@ -168,18 +168,23 @@ type Settings struct {
 	// LeaseFenceTimeout bounds arming a site's lease fence before it is
 	// made writable (default 2 s); the fence is armed that much sooner.
 	LeaseFenceTimeout time.Duration
+	// CacheTakeover is, with spec.dragonfly enabled, the longest a planned
+	// failover's cache takeover may take in one pass (maxSyncWait); zero
+	// without Dragonfly.
+	CacheTakeover time.Duration
 }
 
 // PassBudget is the longest one pass of a group's loop may legitimately
 // take with these settings: a relay-log drain (DrainTimeout), the whole
 // salvage budget (SalvageTimeout, spent in one pass at worst), two fence
-// attempts, four lease-fence arms, and sixteen bounded calls (claims,
+// attempts, a cache takeover (CacheTakeover), four lease-fence arms, and
+// sixteen bounded calls (claims,
 // promotion, routing, status writes, rollout, reclone, read routes). A
 // liveness check that judges a loop hung sooner would kill the operator
 // inside a failover step it is entitled to finish.
 func (s Settings) PassBudget() time.Duration {
 	s = s.withDefaults()
-	return s.DrainTimeout + s.SalvageTimeout + 2*s.FenceTimeout + 4*s.LeaseFenceTimeout + 16*s.CallTimeout
+	return s.DrainTimeout + s.SalvageTimeout + s.CacheTakeover + 2*s.FenceTimeout + 4*s.LeaseFenceTimeout + 16*s.CallTimeout
 }
 
 func (s Settings) withDefaults() Settings {
@@ -210,6 +215,13 @@ func SettingsFor(g *v1alpha1.MysqlFailoverGroup, base Settings) Settings {
 	}
 	if d := g.Spec.Failover.DrainSlowTimeout; d != nil {
 		base.DrainSlowTimeout = d.Duration
+	}
+	base.CacheTakeover = 0
+	if g.Spec.Dragonfly.Enabled {
+		base.CacheTakeover = g.Spec.Dragonfly.PlannedFailover.MaxSyncWait.Duration
+		if base.CacheTakeover <= 0 {
+			base.CacheTakeover = topology.DefaultMaxSyncWait
+		}
 	}
 	return base.withDefaults()
 }

@@ -62,6 +62,11 @@ type Env struct {
 	// legitimately take (failover.Settings.PassBudget); nil tells no one.
 	// The operator's liveness watches it (controller health.go).
 	Passed func(group types.NamespacedName, interval, budget time.Duration)
+	// Budget is told, before a pass acts, the longest that pass may take
+	// (failover.Settings.PassBudget from the group's spec as just read):
+	// the liveness check must not judge the first pass after a restart, or
+	// after a spec change, by an older or default budget. Nil tells no one.
+	Budget func(group types.NamespacedName, budget time.Duration)
 	// Upgrader sends in-place sidecar upgrades and restarts; nil when the
 	// operator ships no sidecar binary (inplace.go).
 	Upgrader SidecarUpgrader

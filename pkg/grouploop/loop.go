@@ -198,6 +198,9 @@ func (l *Loop) pass(ctx context.Context) (time.Duration, bool) {
 	}
 	l.maintained = false
 	l.budget = p.Settings.PassBudget()
+	if l.env.Budget != nil {
+		l.env.Budget(l.key, l.budget)
+	}
 	l.proveLeaseFences(ctx, p)
 	l.act(ctx, p)
 	l.rollout(ctx, p, l.maintained)
