@@ -54,6 +54,11 @@ var (
 	// made the semi-sync source (semisync.go); with dataDurability
 	// required the step did not run, and the next pass tries again.
 	ErrSemiSync = errors.New("failover: cannot make the site the semi-sync source")
+	// ErrUnfenceRefused is what PlannedDB.Unfence returns when the server
+	// refused the unfence before changing anything (it replicates, or
+	// another step holds its topology lock): the site stayed read-only, so
+	// the claim is withdrawn rather than left maybe-writable.
+	ErrUnfenceRefused = errors.New("failover: unfence refused, the site is unchanged")
 )
 
 // ErrDrainPending is what DB.DrainRelayLog returns when the relay log is not

@@ -2,6 +2,7 @@ package failover
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -161,6 +162,13 @@ func (m *Planned) unfenceSource(ctx context.Context, p Pass, src string, c Claim
 	cctx, cancel := m.call(ctx, p)
 	err = m.env.DB.Unfence(cctx, src)
 	cancel()
+	if errors.Is(err, ErrUnfenceRefused) {
+		// Refused before any change: src stayed read-only.
+		if werr := m.withdraw(ctx, p, c, err); werr != err {
+			return err, werr
+		}
+		return err, nil
+	}
 	if err != nil {
 		m.env.Notifier.Event(p.Group, EventWarning, v1alpha1.EventMaybeWritable, MarkMaybeWritable(&p.Group.Status, src, err))
 		perr = m.persist(ctx, p)

@@ -2,6 +2,7 @@ package failover
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -516,6 +517,34 @@ func TestPlannedRollbackUnfenceErrorLeavesSourceUnmarked(t *testing.T) {
 	}
 	if HeldReadOnly(&w.persisted.Status, "a") {
 		t.Fatalf("a persisted as held read-only: %+v", w.persisted.Status.Sites)
+	}
+}
+
+// TestPlannedRollbackUnfenceRefusedWithdrawsTheClaim (review of
+// d6d851e): an unfence the server refused before changing anything (it
+// replicates, or another step holds its topology lock) left the source
+// read-only. Marking it maybe-writable would make every later step wait
+// for evidence that it cannot write; the claim is withdrawn instead.
+func TestPlannedRollbackUnfenceRefusedWithdrawsTheClaim(t *testing.T) {
+	w := newPWorld(t)
+	w.lagging["b"] = true
+	w.errs["unfence"] = fmt.Errorf("unfence a: %w: replication runs", ErrUnfenceRefused)
+	w.annotate("b:maxLagWait=2s")
+	refused := false
+	for range 100 {
+		w.tick()
+		p := w.pass()
+		_, err := w.m.Step(t.Context(), p)
+		if errors.Is(err, ErrUnfenceRefused) {
+			refused = true
+			if MaybeWritable(&w.persisted.Status, "a") {
+				t.Fatalf("a persisted maybe-writable after a refused unfence: %+v", w.persisted.Status.Sites)
+			}
+		}
+		w.now = w.now.Add(100 * time.Millisecond)
+	}
+	if !refused {
+		t.Fatal("the rollback never tried to unfence")
 	}
 }
 

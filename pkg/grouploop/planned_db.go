@@ -21,6 +21,9 @@ func (c *conns) Unfence(ctx context.Context, site string) error {
 		return err
 	}
 	if err := sc.inst.Unfence(ctx); err != nil {
+		if errors.Is(err, mysql.ErrUnfenceReplicating) || errors.Is(err, mysql.ErrTopologyLockBusy) {
+			return fmt.Errorf("unfence %s: %w: %w", site, failover.ErrUnfenceRefused, err)
+		}
 		return fmt.Errorf("unfence %s: %w", site, err)
 	}
 	if c.promoted != nil {
