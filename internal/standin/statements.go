@@ -21,9 +21,8 @@ const (
 		"@@global.rpl_semi_sync_master_enabled AS rpl_semi_sync_master_enabled, " +
 		"@@global.rpl_semi_sync_slave_enabled AS rpl_semi_sync_slave_enabled"
 	replicaStatusQuery = "SHOW REPLICA STATUS"
-	semiSyncQuery      = "SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_master_%'"
+	semiSyncQuery      = "SHOW GLOBAL STATUS WHERE Variable_name LIKE 'Rpl_semi_sync_master_%' OR Variable_name = 'Uptime'"
 	readOnlyQuery      = "SELECT @@global.read_only AS read_only"
-	uptimeQuery        = "SHOW GLOBAL STATUS LIKE 'Uptime'"
 )
 
 // answer is one known statement's reply.
@@ -46,14 +45,12 @@ var answers = map[string]answer{
 	normalize(readOnlyQuery): func(_ *MySQL, st state) (*gm.Result, error) {
 		return rows([]string{"read_only"}, []any{boolInt(st.readOnly)})
 	},
-	normalize(semiSyncQuery): func(*MySQL, state) (*gm.Result, error) {
+	normalize(semiSyncQuery): func(s *MySQL, _ state) (*gm.Result, error) {
 		return rows([]string{"Variable_name", "Value"}, []any{"Rpl_semi_sync_master_clients", "0"},
-			[]any{"Rpl_semi_sync_master_status", "OFF"})
+			[]any{"Rpl_semi_sync_master_status", "OFF"},
+			[]any{"Uptime", strconv.Itoa(int(time.Since(s.started).Seconds()))})
 	},
 	normalize(replicaStatusQuery): replicaStatus,
-	normalize(uptimeQuery): func(s *MySQL, _ state) (*gm.Result, error) {
-		return rows([]string{"Variable_name", "Value"}, []any{"Uptime", strconv.Itoa(int(time.Since(s.started).Seconds()))})
-	},
 }
 
 // replicaColumns are the SHOW REPLICA STATUS columns the probe reads.

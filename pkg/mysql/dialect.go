@@ -170,22 +170,16 @@ func semiSync(vars, status map[string]string) SemiSync {
 // by the same parser, which knows both column spellings.
 type sharedVerbs struct{}
 
-// uptimeQuery reads how long mysqld has run; the same on both flavors.
-const uptimeQuery = "SHOW GLOBAL STATUS LIKE 'Uptime'"
-
-// uptime is mysqld's Uptime status variable plus half a second (the middle
-// of the whole second it names), so a server under a second old still reads
-// as known; zero when it is not listed or does not parse.
-func uptime(ctx context.Context, ex executor) (time.Duration, error) {
-	rows, err := ex.query(ctx, uptimeQuery)
-	if err != nil {
-		return 0, fmt.Errorf("uptime: %w", err)
-	}
-	n, err := strconv.ParseInt(variables(rows)["uptime"], 10, 64)
+// uptime is mysqld's Uptime status variable, read with the semi-sync
+// status in one statement, plus half a second (the middle of the whole
+// second it names), so a server under a second old still reads as known;
+// zero when it is not listed or does not parse.
+func uptime(status map[string]string) time.Duration {
+	n, err := strconv.ParseInt(status["uptime"], 10, 64)
 	if err != nil || n < 0 {
-		return 0, nil
+		return 0
 	}
-	return time.Duration(n)*time.Second + time.Second/2, nil
+	return time.Duration(n)*time.Second + time.Second/2
 }
 
 func (sharedVerbs) replicaStatus(ctx context.Context, ex executor) (*ReplicaStatus, error) {

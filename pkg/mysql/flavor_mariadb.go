@@ -24,7 +24,7 @@ const (
 		"@@global.gtid_current_pos AS gtid_current_pos, " +
 		"@@global.rpl_semi_sync_master_enabled AS rpl_semi_sync_master_enabled, " +
 		"@@global.rpl_semi_sync_slave_enabled AS rpl_semi_sync_slave_enabled"
-	mariadbSemiSyncStatus = "SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_master_%'"
+	mariadbSemiSyncStatus = "SHOW GLOBAL STATUS WHERE Variable_name LIKE 'Rpl_semi_sync_master_%' OR Variable_name = 'Uptime'"
 	mariadbReadOnlyQuery  = "SELECT @@global.read_only AS read_only"
 	mariadbReachedQuery   = "SELECT @@global.gtid_binlog_state AS gtid_binlog_state, @@global.gtid_slave_pos AS gtid_slave_pos"
 	mariadbWaitQuery      = "SELECT MASTER_GTID_WAIT(?, ?) AS result"
@@ -65,13 +65,12 @@ func (d mariadbDialect) status(ctx context.Context, ex executor) (Status, error)
 	if err != nil {
 		return Status{}, fmt.Errorf("semi-sync status: %w", err)
 	}
+	status := variables(rows)
 	st.SemiSync = semiSync(map[string]string{
 		"rpl_semi_sync_master_enabled": r.str("rpl_semi_sync_master_enabled"),
 		"rpl_semi_sync_slave_enabled":  r.str("rpl_semi_sync_slave_enabled"),
-	}, variables(rows))
-	if st.Uptime, err = uptime(ctx, ex); err != nil {
-		return Status{}, err
-	}
+	}, status)
+	st.Uptime = uptime(status)
 	return st, nil
 }
 

@@ -22,7 +22,7 @@ const (
 	// The semi-sync variables exist only with the plugin loaded, so they are
 	// listed, not selected.
 	mysqlSemiSyncVars   = "SHOW GLOBAL VARIABLES LIKE 'rpl_semi_sync_%'"
-	mysqlSemiSyncStatus = "SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_%'"
+	mysqlSemiSyncStatus = "SHOW GLOBAL STATUS WHERE Variable_name LIKE 'Rpl_semi_sync_%' OR Variable_name = 'Uptime'"
 	mysqlReadOnlyQuery  = "SELECT @@global.read_only AS read_only, @@global.super_read_only AS super_read_only"
 	mysqlExecutedQuery  = "SELECT @@global.gtid_executed AS gtid_executed"
 	mysqlSubsetQuery    = "SELECT GTID_SUBSET(?, @@global.gtid_executed) AS reached"
@@ -62,12 +62,10 @@ func (d mysqlDialect) status(ctx context.Context, ex executor) (Status, error) {
 	if err != nil {
 		return Status{}, fmt.Errorf("semi-sync status: %w", err)
 	}
-	vm := variables(vars)
-	st.SemiSync = semiSync(vm, variables(stat))
+	vm, status := variables(vars), variables(stat)
+	st.SemiSync = semiSync(vm, status)
 	st.SemiSync.Missing = mysqlSemiSyncMissing(vm)
-	if st.Uptime, err = uptime(ctx, ex); err != nil {
-		return Status{}, err
-	}
+	st.Uptime = uptime(status)
 	return st, nil
 }
 
