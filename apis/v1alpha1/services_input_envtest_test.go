@@ -38,6 +38,15 @@ func TestServiceTemplateInputTheServiceAPIRefuses(t *testing.T) {
 			set(o, "services.additional", []any{map[string]any{"name": strings.Repeat("a", 40), "selectorType": "rw"}})
 			o["metadata"].(map[string]any)["name"] = "review-" + strings.Repeat("g", 20)
 		}, "63"},
+		// Read-through: <group>-dragonfly and <group>-<site>-dragonfly are
+		// the cache's Services; an additional Service of that name would
+		// flip selectors with it on every Converge.
+		{"additional Service named as the cache's Service", func(o map[string]any) {
+			set(o, "services.additional", []any{map[string]any{"name": "dragonfly", "selectorType": "rw"}})
+		}, "dragonfly"},
+		{"additional Service named as a site's cache Service", func(o map[string]any) {
+			set(o, "services.additional", []any{map[string]any{"name": "east-dragonfly", "selectorType": "rw"}})
+		}, "dragonfly"},
 	}
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -59,11 +59,13 @@ type ServicesSpec struct {
 // AdditionalService is one extra Service routed to a role.
 type AdditionalService struct {
 	// Name is the Service's name after "<group>-". It cannot be primary,
-	// replicas or any, nor a site's name: those Services are the operator's.
+	// replicas or any, nor a site's name, nor dragonfly or end in
+	// -dragonfly: those Services are the operator's.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=40
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="services.additional name must be a DNS label: lower-case letters, digits and '-', starting and ending with a letter or digit"
 	// +kubebuilder:validation:XValidation:rule="!(self in ['primary', 'replicas', 'any'])",message="services.additional name cannot be primary, replicas or any: the default Services are named so"
+	// +kubebuilder:validation:XValidation:rule="self != 'dragonfly' && !self.endsWith('-dragonfly')",message="services.additional name cannot be dragonfly or end in -dragonfly: the cache's Services are named so"
 	Name string `json:"name"`
 
 	// SelectorType is the role the Service routes to: rw, ro or r.

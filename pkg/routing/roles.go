@@ -89,18 +89,19 @@ func wantRole(labels map[string]string, primarySite string) (role string, ok boo
 }
 
 // patchRole sets (ok) or removes the role label with a merge patch that
-// touches that one label. A Pod losing the primary role (demoted) also
-// loses the routable label in the same patch: it must not enter the
-// -replicas Service as an unjudged replica; the next ReadRoutes puts it
-// back once it replicates healthily. A Pod that went away meanwhile is
+// touches that one label. A Pod unjudged as a replica (losing the primary
+// role, or becoming a replica from no role) also loses the routable label
+// in the same patch (dropRoutable): it must not enter the read Services
+// unjudged; the next settled ReadRoutes puts it back once it replicates
+// healthily. A Pod that went away meanwhile is
 // not an error.
-func (r *Router) patchRole(ctx context.Context, p *corev1.Pod, role string, ok, demoted bool) error {
+func (r *Router) patchRole(ctx context.Context, p *corev1.Pod, role string, ok, dropRoutable bool) error {
 	var value any
 	if ok {
 		value = role
 	}
 	labels := map[string]any{v1alpha1.LabelRole: value}
-	if demoted {
+	if dropRoutable {
 		labels[v1alpha1.LabelRoutable] = nil
 	}
 	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": labels}})

@@ -169,7 +169,7 @@ func (r *Router) pruneRoleServices(ctx context.Context, g *v1alpha1.MysqlFailove
 	}
 	for i := range list.Items {
 		svc := &list.Items[i]
-		if keep[svc.Name] || !controlledBy(svc, g) {
+		if keep[svc.Name] || !metav1.IsControlledBy(svc, g) {
 			continue
 		}
 		if err := r.Client.Delete(ctx, svc); err != nil && !apierrors.IsNotFound(err) {
@@ -177,10 +177,4 @@ func (r *Router) pruneRoleServices(ctx context.Context, g *v1alpha1.MysqlFailove
 		}
 	}
 	return nil
-}
-
-// controlledBy reports whether g is obj's controller owner.
-func controlledBy(obj metav1.Object, g *v1alpha1.MysqlFailoverGroup) bool {
-	ref := metav1.GetControllerOf(obj)
-	return ref != nil && ref.UID == g.UID
 }
