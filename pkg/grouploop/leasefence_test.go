@@ -68,3 +68,44 @@ func TestStaleWriteKeepsClaimsLeaseFenceMark(t *testing.T) {
 		t.Fatal("a stale operator's write erased the leader's claim's lease-fence mark on b")
 	}
 }
+
+// TestStaleProofKeepsANewerClaimsMark (read-through of the lease-fence
+// mark): a former leader A read b marked unproven and probed it read-only.
+// Meanwhile the new leader B claimed b again (the mark stays set, so
+// nothing is newly marked) and made it writable under a write hold. A's
+// proof by observation, written as an ordinary status write, landed on
+// top and cleared B's mark: b's lease deadline counted again with no event
+// proven. A proof is written exclusively, as a claim is; refused, it is
+// taken back.
+func TestStaleProofKeepsANewerClaimsMark(t *testing.T) {
+	g0 := testGroup("orders", "a", 5)
+	g0.Status.Sites = []v1alpha1.SiteStatus{{Name: "a"}, {Name: "b", LeaseFenceUnproven: true}}
+	cl := fakeStatusClient(t, g0)
+	old := &statusPatcher{c: cl, reader: cl}
+	og := readGroup(t, cl)
+	old.reset(og)
+
+	leader := &statusPatcher{c: cl, reader: cl}
+	lg := readGroup(t, cl)
+	leader.reset(lg)
+	if _, err := failover.Claim(t.Context(), leader, lg, "b"); err != nil {
+		t.Fatal(err)
+	}
+	failover.RecordWritable(&lg.Status, "b") // B's statement landed
+	if err := leader.PersistStatus(t.Context(), lg); err != nil {
+		t.Fatal(err)
+	}
+
+	l := &Loop{patcher: old, obs: map[string]observation{
+		"a": {status: mysql.Status{}},
+		"b": {status: mysql.Status{ReadOnly: true, SuperReadOnly: true}}, // A's probe, before B's statement
+	}}
+	l.proveLeaseFences(t.Context(), failover.Pass{Group: og})
+	og.Status.ObservedGeneration++ // the rest of A's pass
+	if err := old.PersistStatus(t.Context(), og); err != nil && !errors.Is(err, ErrAuthorityMoved) {
+		t.Fatal(err)
+	}
+	if !failover.LeaseFenceUnproven(&readGroup(t, cl).Status, "b") {
+		t.Fatal("a former leader's proof by a stale probe cleared the new leader's claim's mark on b")
+	}
+}
