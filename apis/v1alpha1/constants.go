@@ -152,6 +152,9 @@ const (
 	EventDragonflyPromotionComplete = "DragonflyPromotionCompleted"
 	EventDragonflyPromotionFailed   = "DragonflyPromotionFailed"
 	EventDragonflySyncTimeout       = "DragonflySyncTimeout"
+	// EventDragonflyTrafficNotMoved: a planned failover could not move the
+	// cache's traffic label; MySQL goes on, the follow loop moves it later.
+	EventDragonflyTrafficNotMoved = "DragonflyTrafficNotMoved"
 	// EventAdminFenced: the active site was fenced by SQL because the
 	// fenced-sites annotation names it.
 	EventAdminFenced = "AdminFenced"

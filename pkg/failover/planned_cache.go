@@ -130,9 +130,7 @@ func (m *Planned) cacheRollback(ctx context.Context, p Pass, b *v1alpha1.Planned
 		m.env.Notifier.Event(p.Group, EventWarning, event, msg+"; rolling back")
 		m.cacheCount(p.Group, b.Target, DragonflyResultFailed)
 	}
-	if err := m.cacheTraffic(ctx, p, b.SourcePrimary); err != nil {
-		return waiting(retryPause, "restoring the cache's traffic label"), err
-	}
+	m.cacheTraffic(ctx, p, b.SourcePrimary)
 	result := PlannedResultFailedOther
 	if reason == v1alpha1.ReasonDragonflySyncTimeout {
 		result = PlannedResultFailedTimeout
@@ -152,15 +150,17 @@ func (m *Planned) cacheRead(ctx context.Context, p Pass, site string) (CacheRead
 }
 
 // cacheTraffic moves the cache's traffic label to site ("" strips it).
-func (m *Planned) cacheTraffic(ctx context.Context, p Pass, site string) error {
+func (m *Planned) cacheTraffic(ctx context.Context, p Pass, site string) {
 	r := m.env.CacheRouter
 	if r == nil {
-		return nil
+		return
 	}
 	cctx, cancel := m.call(ctx, p)
 	defer cancel()
 	if err := r.SetCacheTraffic(cctx, p.Group, site); err != nil {
-		return fmt.Errorf("%w: planned failover: cache traffic label to %q: %w", ErrRoute, site, err)
+		// Best effort: the cache never holds MySQL back, whose source is
+		// fenced now. The follow loop moves the label on later passes.
+		m.env.Notifier.Event(p.Group, EventWarning, v1alpha1.EventDragonflyTrafficNotMoved,
+			fmt.Sprintf("the cache's traffic label could not be moved to %q (%v); MySQL goes on, the label follows later", site, err))
 	}
-	return nil
 }

@@ -21,17 +21,13 @@ func (m *Planned) promotingCache(ctx context.Context, p Pass, b *v1alpha1.Planne
 	if m.env.Cache == nil {
 		return m.cacheSkipped(ctx, p, b)
 	}
-	if err := m.cacheTraffic(ctx, p, ""); err != nil {
-		return waiting(retryPause, "stripping the source cache's traffic label"), err
-	}
+	m.cacheTraffic(ctx, p, "")
 	if r, err := m.cacheRead(ctx, p, b.Target); b.Dragonfly.PromotionMethod == "" || err != nil || !r.Master {
 		if out, done, err := m.promoteCache(ctx, p, b); !done {
 			return out, err
 		}
 	}
-	if err := m.cacheTraffic(ctx, p, b.Target); err != nil {
-		return waiting(retryPause, "moving the cache's traffic label"), err
-	}
+	m.cacheTraffic(ctx, p, b.Target)
 	cctx, cancel := m.call(ctx, p)
 	_ = m.env.Cache.KillClients(cctx, b.SourcePrimary) // best effort; Dragonfly's old master may be gone
 	cancel()
@@ -92,9 +88,7 @@ func (m *Planned) promoteCache(ctx context.Context, p Pass, b *v1alpha1.PlannedF
 		m.env.Notifier.Event(p.Group, EventWarning, v1alpha1.EventDragonflyPromotionFailed,
 			fmt.Sprintf("%s's cache could not be promoted (%v); the cache stays with %s", b.Target, err, b.SourcePrimary))
 		m.cacheCount(p.Group, b.Target, DragonflyResultFailed)
-		if terr := m.cacheTraffic(ctx, p, b.SourcePrimary); terr != nil {
-			return waiting(retryPause, "restoring the cache's traffic label"), false, terr
-		}
+		m.cacheTraffic(ctx, p, b.SourcePrimary)
 		out, lerr := m.lagCaughtUp(ctx, p, b)
 		return out, false, lerr
 	}
