@@ -27,12 +27,12 @@ import (
 // and the new process resumes whatever the status holds.
 
 // passed records a completed pass of the group's loop (grouploop.Env.Passed).
-func (o *Operator) passed(key types.NamespacedName, interval, budget time.Duration) {
+func (o *Operator) passed(key types.NamespacedName, interval time.Duration) {
 	now := o.env.Clock.Now()
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if h, ok := o.loops[key]; ok {
-		h.lastPass, h.interval, h.budget = now, interval, budget
+		h.lastPass, h.interval = now, interval
 	}
 }
 
@@ -109,7 +109,7 @@ func (o *Operator) Healthy() error {
 // group's own spec: its salvage and drain timeouts included, so a long
 // salvageTimeout is not cut short by a restart). Before the loop's first
 // pass, interval counts as the default poll interval, 2 s, and budget as
-// the operator's defaults' (a relay-log drain and sixteen calls).
+// a pass with the operator's own settings and no salvage.
 func StallLimit(opts Options, interval, budget time.Duration) time.Duration {
 	opts = opts.withDefaults()
 	if opts.StallTimeout > 0 {
@@ -119,7 +119,7 @@ func StallLimit(opts Options, interval, budget time.Duration) time.Duration {
 		interval = 2 * time.Second
 	}
 	if budget <= 0 {
-		budget = opts.DrainTimeout + 16*opts.CallTimeout
+		budget = opts.loop().Failover.PassBudget()
 	}
 	return 3*interval + budget
 }

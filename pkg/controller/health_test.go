@@ -24,10 +24,10 @@ func TestStallLimit(t *testing.T) {
 		interval, budget time.Duration
 		want             time.Duration
 	}{
-		{"defaults before a pass", Options{}, 0, 0, 6*time.Second + 30*time.Second + 80*time.Second},
+		{"defaults before a pass", Options{}, 0, 0, 6*time.Second + failover.Settings{}.PassBudget()},
 		{"the group's budget, 2 s poll", Options{}, 2 * time.Second, 100 * time.Second, 106 * time.Second},
 		{"short timings before a pass", Options{DrainTimeout: 2 * time.Second, CallTimeout: time.Second}, 250 * time.Millisecond, 0,
-			750*time.Millisecond + 2*time.Second + 16*time.Second},
+			750*time.Millisecond + failover.Settings{DrainTimeout: 2 * time.Second, CallTimeout: time.Second}.PassBudget()},
 		// Review of issue 24: a salvageTimeout of 2 min is spent in one
 		// pass; a fixed limit of 66 s killed the operator inside it, and the
 		// restarted process salvaged again with a fresh budget.
@@ -124,7 +124,8 @@ func TestHealthyWatchesEachRunningLoop(t *testing.T) {
 	for _, s := range steps {
 		clk.Step(s.advance)
 		if s.pass {
-			o.passed(key, time.Second, budget)
+			o.budgeted(key, budget)
+			o.passed(key, time.Second)
 		}
 		if s.ended {
 			close(h.done)

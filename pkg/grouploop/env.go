@@ -58,10 +58,9 @@ type Env struct {
 	// Wake makes a group's running loop pass now; nil does nothing.
 	Wake func(group types.NamespacedName)
 	// Passed is told each pass that completed and did not stop its loop,
-	// with the group's poll interval and the longest one of its passes may
-	// legitimately take (failover.Settings.PassBudget); nil tells no one.
-	// The operator's liveness watches it (controller health.go).
-	Passed func(group types.NamespacedName, interval, budget time.Duration)
+	// with the group's poll interval; nil tells no one. The operator's
+	// liveness watches it (controller health.go).
+	Passed func(group types.NamespacedName, interval time.Duration)
 	// Budget is told, before a pass acts, the longest that pass may take
 	// (failover.Settings.PassBudget from the group's spec as just read):
 	// the liveness check must not judge the first pass after a restart, or

@@ -49,7 +49,6 @@ type Loop struct {
 	waitSince  map[string]time.Time   // when a gated action first waited, by action
 	maybeSince map[string]time.Time   // when this operator first saw a site's maybeWritable mark
 	silentArm  map[string]time.Time   // the sidecar ask a silent site's lease fence was last armed for
-	budget     time.Duration          // the longest a pass of this group may take (Settings.PassBudget)
 	marks      seqMarks               // the same moments on the view sequence (failmark.go)
 	// Pods and their nodes (podgone.go): the last listing, the Pods seen gone
 	// with their node's heartbeat then, and since when their kubelets stopped them.
@@ -146,7 +145,7 @@ func (l *Loop) Step(ctx context.Context) (time.Duration, bool) {
 		return 0, true
 	}
 	if l.env.Passed != nil {
-		l.env.Passed(l.key, interval, l.budget)
+		l.env.Passed(l.key, interval)
 	}
 	wait := max(interval-l.env.Clock.Since(start), 10*time.Millisecond)
 	l.due = start.Add(interval)
@@ -197,9 +196,8 @@ func (l *Loop) pass(ctx context.Context) (time.Duration, bool) {
 		return interval, false
 	}
 	l.maintained = false
-	l.budget = p.Settings.PassBudget()
 	if l.env.Budget != nil {
-		l.env.Budget(l.key, l.budget)
+		l.env.Budget(l.key, p.Settings.PassBudget())
 	}
 	l.proveLeaseFences(ctx, p)
 	l.act(ctx, p)
