@@ -45,6 +45,21 @@ func authorityMoved(base, fresh *v1alpha1.MysqlFailoverGroupStatus) bool {
 		newlyMarked(base, fresh, func(s v1alpha1.SiteStatus) bool { return s.DivergentGtid != "" })
 }
 
+// clearsLeaseFenceMark reports whether want, written over fresh, would
+// clear a site's lease-fence mark that fresh holds. Another process may
+// have claimed the site again since this pass proved the fence (by a probe
+// or an arm of its own): a mark already set is never newly set, so
+// authorityMoved cannot tell, and the proof may be stale. Such a write is
+// abandoned; the next pass proves the fence again if it still can.
+func clearsLeaseFenceMark(want, fresh *v1alpha1.MysqlFailoverGroupStatus) bool {
+	for _, s := range fresh.Sites {
+		if s.LeaseFenceUnproven && !failover.LeaseFenceUnproven(want, s.Name) {
+			return true
+		}
+	}
+	return false
+}
+
 // newlyMarked reports whether fresh marks a site (mark) that base does not.
 func newlyMarked(base, fresh *v1alpha1.MysqlFailoverGroupStatus, mark func(v1alpha1.SiteStatus) bool) bool {
 	for _, s := range fresh.Sites {

@@ -24,8 +24,6 @@ import (
 // (no write commits under the hold; the next pass tries again).
 func (l *Loop) proveLeaseFences(ctx context.Context, p failover.Pass) {
 	st := &p.Group.Status
-	var proven []string
-	defer func() { l.persistProven(ctx, p, proven) }()
 	for _, s := range p.Group.Spec.Sites {
 		if !failover.LeaseFenceUnproven(st, s.Name) {
 			continue
@@ -39,33 +37,11 @@ func (l *Loop) proveLeaseFences(ctx context.Context, p failover.Pass) {
 				continue // the claim's statement may land after this probe
 			}
 			failover.ProveLeaseFence(st, s.Name)
-			proven = append(proven, s.Name)
 			continue
 		}
 		if l.armUnproven(ctx, p, s.Name) {
 			failover.ProveLeaseFence(st, s.Name)
-			proven = append(proven, s.Name)
 		}
-	}
-}
-
-// persistProven writes the proofs of this pass exclusively, as a claim is
-// written (failover.Claim): a proof from a probe or an arm of this pass
-// must not land on a newer claim by another operator process (a new
-// leader that made the site writable since, under a write hold), whose
-// mark an ordinary write would erase, since a mark already set is never
-// newly set. Refused, the marks are put back in g's status.
-func (l *Loop) persistProven(ctx context.Context, p failover.Pass, sites []string) {
-	if len(sites) == 0 {
-		return
-	}
-	wctx, cancel := context.WithTimeout(ctx, p.Settings.CallTimeout)
-	defer cancel()
-	if err := l.patcher.PersistStatusExclusive(wctx, p.Group); err != nil {
-		for _, site := range sites {
-			failover.SiteRecord(&p.Group.Status, site).LeaseFenceUnproven = true
-		}
-		l.log.Info("lease-fence proof not written; the marks stay", "sites", sites, "error", err.Error())
 	}
 }
 
@@ -109,7 +85,6 @@ func (l *Loop) proveAfterRelease(ctx context.Context, p failover.Pass, site stri
 		}
 		if l.armUnproven(ctx, p, site) {
 			failover.ProveLeaseFence(st, site)
-			l.persistProven(ctx, p, []string{site})
 		}
 	}
 }

@@ -74,7 +74,7 @@ func (p *statusPatcher) PersistStatus(ctx context.Context, g *v1alpha1.MysqlFail
 		if err := p.reader.Get(ctx, client.ObjectKeyFromObject(g), fresh); err != nil {
 			return fmt.Errorf("re-read %s/%s after conflict: %w", g.Namespace, g.Name, err)
 		}
-		if base != nil && authorityMoved(&base.Status, &fresh.Status) {
+		if base != nil && (authorityMoved(&base.Status, &fresh.Status) || clearsLeaseFenceMark(want, &fresh.Status)) {
 			p.base, p.abandoned = fresh.DeepCopy(), true
 			*g = *fresh
 			return fmt.Errorf("patch status of %s/%s: %w", g.Namespace, g.Name, ErrAuthorityMoved)
