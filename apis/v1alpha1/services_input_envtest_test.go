@@ -44,6 +44,9 @@ func TestServiceTemplateInputTheServiceAPIRefuses(t *testing.T) {
 		{"additional Service named as the cache's Service", func(o map[string]any) {
 			set(o, "services.additional", []any{map[string]any{"name": "dragonfly", "selectorType": "rw"}})
 		}, "dragonfly"},
+		{"site named as the cache's Service", func(o map[string]any) {
+			o["spec"].(map[string]any)["sites"].([]any)[0].(map[string]any)["name"] = "dragonfly"
+		}, "dragonfly"},
 		{"additional Service named as a site's cache Service", func(o map[string]any) {
 			set(o, "services.additional", []any{map[string]any{"name": "east-dragonfly", "selectorType": "rw"}})
 		}, "dragonfly"},

@@ -147,6 +147,7 @@ type Site struct {
 	// +kubebuilder:validation:MaxLength=40
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="site name must be a DNS label: lower-case letters, digits and '-', starting and ending with a letter or digit"
 	// +kubebuilder:validation:XValidation:rule="!(self in ['primary', 'replicas', 'any'])",message="site name cannot be primary, replicas or any: <group>-<name> would be a role Service's name"
+	// +kubebuilder:validation:XValidation:rule="self != 'dragonfly' && !self.endsWith('-dragonfly')",message="site name cannot be dragonfly or end in -dragonfly: <group>-<name> would be a cache Service's name"
 	Name string `json:"name"`
 
 	// Role says whether the site may become primary.
